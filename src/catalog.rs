@@ -1,0 +1,400 @@
+//! The hardware catalog: GPU models, their MIG profiles and host power curves.
+//!
+//! Hardware facts are data (`assets/gpus.toml`, `assets/hosts.toml`, embedded at build time), so a
+//! new GPU model is a data change only. Loading validates every entry and names the file and the
+//! entry that is wrong.
+
+use serde::Deserialize;
+use std::sync::OnceLock;
+
+/// Largest placement grid supported (memory slices per GPU); slice sets are `u32` bit masks.
+pub const MAX_SLICES: usize = 32;
+/// Largest number of profiles per GPU model (per-profile counters are fixed arrays).
+pub const MAX_PROFILES: usize = 12;
+
+/// Index of a GPU model in the catalog.
+pub type ModelId = usize;
+/// Index of a profile within its model.
+pub type ProfileId = usize;
+
+/// A GPU-instance profile of one GPU model (paper Tables 1, 5, 6; HARDWARE.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    pub name: String,
+    /// Compute slices.
+    pub compute: u8,
+    /// Size g in memory slices.
+    pub size: u8,
+    pub memory_gb: f64,
+    /// Permitted start slices, ascending; each a multiple of `size`.
+    pub starts: Vec<u8>,
+    /// Most instances of this profile on one GPU.
+    pub max_instances: u8,
+    /// A +me (media extensions) profile: left out of CF and of the synthetic workload by default.
+    pub media_ext: bool,
+}
+
+/// A MIG-capable GPU model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuModel {
+    pub name: String,
+    /// Compatibility class: GIs run only on GPUs of their class. Models of one class share one
+    /// profile table (checked at load time), so a profile index means the same on all of them.
+    pub class: String,
+    /// |U|: memory slices of the placement grid.
+    pub memory_slices: u8,
+    pub compute_slices: u8,
+    pub memory_gb: f64,
+    pub idle_w: f64,
+    pub max_w: f64,
+    pub profiles: Vec<Profile>,
+}
+
+impl GpuModel {
+    /// The profile with this name.
+    pub fn profile(&self, name: &str) -> Option<ProfileId> {
+        self.profiles.iter().position(|p| p.name == name)
+    }
+
+    /// Profiles counted by CF and offered by the synthetic workload (the paper's set: no +me).
+    pub fn cf_profiles(&self) -> impl Iterator<Item = ProfileId> + '_ {
+        self.profiles
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.media_ext)
+            .map(|(i, _)| i)
+    }
+
+    /// Bit mask of every memory slice of the grid.
+    pub fn full_mask(&self) -> u32 {
+        if self.memory_slices as usize >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.memory_slices) - 1
+        }
+    }
+
+    /// Names of all profiles, for error messages.
+    pub fn profile_names(&self) -> String {
+        self.profiles
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+impl Profile {
+    /// Bit mask of the slices a GI of this profile covers when it starts at `start`.
+    pub fn mask_at(&self, start: u8) -> u32 {
+        (((1u64 << self.size) - 1) << start) as u32
+    }
+}
+
+/// Host power as a function of the core load, as (load in 0..=1, watts) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowerCurve {
+    pub name: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+impl PowerCurve {
+    /// Watts at core load `load` (clamped to 0..=1), interpolated linearly between points.
+    pub fn watts(&self, load: f64) -> f64 {
+        let load = load.clamp(0.0, 1.0);
+        let pts = &self.points;
+        if load <= pts[0].0 {
+            return pts[0].1;
+        }
+        for w in pts.windows(2) {
+            let ((l0, w0), (l1, w1)) = (w[0], w[1]);
+            if load <= l1 {
+                return w0 + (w1 - w0) * (load - l0) / (l1 - l0);
+            }
+        }
+        pts[pts.len() - 1].1
+    }
+
+    pub fn idle_w(&self) -> f64 {
+        self.watts(0.0)
+    }
+}
+
+/// The GPU models and host power curves known to the program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    pub models: Vec<GpuModel>,
+    pub curves: Vec<PowerCurve>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpusFile {
+    model: Vec<ModelEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModelEntry {
+    name: String,
+    class: Option<String>,
+    memory_slices: u8,
+    compute_slices: u8,
+    memory_gb: f64,
+    idle_w: f64,
+    max_w: f64,
+    profiles: Vec<ProfileEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProfileEntry {
+    name: String,
+    compute: u8,
+    size: u8,
+    memory_gb: f64,
+    starts: Vec<u8>,
+    max: Option<u8>,
+    #[serde(default)]
+    media_ext: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostsFile {
+    curve: Vec<CurveEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CurveEntry {
+    name: String,
+    points: Vec<(f64, f64)>,
+}
+
+const GPUS_TOML: &str = include_str!("../assets/gpus.toml");
+const HOSTS_TOML: &str = include_str!("../assets/hosts.toml");
+
+/// The catalog embedded at build time from `assets/`.
+pub fn embedded() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        // The embedded assets are validated by a test; failing here is a build defect.
+        Catalog::parse(GPUS_TOML, "assets/gpus.toml", HOSTS_TOML, "assets/hosts.toml")
+            .expect("embedded catalog is valid")
+    })
+}
+
+impl Catalog {
+    /// Parses and validates the two catalog files; errors name the file and the entry.
+    pub fn parse(gpus: &str, gpus_file: &str, hosts: &str, hosts_file: &str) -> anyhow::Result<Catalog> {
+        let g: GpusFile =
+            toml::from_str(gpus).map_err(|e| anyhow::anyhow!("{gpus_file}: {}", one_line(&e.to_string())))?;
+        let h: HostsFile = toml::from_str(hosts)
+            .map_err(|e| anyhow::anyhow!("{hosts_file}: {}", one_line(&e.to_string())))?;
+        let mut models: Vec<GpuModel> = Vec::new();
+        for m in g.model {
+            let ctx = format!("{gpus_file}: model `{}`", m.name);
+            if models.iter().any(|o| o.name == m.name) {
+                anyhow::bail!("{ctx}: duplicate model name");
+            }
+            if m.memory_slices == 0 || m.memory_slices as usize > MAX_SLICES {
+                anyhow::bail!("{ctx}: memory_slices must be 1..={MAX_SLICES}");
+            }
+            if m.profiles.is_empty() || m.profiles.len() > MAX_PROFILES {
+                anyhow::bail!("{ctx}: needs 1..={MAX_PROFILES} profiles");
+            }
+            if !(m.idle_w >= 0.0 && m.max_w >= m.idle_w) {
+                anyhow::bail!("{ctx}: needs 0 <= idle_w <= max_w");
+            }
+            let mut profiles: Vec<Profile> = Vec::new();
+            for p in m.profiles {
+                let pctx = format!("{ctx}, profile `{}`", p.name);
+                if profiles.iter().any(|o| o.name == p.name) {
+                    anyhow::bail!("{pctx}: duplicate profile name");
+                }
+                if p.size == 0 || p.size > m.memory_slices {
+                    anyhow::bail!("{pctx}: size {} outside 1..={}", p.size, m.memory_slices);
+                }
+                if p.compute == 0 || p.compute > m.compute_slices {
+                    anyhow::bail!("{pctx}: compute {} outside 1..={}", p.compute, m.compute_slices);
+                }
+                if p.starts.is_empty() {
+                    anyhow::bail!("{pctx}: no permitted start");
+                }
+                for (i, &z) in p.starts.iter().enumerate() {
+                    if z % p.size != 0 {
+                        anyhow::bail!("{pctx}: start {z} is not a multiple of size {}", p.size);
+                    }
+                    if z as u32 + p.size as u32 > m.memory_slices as u32 {
+                        anyhow::bail!(
+                            "{pctx}: start {z} + size {} runs past the {} slices of the grid",
+                            p.size,
+                            m.memory_slices
+                        );
+                    }
+                    if i > 0 && p.starts[i - 1] >= z {
+                        anyhow::bail!("{pctx}: starts must be strictly ascending");
+                    }
+                }
+                let max = p.max.unwrap_or(p.starts.len() as u8);
+                if max == 0 {
+                    anyhow::bail!("{pctx}: max must be at least 1");
+                }
+                profiles.push(Profile {
+                    name: p.name,
+                    compute: p.compute,
+                    size: p.size,
+                    memory_gb: p.memory_gb,
+                    starts: p.starts,
+                    max_instances: max,
+                    media_ext: p.media_ext,
+                });
+            }
+            let class = m.class.unwrap_or_else(|| m.name.clone());
+            if let Some(o) = models.iter().find(|o| o.class == class) {
+                if o.profiles != profiles || o.memory_slices != m.memory_slices {
+                    anyhow::bail!(
+                        "{ctx}: class `{class}` is shared with `{}` but the profile tables differ",
+                        o.name
+                    );
+                }
+            }
+            models.push(GpuModel {
+                name: m.name,
+                class,
+                memory_slices: m.memory_slices,
+                compute_slices: m.compute_slices,
+                memory_gb: m.memory_gb,
+                idle_w: m.idle_w,
+                max_w: m.max_w,
+                profiles,
+            });
+        }
+        let mut curves: Vec<PowerCurve> = Vec::new();
+        for c in h.curve {
+            let ctx = format!("{hosts_file}: curve `{}`", c.name);
+            if curves.iter().any(|o| o.name == c.name) {
+                anyhow::bail!("{ctx}: duplicate curve name");
+            }
+            if c.points.len() < 2 {
+                anyhow::bail!("{ctx}: needs at least two (load, watts) points");
+            }
+            if c.points[0].0 != 0.0 || c.points[c.points.len() - 1].0 != 1.0 {
+                anyhow::bail!("{ctx}: loads must run from 0.0 to 1.0");
+            }
+            if c.points.windows(2).any(|w| w[0].0 >= w[1].0) {
+                anyhow::bail!("{ctx}: loads must be strictly ascending");
+            }
+            curves.push(PowerCurve {
+                name: c.name,
+                points: c.points,
+            });
+        }
+        if curves.is_empty() {
+            anyhow::bail!("{hosts_file}: no power curve");
+        }
+        Ok(Catalog { models, curves })
+    }
+
+    /// The model with this name (case-insensitive).
+    pub fn model_id(&self, name: &str) -> Option<ModelId> {
+        self.models.iter().position(|m| m.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn model(&self, id: ModelId) -> &GpuModel {
+        &self.models[id]
+    }
+
+    /// Names of all models, for error messages.
+    pub fn model_names(&self) -> String {
+        self.models
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn curve_id(&self, name: &str) -> Option<usize> {
+        self.curves.iter().position(|c| c.name == name)
+    }
+
+    /// The default host curve (the first one: the paper's SPECpower host).
+    pub fn default_curve(&self) -> usize {
+        0
+    }
+
+    /// Whether GIs requested for model `a` may run on a GPU of model `b`.
+    pub fn same_class(&self, a: ModelId, b: ModelId) -> bool {
+        a == b || self.models[a].class == self.models[b].class
+    }
+}
+
+/// Collapses a multi-line parser message into one line.
+pub fn one_line(s: &str) -> String {
+    s.split('\n')
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '|' || c == '^' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_catalog_loads_every_model() {
+        let c = embedded();
+        for name in [
+            "a100-40gb",
+            "a30-24gb",
+            "a100-80gb",
+            "h100-80gb",
+            "h100-nvl-94gb",
+            "h200-141gb",
+            "b200-180gb",
+        ] {
+            assert!(c.model_id(name).is_some(), "{name}");
+        }
+        let a30 = c.model(c.model_id("a30-24gb").unwrap());
+        assert_eq!(a30.memory_slices, 4);
+        assert_eq!(a30.profiles[a30.profile("1g.6gb+me").unwrap()].max_instances, 1);
+    }
+
+    #[test]
+    fn bad_start_names_file_and_entry() {
+        let gpus = r#"
+[[model]]
+name = "x"
+memory_slices = 8
+compute_slices = 7
+memory_gb = 40
+idle_w = 1
+max_w = 2
+profiles = [ { name = "2g", compute = 2, size = 2, memory_gb = 10, starts = [0, 3] } ]
+"#;
+        let err = Catalog::parse(gpus, "g.toml", HOSTS_TOML, "h.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("g.toml") && err.contains("`x`") && err.contains("`2g`"),
+            "{err}"
+        );
+        assert!(err.contains("multiple"), "{err}");
+        let gpus = gpus.replace("[0, 3]", "[0, 8]");
+        let err = Catalog::parse(&gpus, "g.toml", HOSTS_TOML, "h.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("runs past"), "{err}");
+    }
+
+    #[test]
+    fn specpower_curve_interpolates() {
+        let c = embedded();
+        let curve = &c.curves[c.default_curve()];
+        assert_eq!(curve.watts(0.0), 127.0);
+        assert!((curve.watts(0.55) - 334.0).abs() < 1e-9);
+        assert_eq!(curve.watts(1.0), 619.0);
+    }
+}

@@ -1,0 +1,51 @@
+//! The command line: one file per subcommand, all over the same core. Errors are one line on
+//! stderr with exit code 2; a panic never reaches the user as a backtrace.
+
+use clap::{Parser, Subcommand};
+
+mod check;
+
+/// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
+#[derive(Parser, Debug)]
+#[command(name = "migplan", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Validate a scenario file and print a one-line summary.
+    Check(check::Args),
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = std::panic::catch_unwind(|| dispatch(cli));
+    match result {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            eprintln!("migplan: {}", crate::catalog::one_line(&format!("{e:#}")));
+            2
+        }
+        Err(_) => {
+            eprintln!("migplan: internal error (a bug): see the message above");
+            3
+        }
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        None => anyhow::bail!("no subcommand given; see `migplan --help`"),
+        Some(Command::Check(a)) => check::run(a),
+    }
+}

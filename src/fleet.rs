@@ -1,0 +1,938 @@
+//! Fleet state: hosts with GPUs, VMs with their GIs, placements and the pending queue
+//! (DESIGN §1). Every operation validates first and then either applies fully or returns a typed
+//! [`FleetError`] and changes nothing. [`Fleet::check_invariants`] recomputes everything from
+//! scratch; tests call it after every operation.
+
+use crate::catalog::{Catalog, ModelId, ProfileId};
+use crate::mig::{self, Occupancy};
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub type VmId = u64;
+pub type HostId = usize;
+
+/// Job or tenant (§6.2): jobs are short, tenants long-lived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VmKind {
+    Job,
+    Tenant,
+}
+
+/// One GI a VM asks for: a profile of a model's class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GiRequest {
+    pub model: ModelId,
+    pub profile: ProfileId,
+}
+
+/// Where one GI of a VM sits: a GPU of the VM's host and a start slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GiSlot {
+    pub gpu: usize,
+    pub start: u8,
+}
+
+/// A VM's placement: its host and, per GI (in the VM's order), a GPU and start.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Placement {
+    pub host: HostId,
+    pub gis: Vec<GiSlot>,
+}
+
+/// A virtual machine request, placed or pending.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vm {
+    pub id: VmId,
+    pub gis: Vec<GiRequest>,
+    pub cores: u32,
+    pub ram_gb: u32,
+    pub kind: VmKind,
+    /// Arrival time, seconds of simulated time.
+    pub arrival: f64,
+    /// Lifetime in seconds from admission; `None` is open-ended.
+    pub lifetime: Option<f64>,
+    /// Admission time, once placed.
+    pub admitted_at: Option<f64>,
+    /// Owning tenant, for quotas and chargeback.
+    pub tenant: Option<String>,
+    pub placement: Option<Placement>,
+}
+
+impl Vm {
+    /// Memory slices requested over all GIs.
+    pub fn memory_slices(&self, catalog: &Catalog) -> u32 {
+        self.gis
+            .iter()
+            .map(|g| catalog.model(g.model).profiles[g.profile].size as u32)
+            .sum()
+    }
+
+    /// Memory in GB of all GIs.
+    pub fn gpu_memory_gb(&self, catalog: &Catalog) -> f64 {
+        self.gis
+            .iter()
+            .map(|g| catalog.model(g.model).profiles[g.profile].memory_gb)
+            .sum()
+    }
+
+    /// Class (model) of the VM's GIs, if any.
+    pub fn model(&self) -> Option<ModelId> {
+        self.gis.first().map(|g| g.model)
+    }
+
+    /// Departure time, if admitted with a finite lifetime.
+    pub fn departure(&self) -> Option<f64> {
+        Some(self.admitted_at? + self.lifetime?)
+    }
+
+    /// Indices of the GIs, largest memory size first (ties by index): the order in which every
+    /// placement policy places them (§6.3).
+    pub fn gis_largest_first(&self, catalog: &Catalog) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.gis.len()).collect();
+        order.sort_by_key(|&i| {
+            let g = self.gis[i];
+            (
+                std::cmp::Reverse(catalog.model(g.model).profiles[g.profile].size),
+                i,
+            )
+        });
+        order
+    }
+}
+
+/// A GI resident on a GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResidentGi {
+    pub vm: VmId,
+    /// Index of the GI within its VM.
+    pub index: usize,
+    pub profile: ProfileId,
+    pub start: u8,
+}
+
+/// A MIG GPU of a host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gpu {
+    pub model: ModelId,
+    pub occ: Occupancy,
+    pub gis: Vec<ResidentGi>,
+}
+
+impl Gpu {
+    pub fn new(model: ModelId) -> Self {
+        Gpu {
+            model,
+            occ: Occupancy::empty(),
+            gis: Vec::new(),
+        }
+    }
+
+    /// The GI covering memory slice `u`, if any.
+    pub fn gi_at(&self, catalog: &Catalog, u: u8) -> Option<&ResidentGi> {
+        let m = catalog.model(self.model);
+        self.gis
+            .iter()
+            .find(|g| m.profiles[g.profile].mask_at(g.start) & (1 << u) != 0)
+    }
+}
+
+/// A physical machine (PM).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Host {
+    pub name: String,
+    pub cores: u32,
+    pub ram_gb: u32,
+    pub gpus: Vec<Gpu>,
+    /// Index of the host's power curve in the catalog.
+    pub curve: usize,
+    pub used_cores: u32,
+    pub used_ram: u32,
+    /// VMs placed here, ascending.
+    pub vms: Vec<VmId>,
+    /// Free-text teaching notes shown beside the host (and per GPU index).
+    pub note: Option<String>,
+    pub gpu_notes: BTreeMap<usize, String>,
+}
+
+impl Host {
+    pub fn new(name: impl Into<String>, cores: u32, ram_gb: u32, gpus: Vec<ModelId>, curve: usize) -> Self {
+        Host {
+            name: name.into(),
+            cores,
+            ram_gb,
+            gpus: gpus.into_iter().map(Gpu::new).collect(),
+            curve,
+            used_cores: 0,
+            used_ram: 0,
+            vms: Vec::new(),
+            note: None,
+            gpu_notes: BTreeMap::new(),
+        }
+    }
+
+    /// A host is active (switched on) while it runs at least one VM.
+    pub fn is_active(&self) -> bool {
+        !self.vms.is_empty()
+    }
+
+    pub fn free_cores(&self) -> u32 {
+        self.cores - self.used_cores
+    }
+
+    pub fn free_ram(&self) -> u32 {
+        self.ram_gb - self.used_ram
+    }
+}
+
+/// Why a fleet operation was refused. Nothing was changed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FleetError {
+    UnknownVm(VmId),
+    UnknownHost(HostId),
+    UnknownGpu {
+        host: HostId,
+        gpu: usize,
+    },
+    DuplicateVm(VmId),
+    /// The VM is already placed (for `place`) or not placed (for `move_vm`).
+    AlreadyPlaced(VmId),
+    NotPlaced(VmId),
+    /// The placement lists a different number of GIs than the VM asks for.
+    GiCount {
+        vm: VmId,
+        want: usize,
+        got: usize,
+    },
+    ClassMismatch {
+        gpu_model: String,
+        profile: String,
+    },
+    StartNotPermitted {
+        profile: String,
+        start: u8,
+        permitted: Vec<u8>,
+    },
+    SliceTaken {
+        host: HostId,
+        gpu: usize,
+        slice: u8,
+        by: Option<VmId>,
+    },
+    InstanceLimit {
+        profile: String,
+        max: u8,
+    },
+    Cores {
+        host: HostId,
+        need: u32,
+        free: u32,
+    },
+    Ram {
+        host: HostId,
+        need: u32,
+        free: u32,
+    },
+    /// No host can take the VM under the policy in use.
+    NoRoom(VmId),
+    BadRequest(String),
+}
+
+impl fmt::Display for FleetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FleetError::*;
+        match self {
+            UnknownVm(v) => write!(f, "no VM {v}"),
+            UnknownHost(h) => write!(f, "no host {h}"),
+            UnknownGpu { host, gpu } => write!(f, "host {host} has no GPU {gpu}"),
+            DuplicateVm(v) => write!(f, "VM {v} exists already"),
+            AlreadyPlaced(v) => write!(f, "VM {v} is already placed"),
+            NotPlaced(v) => write!(f, "VM {v} is not placed"),
+            GiCount { vm, want, got } => {
+                write!(f, "VM {vm} asks for {want} GIs but the placement gives {got}")
+            }
+            ClassMismatch { gpu_model, profile } => {
+                write!(
+                    f,
+                    "profile {profile} cannot run on a {gpu_model} GPU (another class)"
+                )
+            }
+            StartNotPermitted {
+                profile,
+                start,
+                permitted,
+            } => write!(
+                f,
+                "{profile} may not start at slice {start}: permitted starts are {permitted:?}"
+            ),
+            SliceTaken { host, gpu, slice, by } => match by {
+                Some(v) => write!(f, "slice {slice} of host {host} GPU {gpu} is taken by VM {v}"),
+                None => write!(
+                    f,
+                    "slice {slice} of host {host} GPU {gpu} is taken by another GI of the same VM"
+                ),
+            },
+            InstanceLimit { profile, max } => {
+                write!(f, "a GPU holds at most {max} instance(s) of {profile}")
+            }
+            Cores { host, need, free } => write!(f, "host {host} has {free} free cores, {need} needed"),
+            Ram { host, need, free } => write!(f, "host {host} has {free} GB free RAM, {need} needed"),
+            NoRoom(v) => write!(f, "no host has room for VM {v}"),
+            BadRequest(s) => write!(f, "{s}"),
+        }
+    }
+}
+
+impl std::error::Error for FleetError {}
+
+/// What [`Fleet::check_invariants`] recomputes per host: cores, RAM, VMs, GPU occupancies and
+/// resident GIs (vm, index, profile, start) per GPU.
+type HostTally = (
+    u32,
+    u32,
+    Vec<VmId>,
+    Vec<Occupancy>,
+    Vec<Vec<(VmId, usize, ProfileId, u8)>>,
+);
+
+/// The state of a fleet: hosts, VMs (placed or pending) and the pending queue Q.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fleet {
+    pub catalog: &'static Catalog,
+    pub hosts: Vec<Host>,
+    vms: BTreeMap<VmId, Vm>,
+    /// Pending VMs, oldest first.
+    pending: Vec<VmId>,
+    next_id: VmId,
+}
+
+impl Fleet {
+    pub fn new(catalog: &'static Catalog, hosts: Vec<Host>) -> Self {
+        Fleet {
+            catalog,
+            hosts,
+            vms: BTreeMap::new(),
+            pending: Vec::new(),
+            next_id: 1,
+        }
+    }
+
+    /// All VMs, placed and pending, by id.
+    pub fn vms(&self) -> impl Iterator<Item = &Vm> {
+        self.vms.values()
+    }
+
+    pub fn vm(&self, id: VmId) -> Option<&Vm> {
+        self.vms.get(&id)
+    }
+
+    /// Mutable access to a VM's bookkeeping fields; the placement must not be changed through it.
+    pub fn vm_meta_mut(&mut self, id: VmId) -> Option<&mut Vm> {
+        self.vms.get_mut(&id)
+    }
+
+    /// Pending VMs, oldest first.
+    pub fn pending(&self) -> &[VmId] {
+        &self.pending
+    }
+
+    /// A fresh VM id (ids are never reused).
+    pub fn next_vm_id(&self) -> VmId {
+        self.next_id
+    }
+
+    /// Validates a VM request on its own: GI classes and profiles, resources.
+    pub fn validate_request(&self, vm: &Vm) -> Result<(), FleetError> {
+        if let Some(first) = vm.gis.first() {
+            for g in &vm.gis {
+                if g.model >= self.catalog.models.len() {
+                    return Err(FleetError::BadRequest(format!("VM {}: unknown GPU model", vm.id)));
+                }
+                if g.profile >= self.catalog.model(g.model).profiles.len() {
+                    return Err(FleetError::BadRequest(format!("VM {}: unknown profile", vm.id)));
+                }
+                if !self.catalog.same_class(first.model, g.model) {
+                    return Err(FleetError::BadRequest(format!(
+                        "VM {}: all GIs of a VM must be of one class",
+                        vm.id
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn insert_vm(&mut self, mut vm: Vm) -> Result<VmId, FleetError> {
+        if vm.id == 0 {
+            vm.id = self.next_id;
+        }
+        if self.vms.contains_key(&vm.id) {
+            return Err(FleetError::DuplicateVm(vm.id));
+        }
+        self.validate_request(&vm)?;
+        let id = vm.id;
+        self.next_id = self.next_id.max(id + 1);
+        vm.placement = None;
+        self.vms.insert(id, vm);
+        Ok(id)
+    }
+
+    /// Adds a VM to the pending queue (id 0 assigns a fresh id). Returns its id.
+    pub fn add_pending(&mut self, vm: Vm) -> Result<VmId, FleetError> {
+        let id = self.insert_vm(vm)?;
+        self.pending.push(id);
+        Ok(id)
+    }
+
+    /// Adds a VM and places it at once at `placement` (id 0 assigns a fresh id).
+    pub fn add_placed(&mut self, mut vm: Vm, placement: Placement) -> Result<VmId, FleetError> {
+        if vm.id == 0 {
+            vm.id = self.next_id;
+        }
+        if self.vms.contains_key(&vm.id) {
+            return Err(FleetError::DuplicateVm(vm.id));
+        }
+        self.validate_request(&vm)?;
+        self.validate_placement(&vm, &placement, false)?;
+        let id = self.insert_vm(vm)?;
+        self.apply_placement(id, placement);
+        Ok(id)
+    }
+
+    /// Places a pending VM at `placement` and takes it off the queue.
+    pub fn place(&mut self, id: VmId, placement: Placement) -> Result<(), FleetError> {
+        let vm = self.vms.get(&id).ok_or(FleetError::UnknownVm(id))?;
+        if vm.placement.is_some() {
+            return Err(FleetError::AlreadyPlaced(id));
+        }
+        self.validate_placement(vm, &placement, false)?;
+        self.pending.retain(|&p| p != id);
+        self.apply_placement(id, placement);
+        Ok(())
+    }
+
+    /// Moves a placed VM to `placement` (its own current GIs, cores and RAM count as free).
+    pub fn move_vm(&mut self, id: VmId, placement: Placement) -> Result<(), FleetError> {
+        let vm = self.vms.get(&id).ok_or(FleetError::UnknownVm(id))?;
+        if vm.placement.is_none() {
+            return Err(FleetError::NotPlaced(id));
+        }
+        self.validate_placement(vm, &placement, true)?;
+        self.release(id);
+        self.apply_placement(id, placement);
+        Ok(())
+    }
+
+    /// Removes a VM (placed or pending) from the fleet and returns it.
+    pub fn remove(&mut self, id: VmId) -> Result<Vm, FleetError> {
+        if !self.vms.contains_key(&id) {
+            return Err(FleetError::UnknownVm(id));
+        }
+        self.release(id);
+        self.pending.retain(|&p| p != id);
+        Ok(self.vms.remove(&id).expect("checked above"))
+    }
+
+    /// Takes a placed VM off its host and puts it back on the pending queue (at the back).
+    pub fn unplace(&mut self, id: VmId) -> Result<(), FleetError> {
+        let vm = self.vms.get(&id).ok_or(FleetError::UnknownVm(id))?;
+        if vm.placement.is_none() {
+            return Err(FleetError::NotPlaced(id));
+        }
+        self.release(id);
+        self.pending.push(id);
+        Ok(())
+    }
+
+    /// Takes a pending VM off the queue and out of the fleet (a rejection).
+    pub fn reject_pending(&mut self, id: VmId) -> Result<Vm, FleetError> {
+        if !self.pending.contains(&id) {
+            return Err(FleetError::UnknownVm(id));
+        }
+        self.remove(id)
+    }
+
+    /// Checks that `vm` may take `placement`. With `moving`, the VM's current GIs, cores and RAM
+    /// count as free.
+    pub fn validate_placement(&self, vm: &Vm, placement: &Placement, moving: bool) -> Result<(), FleetError> {
+        let host = self
+            .hosts
+            .get(placement.host)
+            .ok_or(FleetError::UnknownHost(placement.host))?;
+        if placement.gis.len() != vm.gis.len() {
+            return Err(FleetError::GiCount {
+                vm: vm.id,
+                want: vm.gis.len(),
+                got: placement.gis.len(),
+            });
+        }
+        let current = if moving { vm.placement.as_ref() } else { None };
+        let same_host = current.is_some_and(|c| c.host == placement.host);
+        let (mut free_cores, mut free_ram) = (host.free_cores(), host.free_ram());
+        if same_host {
+            free_cores += vm.cores;
+            free_ram += vm.ram_gb;
+        }
+        if vm.cores > free_cores {
+            return Err(FleetError::Cores {
+                host: placement.host,
+                need: vm.cores,
+                free: free_cores,
+            });
+        }
+        if vm.ram_gb > free_ram {
+            return Err(FleetError::Ram {
+                host: placement.host,
+                need: vm.ram_gb,
+                free: free_ram,
+            });
+        }
+        // Occupancy per touched GPU, with the VM's own GIs released when moving within the host.
+        let mut occs: BTreeMap<usize, Occupancy> = BTreeMap::new();
+        for (req, slot) in vm.gis.iter().zip(&placement.gis) {
+            let gpu = host.gpus.get(slot.gpu).ok_or(FleetError::UnknownGpu {
+                host: placement.host,
+                gpu: slot.gpu,
+            })?;
+            let model = self.catalog.model(gpu.model);
+            let prof = &self.catalog.model(req.model).profiles[req.profile];
+            if !self.catalog.same_class(req.model, gpu.model) {
+                return Err(FleetError::ClassMismatch {
+                    gpu_model: model.name.clone(),
+                    profile: prof.name.clone(),
+                });
+            }
+            if !prof.starts.contains(&slot.start) {
+                return Err(FleetError::StartNotPermitted {
+                    profile: prof.name.clone(),
+                    start: slot.start,
+                    permitted: prof.starts.clone(),
+                });
+            }
+            let occ = occs.entry(slot.gpu).or_insert_with(|| {
+                let mut o = gpu.occ;
+                if same_host {
+                    for g in gpu.gis.iter().filter(|g| g.vm == vm.id) {
+                        o.remove(model, g.profile, g.start);
+                    }
+                }
+                o
+            });
+            let m = prof.mask_at(slot.start);
+            if occ.mask & m != 0 {
+                let slice = (m & occ.mask).trailing_zeros() as u8;
+                let by = gpu
+                    .gi_at(self.catalog, slice)
+                    .map(|g| g.vm)
+                    .filter(|&v| !(same_host && v == vm.id));
+                return Err(FleetError::SliceTaken {
+                    host: placement.host,
+                    gpu: slot.gpu,
+                    slice,
+                    by,
+                });
+            }
+            if occ.counts[req.profile] >= prof.max_instances {
+                return Err(FleetError::InstanceLimit {
+                    profile: prof.name.clone(),
+                    max: prof.max_instances,
+                });
+            }
+            occ.add(model, req.profile, slot.start);
+        }
+        Ok(())
+    }
+
+    /// Writes a validated placement into the state.
+    fn apply_placement(&mut self, id: VmId, placement: Placement) {
+        let catalog = self.catalog;
+        let vm = self.vms.get_mut(&id).expect("VM exists");
+        let host = &mut self.hosts[placement.host];
+        host.used_cores += vm.cores;
+        host.used_ram += vm.ram_gb;
+        if let Err(pos) = host.vms.binary_search(&id) {
+            host.vms.insert(pos, id);
+        }
+        for (index, (req, slot)) in vm.gis.iter().zip(&placement.gis).enumerate() {
+            let gpu = &mut host.gpus[slot.gpu];
+            gpu.occ.add(catalog.model(gpu.model), req.profile, slot.start);
+            gpu.gis.push(ResidentGi {
+                vm: id,
+                index,
+                profile: req.profile,
+                start: slot.start,
+            });
+            gpu.gis.sort_by_key(|g| g.start);
+        }
+        vm.placement = Some(placement);
+    }
+
+    /// Frees everything a placed VM holds; the VM stays known, unplaced.
+    fn release(&mut self, id: VmId) {
+        let catalog = self.catalog;
+        let Some(vm) = self.vms.get_mut(&id) else { return };
+        let Some(placement) = vm.placement.take() else {
+            return;
+        };
+        let host = &mut self.hosts[placement.host];
+        host.used_cores -= vm.cores;
+        host.used_ram -= vm.ram_gb;
+        host.vms.retain(|&v| v != id);
+        for (req, slot) in vm.gis.iter().zip(&placement.gis) {
+            let gpu = &mut host.gpus[slot.gpu];
+            gpu.occ.remove(catalog.model(gpu.model), req.profile, slot.start);
+            gpu.gis.retain(|g| !(g.vm == id && g.start == slot.start));
+        }
+    }
+
+    /// FF (§6.3): the first host with room for the VM's cores, RAM and every GI, the GIs placed
+    /// largest first, each on the first GPU of the host where it fits, at the default start (Eq. 3).
+    pub fn ff_placement(&self, vm: &Vm) -> Option<Placement> {
+        (0..self.hosts.len()).find_map(|h| self.host_placement_default(vm, h))
+    }
+
+    /// The placement of `vm` on host `h` with the default GI placement (largest GI first, first
+    /// GPU where it fits), if the host has room; the VM's own resources are not counted as free.
+    pub fn host_placement_default(&self, vm: &Vm, h: HostId) -> Option<Placement> {
+        let host = &self.hosts[h];
+        if host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
+            return None;
+        }
+        let mut occs: Vec<Occupancy> = host.gpus.iter().map(|g| g.occ).collect();
+        let mut slots = vec![GiSlot { gpu: 0, start: 0 }; vm.gis.len()];
+        for i in vm.gis_largest_first(self.catalog) {
+            let req = vm.gis[i];
+            let mut done = false;
+            for (k, gpu) in host.gpus.iter().enumerate() {
+                if !self.catalog.same_class(req.model, gpu.model) {
+                    continue;
+                }
+                let model = self.catalog.model(gpu.model);
+                if let Some(z) = mig::default_start(model, &occs[k], req.profile) {
+                    occs[k].add(model, req.profile, z);
+                    slots[i] = GiSlot { gpu: k, start: z };
+                    done = true;
+                    break;
+                }
+            }
+            if !done {
+                return None;
+            }
+        }
+        Some(Placement { host: h, gis: slots })
+    }
+
+    /// Recomputes every derived quantity from the VMs and checks DESIGN §1's invariants: no two
+    /// GIs share a memory slice, every GI starts at a permitted start on a GPU of its class,
+    /// instance limits hold, per-host cores and RAM are within capacity, and the bookkeeping
+    /// (occupancy masks, resident lists, queue) agrees with the placements.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut hosts: Vec<HostTally> = self
+            .hosts
+            .iter()
+            .map(|h| {
+                (
+                    0,
+                    0,
+                    Vec::new(),
+                    vec![Occupancy::empty(); h.gpus.len()],
+                    vec![Vec::new(); h.gpus.len()],
+                )
+            })
+            .collect();
+        for vm in self.vms.values() {
+            let queued = self.pending.contains(&vm.id);
+            let Some(p) = &vm.placement else {
+                if !queued {
+                    return Err(format!("VM {} is neither placed nor pending", vm.id));
+                }
+                continue;
+            };
+            if queued {
+                return Err(format!("VM {} is placed and pending", vm.id));
+            }
+            let Some(host) = self.hosts.get(p.host) else {
+                return Err(format!("VM {} on unknown host {}", vm.id, p.host));
+            };
+            if p.gis.len() != vm.gis.len() {
+                return Err(format!("VM {}: GI count mismatch", vm.id));
+            }
+            let acc = &mut hosts[p.host];
+            acc.0 += vm.cores;
+            acc.1 += vm.ram_gb;
+            acc.2.push(vm.id);
+            for (i, (req, slot)) in vm.gis.iter().zip(&p.gis).enumerate() {
+                let Some(gpu) = host.gpus.get(slot.gpu) else {
+                    return Err(format!(
+                        "VM {} GI {i}: no GPU {} on host {}",
+                        vm.id, slot.gpu, p.host
+                    ));
+                };
+                if !self.catalog.same_class(req.model, gpu.model) {
+                    return Err(format!("VM {} GI {i}: class mismatch", vm.id));
+                }
+                let model = self.catalog.model(gpu.model);
+                let occ = &mut acc.3[slot.gpu];
+                if !occ.can_place(model, req.profile, slot.start) {
+                    return Err(format!(
+                        "VM {} GI {i}: start {} on host {} GPU {} overlaps, is not permitted or exceeds a limit",
+                        vm.id, slot.start, p.host, slot.gpu
+                    ));
+                }
+                occ.add(model, req.profile, slot.start);
+                acc.4[slot.gpu].push((vm.id, i, req.profile, slot.start));
+            }
+        }
+        for (h, (host, acc)) in self.hosts.iter().zip(&mut hosts).enumerate() {
+            if acc.0 > host.cores || acc.1 > host.ram_gb {
+                return Err(format!("host {h}: cores or RAM over capacity"));
+            }
+            if acc.0 != host.used_cores || acc.1 != host.used_ram {
+                return Err(format!("host {h}: used cores/RAM counters are stale"));
+            }
+            acc.2.sort_unstable();
+            if acc.2 != host.vms {
+                return Err(format!("host {h}: VM list is stale"));
+            }
+            for (k, gpu) in host.gpus.iter().enumerate() {
+                if gpu.occ != acc.3[k] {
+                    return Err(format!("host {h} GPU {k}: occupancy is stale"));
+                }
+                let mut want = acc.4[k].clone();
+                want.sort_by_key(|g| g.3);
+                let got: Vec<_> = gpu
+                    .gis
+                    .iter()
+                    .map(|g| (g.vm, g.index, g.profile, g.start))
+                    .collect();
+                if got != want {
+                    return Err(format!("host {h} GPU {k}: resident GI list is stale"));
+                }
+            }
+        }
+        for id in &self.pending {
+            if !self.vms.contains_key(id) {
+                return Err(format!("pending VM {id} is unknown"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Hosts running at least one VM.
+    pub fn active_hosts(&self) -> usize {
+        self.hosts.iter().filter(|h| h.is_active()).count()
+    }
+
+    /// GPUs holding at least one GI.
+    pub fn active_gpus(&self) -> usize {
+        self.hosts
+            .iter()
+            .flat_map(|h| &h.gpus)
+            .filter(|g| !g.occ.is_empty())
+            .count()
+    }
+
+    pub fn total_gpus(&self) -> usize {
+        self.hosts.iter().map(|h| h.gpus.len()).sum()
+    }
+
+    /// Power of one GPU in watts (DESIGN §4): idle + (max - idle) u with u its share of compute
+    /// slices in use; idle when it holds no GI; nothing on an off host.
+    pub fn gpu_power_w(&self, host: &Host, gpu: &Gpu) -> f64 {
+        if !host.is_active() {
+            return 0.0;
+        }
+        let m = self.catalog.model(gpu.model);
+        let u = gpu.occ.used_compute(m) as f64 / m.compute_slices as f64;
+        m.idle_w + (m.max_w - m.idle_w) * u
+    }
+
+    /// Power of a host and its GPUs in watts: the host curve at its core load plus its GPUs;
+    /// nothing for an off host (§6.3).
+    pub fn host_power_w(&self, h: HostId) -> f64 {
+        let host = &self.hosts[h];
+        if !host.is_active() {
+            return 0.0;
+        }
+        let load = host.used_cores as f64 / host.cores.max(1) as f64;
+        let curve = &self.catalog.curves[host.curve];
+        curve.watts(load) + host.gpus.iter().map(|g| self.gpu_power_w(host, g)).sum::<f64>()
+    }
+
+    /// Power of the whole fleet in watts.
+    pub fn power_w(&self) -> f64 {
+        (0..self.hosts.len()).map(|h| self.host_power_w(h)).sum()
+    }
+
+    /// Human label of a GPU: `host/gpu`.
+    pub fn gpu_label(&self, h: HostId, k: usize) -> String {
+        format!("{}/{}", self.hosts[h].name, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+
+    fn fleet() -> Fleet {
+        let c = embedded();
+        let a100 = c.model_id("a100-40gb").unwrap();
+        let a30 = c.model_id("a30-24gb").unwrap();
+        Fleet::new(
+            c,
+            vec![
+                Host::new("h0", 80, 512, vec![a100, a100], 0),
+                Host::new("h1", 80, 512, vec![a30, a30], 0),
+            ],
+        )
+    }
+
+    fn vm(model: &str, profiles: &[&str]) -> Vm {
+        let c = embedded();
+        let m = c.model_id(model).unwrap();
+        Vm {
+            id: 0,
+            gis: profiles
+                .iter()
+                .map(|p| GiRequest {
+                    model: m,
+                    profile: c.model(m).profile(p).unwrap(),
+                })
+                .collect(),
+            cores: 4,
+            ram_gb: 16,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        }
+    }
+
+    #[test]
+    fn ff_places_and_remove_restores() {
+        let mut f = fleet();
+        let before = f.clone();
+        let v = vm("a100-40gb", &["3g.20gb", "1g.5gb"]);
+        let p = f.ff_placement(&v).unwrap();
+        assert_eq!(p.host, 0);
+        let id = f.add_placed(v, p).unwrap();
+        f.check_invariants().unwrap();
+        assert_eq!(f.active_hosts(), 1);
+        f.remove(id).unwrap();
+        f.check_invariants().unwrap();
+        assert_eq!(f.hosts, before.hosts);
+    }
+
+    #[test]
+    fn refused_operations_change_nothing() {
+        let mut f = fleet();
+        let a = f
+            .add_placed(
+                vm("a100-40gb", &["4g.20gb"]),
+                Placement {
+                    host: 0,
+                    gis: vec![GiSlot { gpu: 0, start: 0 }],
+                },
+            )
+            .unwrap();
+        let snapshot = f.clone();
+        // Overlap.
+        let e = f.add_placed(
+            vm("a100-40gb", &["2g.10gb"]),
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 2 }],
+            },
+        );
+        assert!(
+            matches!(e, Err(FleetError::SliceTaken { by: Some(x), .. }) if x == a),
+            "{e:?}"
+        );
+        // Start not permitted.
+        let e = f.add_placed(
+            vm("a100-40gb", &["2g.10gb"]),
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 1, start: 6 }],
+            },
+        );
+        assert!(matches!(e, Err(FleetError::StartNotPermitted { .. })), "{e:?}");
+        // Class mismatch.
+        let e = f.add_placed(
+            vm("a100-40gb", &["1g.5gb"]),
+            Placement {
+                host: 1,
+                gis: vec![GiSlot { gpu: 0, start: 0 }],
+            },
+        );
+        assert!(matches!(e, Err(FleetError::ClassMismatch { .. })), "{e:?}");
+        // Cores.
+        let mut big = vm("a30-24gb", &["1g.6gb"]);
+        big.cores = 81;
+        let e = f.add_placed(
+            big,
+            Placement {
+                host: 1,
+                gis: vec![GiSlot { gpu: 0, start: 0 }],
+            },
+        );
+        assert!(matches!(e, Err(FleetError::Cores { .. })), "{e:?}");
+        assert_eq!(f, snapshot);
+    }
+
+    #[test]
+    fn move_within_gpu_may_reuse_own_slices() {
+        let mut f = fleet();
+        let id = f
+            .add_placed(
+                vm("a100-40gb", &["3g.20gb"]),
+                Placement {
+                    host: 0,
+                    gis: vec![GiSlot { gpu: 0, start: 0 }],
+                },
+            )
+            .unwrap();
+        f.move_vm(
+            id,
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 4 }],
+            },
+        )
+        .unwrap();
+        f.check_invariants().unwrap();
+        assert_eq!(f.hosts[0].gpus[0].occ.mask, 0xF0);
+        f.move_vm(
+            id,
+            Placement {
+                host: 1,
+                gis: vec![GiSlot { gpu: 0, start: 0 }],
+            },
+        )
+        .unwrap_err();
+        f.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn power_of_hand_computed_host() {
+        let mut f = fleet();
+        assert_eq!(f.power_w(), 0.0);
+        // One 3g.20gb VM with 12 cores on h0: load 12/80 = 0.15 -> 198 + 0.5 * 28 = 212 W;
+        // GPU 0: 50 + 200 * 3/7; GPU 1 idle 50 W.
+        let mut v = vm("a100-40gb", &["3g.20gb"]);
+        v.cores = 12;
+        f.add_placed(
+            v,
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 0 }],
+            },
+        )
+        .unwrap();
+        let want = 212.0 + 50.0 + 200.0 * 3.0 / 7.0 + 50.0;
+        assert!((f.power_w() - want).abs() < 1e-9, "{}", f.power_w());
+    }
+}

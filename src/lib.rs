@@ -1,0 +1,12 @@
+//! migplan: a planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
+//!
+//! The core (catalog, slice rules, fleet state, scenarios, policies, solver, executor,
+//! simulation, metrics) knows nothing of terminals; the TUI and the CLI are front ends over it.
+
+pub mod catalog;
+pub mod cli;
+pub mod fleet;
+pub mod mig;
+pub mod plan;
+pub mod policy;
+pub mod scenario;

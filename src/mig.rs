@@ -1,0 +1,205 @@
+//! MIG slice rules of one GPU (paper §3): permitted free starts S(F, p) (Eq. 1), configuration
+//! flexibility CF (Eq. 2), the default GI placement policy (Eq. 3) and per-profile capacity.
+//!
+//! A GPU's state for these rules is an [`Occupancy`]: the bit mask of occupied memory slices and
+//! the number of GIs of each profile (needed for per-profile instance limits such as +me's one).
+
+use crate::catalog::{GpuModel, ProfileId, MAX_PROFILES};
+
+/// Occupied memory slices and per-profile instance counts of one GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Occupancy {
+    /// Bit u set: memory slice u is covered by a GI.
+    pub mask: u32,
+    /// GIs of each profile (indexed by profile id).
+    pub counts: [u8; MAX_PROFILES],
+}
+
+impl Occupancy {
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Builds the occupancy of a list of (profile, start) GIs; `None` if two GIs overlap, a start
+    /// is not permitted, or an instance limit is exceeded.
+    pub fn from_gis(model: &GpuModel, gis: &[(ProfileId, u8)]) -> Option<Self> {
+        let mut occ = Self::empty();
+        for &(p, z) in gis {
+            if !occ.can_place(model, p, z) {
+                return None;
+            }
+            occ.add(model, p, z);
+        }
+        Some(occ)
+    }
+
+    /// Whether a GI of profile `p` may start at `z` now: a permitted start, all its slices free,
+    /// and the profile's instance limit not reached.
+    pub fn can_place(&self, model: &GpuModel, p: ProfileId, z: u8) -> bool {
+        let prof = &model.profiles[p];
+        prof.starts.contains(&z) && self.mask & prof.mask_at(z) == 0 && self.counts[p] < prof.max_instances
+    }
+
+    /// Adds a GI; the caller has checked [`Occupancy::can_place`].
+    pub fn add(&mut self, model: &GpuModel, p: ProfileId, z: u8) {
+        debug_assert!(self.can_place(model, p, z));
+        self.mask |= model.profiles[p].mask_at(z);
+        self.counts[p] += 1;
+    }
+
+    /// Removes a GI that is present.
+    pub fn remove(&mut self, model: &GpuModel, p: ProfileId, z: u8) {
+        let m = model.profiles[p].mask_at(z);
+        debug_assert_eq!(self.mask & m, m);
+        debug_assert!(self.counts[p] > 0);
+        self.mask &= !m;
+        self.counts[p] -= 1;
+    }
+
+    /// Memory slices in use.
+    pub fn used_slices(&self) -> u32 {
+        self.mask.count_ones()
+    }
+
+    /// Compute slices in use.
+    pub fn used_compute(&self, model: &GpuModel) -> u32 {
+        model
+            .profiles
+            .iter()
+            .enumerate()
+            .map(|(i, p)| p.compute as u32 * self.counts[i] as u32)
+            .sum()
+    }
+
+    /// Whether no GI is placed.
+    pub fn is_empty(&self) -> bool {
+        self.mask == 0
+    }
+}
+
+/// S(F, p) (Eq. 1): the permitted starts of `p` whose slices are all free, in ascending order.
+/// Empty when the profile's instance limit is reached.
+pub fn free_starts<'a>(model: &'a GpuModel, occ: &Occupancy, p: ProfileId) -> impl Iterator<Item = u8> + 'a {
+    let prof = &model.profiles[p];
+    let limit_ok = occ.counts[p] < prof.max_instances;
+    let mask = occ.mask;
+    prof.starts
+        .iter()
+        .copied()
+        .filter(move |&z| limit_ok && mask & prof.mask_at(z) == 0)
+}
+
+/// CF(G) (Eq. 2): free permitted starts summed over the paper's profiles (no +me).
+pub fn cf(model: &GpuModel, occ: &Occupancy) -> u32 {
+    model
+        .cf_profiles()
+        .map(|p| free_starts(model, occ, p).count() as u32)
+        .sum()
+}
+
+/// The default GI placement policy (Eq. 3): the free permitted start that maximizes CF after
+/// placing, the lowest such start on ties. `None` when the profile cannot be placed.
+pub fn default_start(model: &GpuModel, occ: &Occupancy, p: ProfileId) -> Option<u8> {
+    let mut best: Option<(u32, u8)> = None;
+    for z in free_starts(model, occ, p) {
+        let mut after = *occ;
+        after.add(model, p, z);
+        let v = cf(model, &after);
+        if best.is_none_or(|(bv, _)| v > bv) {
+            best = Some((v, z));
+        }
+    }
+    best.map(|(_, z)| z)
+}
+
+/// Per-profile capacity: how many more GIs of `p` fit without moving anything (Table 3).
+/// GIs of one profile have equal sizes, so taking the leftmost free start each time is optimal.
+pub fn capacity(model: &GpuModel, occ: &Occupancy, p: ProfileId) -> u32 {
+    let prof = &model.profiles[p];
+    let room = prof.max_instances.saturating_sub(occ.counts[p]) as u32;
+    let mut mask = occ.mask;
+    let mut n = 0;
+    for &z in &prof.starts {
+        if n >= room {
+            break;
+        }
+        let m = prof.mask_at(z);
+        if mask & m == 0 {
+            mask |= m;
+            n += 1;
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+
+    fn a100() -> &'static GpuModel {
+        let c = embedded();
+        c.model(c.model_id("a100-40gb").unwrap())
+    }
+
+    #[test]
+    fn cf_of_empty_gpus_matches_paper() {
+        let c = embedded();
+        assert_eq!(cf(a100(), &Occupancy::empty()), 18);
+        let a30 = c.model(c.model_id("a30-24gb").unwrap());
+        assert_eq!(cf(a30, &Occupancy::empty()), 7);
+    }
+
+    #[test]
+    fn fig1b_configuration_has_cf_9() {
+        // G = {0:1, 3:1} (two 1g.5gb at slices 0 and 3), paper §3: CF = 9.
+        let m = a100();
+        let p = m.profile("1g.5gb").unwrap();
+        let occ = Occupancy::from_gis(m, &[(p, 0), (p, 3)]).unwrap();
+        assert_eq!(cf(m, &occ), 9);
+    }
+
+    #[test]
+    fn default_policy_places_second_small_gi_suboptimally() {
+        // Paper §3: two 1g.5gb arrive one after another on an empty A100; the default policy puts
+        // them at slices 4 and 6 rather than 4 and 5.
+        let m = a100();
+        let p = m.profile("1g.5gb").unwrap();
+        let mut occ = Occupancy::empty();
+        let z1 = default_start(m, &occ, p).unwrap();
+        occ.add(m, p, z1);
+        let z2 = default_start(m, &occ, p).unwrap();
+        let mut starts = [z1, z2];
+        starts.sort();
+        assert_eq!(starts, [4, 6]);
+    }
+
+    #[test]
+    fn fig2_capacities_match_table3() {
+        let m = a100();
+        let small = m.profile("1g.5gb").unwrap();
+        let names = ["1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"];
+        // Configuration A: 1g.5gb at 4 and 6; B: 1g.5gb at 2 and 3 (CF 11 both, Table 3).
+        let a = Occupancy::from_gis(m, &[(small, 4), (small, 6)]).unwrap();
+        let b = Occupancy::from_gis(m, &[(small, 2), (small, 3)]).unwrap();
+        let caps = |o: &Occupancy| {
+            names
+                .iter()
+                .map(|n| capacity(m, o, m.profile(n).unwrap()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(cf(m, &a), 11);
+        assert_eq!(cf(m, &b), 11);
+        assert_eq!(caps(&a), vec![5, 2, 2, 1, 1, 0]);
+        assert_eq!(caps(&b), vec![5, 3, 2, 1, 0, 0]);
+    }
+
+    #[test]
+    fn media_extension_limit_is_one() {
+        let m = a100();
+        let me = m.profile("1g.5gb+me").unwrap();
+        let occ = Occupancy::from_gis(m, &[(me, 0)]).unwrap();
+        assert_eq!(free_starts(m, &occ, me).count(), 0);
+        assert_eq!(capacity(m, &occ, me), 0);
+    }
+}

@@ -1,0 +1,43 @@
+//! Placement policies (§6.3, §5). A policy is online and non-clairvoyant: it sees a request when
+//! it arrives and may act on every simulation step, but it only proposes; the simulator or the
+//! session applies what it proposes (a placement on arrival, a [`Plan`] on a step).
+
+use crate::fleet::{Fleet, Placement, Vm};
+use crate::plan::Plan;
+
+/// A placement policy driven by the simulation clock.
+pub trait Policy: Send {
+    /// Short name (`ff`, `mfi`, `tc`, `origamig`, ...).
+    fn name(&self) -> &str;
+
+    /// A copy of the policy with its state (the TUI's undo snapshots whole sessions).
+    fn clone_box(&self) -> Box<dyn Policy>;
+
+    /// Where a newly arrived VM goes, or `None` when the policy cannot place it now.
+    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement>;
+
+    /// Whether a VM that [`Policy::on_arrival`] cannot place waits in the pending queue
+    /// (OrigaMIG) rather than being rejected (FF, MFI, TC).
+    fn queues_unplaced(&self) -> bool {
+        false
+    }
+
+    /// A VM left the fleet (it has already been removed).
+    fn on_departure(&mut self, _fleet: &Fleet, _vm: &Vm, _now_s: f64) {}
+
+    /// Called once per simulation step after arrivals and departures; may propose a plan.
+    fn on_step(&mut self, _fleet: &Fleet, _now_s: f64) -> Option<Plan> {
+        None
+    }
+
+    /// Wall-clock seconds of each optimizer call made so far (empty for policies without calls).
+    fn call_times_s(&self) -> Vec<f64> {
+        Vec::new()
+    }
+}
+
+impl Clone for Box<dyn Policy> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}

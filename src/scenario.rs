@@ -1,0 +1,720 @@
+//! Scenario files (TOML): a fleet, VMs with optional placements, pending requests, workload
+//! settings (§6.2) and policy settings (§6.1). Unknown fields are errors, and every error names
+//! the file, line, column and field. [`save`] writes atomically (temporary file, then rename) and
+//! what it writes loads back to the same state.
+
+use crate::catalog::{embedded, Catalog};
+use crate::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::Path;
+use toml::Spanned;
+
+/// The demo scenario embedded in the binary (opened by `migplan` with no arguments).
+pub const DEMO: &str = include_str!("../scenarios/demo.toml");
+
+/// A scenario file as written on disk.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Simulated time zero as an RFC 3339 date (default 2026-01-01T00:00:00Z).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// Simulated time of the saved state, in seconds after `start`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now_s: Option<f64>,
+    #[serde(default, rename = "host_group", skip_serializing_if = "Vec::is_empty")]
+    pub host_groups: Vec<HostGroupSpec>,
+    #[serde(default, rename = "host", skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostSpec>,
+    #[serde(default, rename = "vm", skip_serializing_if = "Vec::is_empty")]
+    pub vms: Vec<VmSpec>,
+    #[serde(default)]
+    pub workload: WorkloadSettings,
+    #[serde(default)]
+    pub policy: PolicySettings,
+    /// Per-tenant quotas: tenant -> profile -> most GIs at once.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub quotas: BTreeMap<String, BTreeMap<String, u32>>,
+}
+
+/// `count` identical hosts named `{prefix}{index}`.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostGroupSpec {
+    pub prefix: Spanned<String>,
+    pub count: u32,
+    pub cores: u32,
+    pub ram_gb: u32,
+    pub gpus: Vec<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Spanned<String>>,
+}
+
+/// One host.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub name: Spanned<String>,
+    pub cores: u32,
+    pub ram_gb: u32,
+    #[serde(default)]
+    pub gpus: Vec<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Spanned<String>>,
+    /// A teaching note shown beside the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Teaching notes per GPU, in GPU order ("" for none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_notes: Vec<String>,
+}
+
+/// One VM: placed when `host` is given (with one `at` entry `GPU@START` per GI), pending otherwise.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct VmSpec {
+    pub id: u64,
+    /// GPU model (class) of the GIs; required when `profiles` is not empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<Spanned<String>>,
+    #[serde(default)]
+    pub profiles: Vec<Spanned<String>>,
+    pub cores: u32,
+    pub ram_gb: u32,
+    #[serde(default = "default_kind")]
+    pub kind: VmKind,
+    /// Lifetime in hours from admission; absent means open-ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lifetime_h: Option<f64>,
+    /// Arrival, hours of simulated time (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrival_h: Option<f64>,
+    /// Admission, hours of simulated time (placed VMs; default the arrival).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub admitted_h: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Spanned<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub at: Vec<Spanned<String>>,
+}
+
+fn default_kind() -> VmKind {
+    VmKind::Job
+}
+
+/// Lifetime distribution of the synthetic workload (§6.2, Table 9).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LifetimeDist {
+    Exponential,
+    Lognormal,
+}
+
+/// Workload settings (§6.2 and the variants of Table 9).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadSettings {
+    /// Arrivals from the workload at all (the TUI can switch them off).
+    pub enabled: bool,
+    /// Offered load rho.
+    pub load: f64,
+    pub seed: u64,
+    pub job_share: f64,
+    pub job_mean_h: f64,
+    pub tenant_mean_h: f64,
+    pub lifetime: LifetimeDist,
+    pub lognormal_sigma: f64,
+    /// Probability that a VM asks for two GIs instead of one.
+    pub two_gi_prob: f64,
+    pub cores_per_compute_slice: u32,
+    pub ram_gb_per_compute_slice: u32,
+    pub warmup_h: f64,
+    pub measure_h: f64,
+    /// Include +me profiles in the profile draw.
+    pub media_ext: bool,
+    /// Profile weights per model (model -> profile -> weight); uniform when absent.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub profile_mix: BTreeMap<String, BTreeMap<String, f64>>,
+    /// A pod-list CSV (Alibaba GPU 2023 format) replacing the synthetic generator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+}
+
+impl Default for WorkloadSettings {
+    fn default() -> Self {
+        WorkloadSettings {
+            enabled: true,
+            load: 0.85,
+            seed: 1,
+            job_share: 0.7,
+            job_mean_h: 2.0,
+            tenant_mean_h: 24.0,
+            lifetime: LifetimeDist::Exponential,
+            lognormal_sigma: 1.5,
+            two_gi_prob: 0.5,
+            cores_per_compute_slice: 4,
+            ram_gb_per_compute_slice: 16,
+            warmup_h: 48.0,
+            measure_h: 72.0,
+            media_ext: false,
+            profile_mix: BTreeMap::new(),
+            trace: None,
+        }
+    }
+}
+
+/// Policy settings (§6.1 defaults).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicySettings {
+    /// Arrival policy: ff, mfi, tc, origamig, opt, packing.
+    pub arrival: String,
+    /// a_i: reward per admitted VM.
+    pub weight_admit: f64,
+    /// b_j: cost of an active host.
+    pub weight_host: f64,
+    /// e_jk: cost of an active GPU.
+    pub weight_gpu: f64,
+    /// w_p: reward per free permitted start.
+    pub weight_free_start: f64,
+    /// delta_i: migration penalty of a running VM.
+    pub delta: f64,
+    pub m_max: usize,
+    pub n_max: usize,
+    pub time_limit_s: f64,
+    pub threads: u32,
+    /// Consolidation threshold theta on the gap Gamma_h.
+    pub theta: i64,
+    /// Seconds between trigger checks.
+    pub check_every_s: f64,
+    /// TC's compaction period in minutes.
+    pub compaction_min: f64,
+    /// Live-migration bandwidth in Gbit/s (GB copied and migration time).
+    pub migration_gbps: f64,
+}
+
+impl Default for PolicySettings {
+    fn default() -> Self {
+        PolicySettings {
+            arrival: "ff".into(),
+            weight_admit: 100.0,
+            weight_host: 50.0,
+            weight_gpu: 20.0,
+            weight_free_start: 1.0,
+            delta: 10.0,
+            m_max: 16,
+            n_max: 64,
+            time_limit_s: 10.0,
+            threads: 1,
+            theta: 1,
+            check_every_s: 10.0,
+            compaction_min: 15.0,
+            migration_gbps: 12.5,
+        }
+    }
+}
+
+/// A loaded scenario: the fleet state plus its settings.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub start: chrono::DateTime<chrono::Utc>,
+    pub now_s: f64,
+    pub fleet: Fleet,
+    pub workload: WorkloadSettings,
+    pub policy: PolicySettings,
+    pub quotas: BTreeMap<String, BTreeMap<String, u32>>,
+    /// The host groups as written, so a save keeps them grouped.
+    groups: Vec<(String, u32)>,
+}
+
+/// Where a scenario error is: 1-based line and column.
+fn line_col(src: &str, span: Range<usize>) -> (usize, usize) {
+    let upto = &src[..span.start.min(src.len())];
+    let line = upto.matches('\n').count() + 1;
+    let col = upto.len() - upto.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1;
+    (line, col)
+}
+
+struct Ctx<'a> {
+    file: &'a str,
+    src: &'a str,
+}
+
+impl Ctx<'_> {
+    fn err<T>(&self, span: Range<usize>, field: &str, msg: impl std::fmt::Display) -> anyhow::Result<T> {
+        let (l, c) = line_col(self.src, span);
+        Err(anyhow::anyhow!("{}:{l}:{c}: field `{field}`: {msg}", self.file))
+    }
+}
+
+/// Loads a scenario from a file.
+pub fn load(path: &Path) -> anyhow::Result<Scenario> {
+    let src =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    parse(&src, &path.display().to_string())
+}
+
+/// Parses scenario text; `file` names it in errors.
+pub fn parse(src: &str, file: &str) -> anyhow::Result<Scenario> {
+    parse_with(src, file, embedded())
+}
+
+/// Parses scenario text against a catalog.
+pub fn parse_with(src: &str, file: &str, catalog: &'static Catalog) -> anyhow::Result<Scenario> {
+    let spec: ScenarioFile = toml::from_str(src).map_err(|e| {
+        let (l, c) = e.span().map(|s| line_col(src, s)).unwrap_or((1, 1));
+        anyhow::anyhow!("{file}:{l}:{c}: {}", crate::catalog::one_line(e.message()))
+    })?;
+    build(spec, src, file, catalog)
+}
+
+fn model_of(cx: &Ctx, catalog: &Catalog, s: &Spanned<String>, field: &str) -> anyhow::Result<usize> {
+    match catalog.model_id(s.get_ref()) {
+        Some(m) => Ok(m),
+        None => cx.err(
+            s.span(),
+            field,
+            format!(
+                "unknown GPU model `{}` (known: {})",
+                s.get_ref(),
+                catalog.model_names()
+            ),
+        ),
+    }
+}
+
+fn curve_of(cx: &Ctx, catalog: &Catalog, s: &Option<Spanned<String>>) -> anyhow::Result<usize> {
+    match s {
+        None => Ok(catalog.default_curve()),
+        Some(s) => match catalog.curve_id(s.get_ref()) {
+            Some(c) => Ok(c),
+            None => cx.err(
+                s.span(),
+                "curve",
+                format!("unknown power curve `{}`", s.get_ref()),
+            ),
+        },
+    }
+}
+
+fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -> anyhow::Result<Scenario> {
+    let cx = Ctx { file, src };
+    let mut hosts: Vec<Host> = Vec::new();
+    let mut groups = Vec::new();
+    let mut names: BTreeMap<String, Range<usize>> = BTreeMap::new();
+    for g in &spec.host_groups {
+        let models = g
+            .gpus
+            .iter()
+            .map(|m| model_of(&cx, catalog, m, "gpus"))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let curve = curve_of(&cx, catalog, &g.curve)?;
+        for i in 0..g.count {
+            let name = format!("{}{i}", g.prefix.get_ref());
+            if names.insert(name.clone(), g.prefix.span()).is_some() {
+                return cx.err(
+                    g.prefix.span(),
+                    "prefix",
+                    format!("host name `{name}` is used twice"),
+                );
+            }
+            hosts.push(Host::new(name, g.cores, g.ram_gb, models.clone(), curve));
+        }
+        groups.push((g.prefix.get_ref().clone(), g.count));
+    }
+    for h in &spec.hosts {
+        let models = h
+            .gpus
+            .iter()
+            .map(|m| model_of(&cx, catalog, m, "gpus"))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let curve = curve_of(&cx, catalog, &h.curve)?;
+        if names.insert(h.name.get_ref().clone(), h.name.span()).is_some() {
+            return cx.err(
+                h.name.span(),
+                "name",
+                format!("host name `{}` is used twice", h.name.get_ref()),
+            );
+        }
+        let mut host = Host::new(h.name.get_ref().clone(), h.cores, h.ram_gb, models, curve);
+        host.note = h.note.clone();
+        for (k, n) in h.gpu_notes.iter().enumerate() {
+            if !n.is_empty() {
+                host.gpu_notes.insert(k, n.clone());
+            }
+        }
+        hosts.push(host);
+    }
+    let mut fleet = Fleet::new(catalog, hosts);
+    for v in &spec.vms {
+        let mut gis = Vec::new();
+        if !v.profiles.is_empty() {
+            let Some(ms) = &v.model else {
+                let span = v.profiles[0].span();
+                return cx.err(
+                    span,
+                    "model",
+                    format!("VM {} lists profiles but no `model`", v.id),
+                );
+            };
+            let m = model_of(&cx, catalog, ms, "model")?;
+            let model = catalog.model(m);
+            for p in &v.profiles {
+                match model.profile(p.get_ref()) {
+                    Some(pid) => gis.push(GiRequest {
+                        model: m,
+                        profile: pid,
+                    }),
+                    None => {
+                        return cx.err(
+                            p.span(),
+                            "profiles",
+                            format!(
+                                "unknown profile `{}` for {} (known: {})",
+                                p.get_ref(),
+                                model.name,
+                                model.profile_names()
+                            ),
+                        )
+                    }
+                }
+            }
+        }
+        let arrival = v.arrival_h.unwrap_or(0.0) * 3600.0;
+        let vm = Vm {
+            id: v.id,
+            gis,
+            cores: v.cores,
+            ram_gb: v.ram_gb,
+            kind: v.kind,
+            arrival,
+            lifetime: v.lifetime_h.map(|h| h * 3600.0),
+            admitted_at: None,
+            tenant: v.tenant.clone(),
+            placement: None,
+        };
+        if v.id == 0 {
+            return cx.err(0..0, "id", "VM ids start at 1");
+        }
+        let result = match &v.host {
+            None => {
+                if let Some(a) = v.at.first() {
+                    return cx.err(a.span(), "at", format!("VM {} has `at` but no `host`", v.id));
+                }
+                fleet.add_pending(vm).map(|_| ())
+            }
+            Some(hname) => {
+                let Some(h) = fleet.hosts.iter().position(|x| &x.name == hname.get_ref()) else {
+                    return cx.err(
+                        hname.span(),
+                        "host",
+                        format!("no host named `{}`", hname.get_ref()),
+                    );
+                };
+                if v.at.len() != vm.gis.len() {
+                    let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
+                    return cx.err(
+                        span,
+                        "at",
+                        format!(
+                            "VM {} has {} GIs but {} `at` entries (GPU@START each)",
+                            v.id,
+                            vm.gis.len(),
+                            v.at.len()
+                        ),
+                    );
+                }
+                let mut slots = Vec::new();
+                for a in &v.at {
+                    let parsed = a.get_ref().split_once('@').and_then(|(g, z)| {
+                        Some(GiSlot {
+                            gpu: g.trim().parse().ok()?,
+                            start: z.trim().parse().ok()?,
+                        })
+                    });
+                    match parsed {
+                        Some(s) => slots.push(s),
+                        None => return cx.err(a.span(), "at", format!("`{}` is not GPU@START", a.get_ref())),
+                    }
+                }
+                let mut vm = vm;
+                vm.admitted_at = Some(v.admitted_h.map(|h| h * 3600.0).unwrap_or(arrival));
+                let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
+                match fleet.add_placed(vm, Placement { host: h, gis: slots }) {
+                    Ok(_) => Ok(()),
+                    Err(e) => return cx.err(span, "at", format!("VM {}: {e}", v.id)),
+                }
+            }
+        };
+        if let Err(e) = result {
+            let span = v.model.as_ref().map(|m| m.span()).unwrap_or(0..0);
+            return cx.err(span, "vm", format!("VM {}: {e}", v.id));
+        }
+    }
+    let start = match &spec.start {
+        None => chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
+            .expect("valid")
+            .to_utc(),
+        Some(s) => match chrono::DateTime::parse_from_rfc3339(s) {
+            Ok(d) => d.to_utc(),
+            Err(e) => {
+                let at = src.find("start").unwrap_or(0);
+                return cx.err(at..at, "start", format!("`{s}` is not an RFC 3339 date: {e}"));
+            }
+        },
+    };
+    for (model, mix) in &spec.workload.profile_mix {
+        let field_at = src.find("profile_mix").unwrap_or(0);
+        let Some(m) = catalog.model_id(model) else {
+            return cx.err(
+                field_at..field_at,
+                "workload.profile_mix",
+                format!("unknown GPU model `{model}`"),
+            );
+        };
+        for p in mix.keys() {
+            if catalog.model(m).profile(p).is_none() {
+                return cx.err(
+                    field_at..field_at,
+                    "workload.profile_mix",
+                    format!("unknown profile `{p}` for {model}"),
+                );
+            }
+        }
+    }
+    fleet
+        .check_invariants()
+        .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    Ok(Scenario {
+        name: spec.name.clone().unwrap_or_else(|| {
+            Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        }),
+        description: spec.description.clone(),
+        start,
+        now_s: spec.now_s.unwrap_or(0.0),
+        fleet,
+        workload: spec.workload,
+        policy: spec.policy,
+        quotas: spec.quotas,
+        groups,
+    })
+}
+
+fn spanned<T>(v: T) -> Spanned<T> {
+    // Spans are only meaningful on parsed values; a written value carries an empty one.
+    toml::Spanned::new(0..0, v)
+}
+
+impl Scenario {
+    /// The scenario file that describes this state (groups kept where the hosts still match).
+    pub fn to_file(&self) -> ScenarioFile {
+        let catalog = self.fleet.catalog;
+        let mut host_groups = Vec::new();
+        let mut hosts = Vec::new();
+        let mut i = 0;
+        let fleet_hosts = &self.fleet.hosts;
+        let mut gi = 0;
+        while i < fleet_hosts.len() {
+            // A group is written back when its hosts are still named and equipped as a group.
+            if let Some((prefix, count)) = self.groups.get(gi) {
+                let n = *count as usize;
+                let first = &fleet_hosts[i];
+                let same = i + n <= fleet_hosts.len()
+                    && (0..n).all(|k| {
+                        let h = &fleet_hosts[i + k];
+                        h.name == format!("{prefix}{k}")
+                            && h.cores == first.cores
+                            && h.ram_gb == first.ram_gb
+                            && h.curve == first.curve
+                            && h.gpus
+                                .iter()
+                                .map(|g| g.model)
+                                .eq(first.gpus.iter().map(|g| g.model))
+                            && h.note.is_none()
+                            && h.gpu_notes.is_empty()
+                    });
+                if same && n > 0 {
+                    host_groups.push(HostGroupSpec {
+                        prefix: spanned(prefix.clone()),
+                        count: *count,
+                        cores: first.cores,
+                        ram_gb: first.ram_gb,
+                        gpus: first
+                            .gpus
+                            .iter()
+                            .map(|g| spanned(catalog.model(g.model).name.clone()))
+                            .collect(),
+                        curve: Some(spanned(catalog.curves[first.curve].name.clone())),
+                    });
+                    i += n;
+                    gi += 1;
+                    continue;
+                }
+                gi += 1;
+                continue;
+            }
+            let h = &fleet_hosts[i];
+            let n_gpus = h.gpus.len();
+            hosts.push(HostSpec {
+                name: spanned(h.name.clone()),
+                cores: h.cores,
+                ram_gb: h.ram_gb,
+                gpus: h
+                    .gpus
+                    .iter()
+                    .map(|g| spanned(catalog.model(g.model).name.clone()))
+                    .collect(),
+                curve: Some(spanned(catalog.curves[h.curve].name.clone())),
+                note: h.note.clone(),
+                gpu_notes: if h.gpu_notes.is_empty() {
+                    Vec::new()
+                } else {
+                    (0..n_gpus)
+                        .map(|k| h.gpu_notes.get(&k).cloned().unwrap_or_default())
+                        .collect()
+                },
+            });
+            i += 1;
+        }
+        // Placed VMs first by id, then pending VMs in queue order (the queue order is kept).
+        let mut vms = Vec::new();
+        let vm_spec = |v: &Vm| VmSpec {
+            id: v.id,
+            model: v.model().map(|m| spanned(catalog.model(m).name.clone())),
+            profiles: v
+                .gis
+                .iter()
+                .map(|g| spanned(catalog.model(g.model).profiles[g.profile].name.clone()))
+                .collect(),
+            cores: v.cores,
+            ram_gb: v.ram_gb,
+            kind: v.kind,
+            lifetime_h: v.lifetime.map(|s| s / 3600.0),
+            arrival_h: Some(v.arrival / 3600.0),
+            admitted_h: v.admitted_at.map(|s| s / 3600.0),
+            tenant: v.tenant.clone(),
+            host: v
+                .placement
+                .as_ref()
+                .map(|p| spanned(self.fleet.hosts[p.host].name.clone())),
+            at: v
+                .placement
+                .as_ref()
+                .map(|p| {
+                    p.gis
+                        .iter()
+                        .map(|s| spanned(format!("{}@{}", s.gpu, s.start)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        for v in self.fleet.vms().filter(|v| v.placement.is_some()) {
+            vms.push(vm_spec(v));
+        }
+        for id in self.fleet.pending() {
+            if let Some(v) = self.fleet.vm(*id) {
+                vms.push(vm_spec(v));
+            }
+        }
+        ScenarioFile {
+            name: Some(self.name.clone()),
+            description: self.description.clone(),
+            start: Some(self.start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            now_s: if self.now_s != 0.0 { Some(self.now_s) } else { None },
+            host_groups,
+            hosts,
+            vms,
+            workload: self.workload.clone(),
+            policy: self.policy.clone(),
+            quotas: self.quotas.clone(),
+        }
+    }
+
+    /// The scenario as TOML text.
+    pub fn to_toml(&self) -> anyhow::Result<String> {
+        Ok(toml::to_string_pretty(&self.to_file())?)
+    }
+}
+
+/// Saves a scenario atomically: writes a temporary file beside `path`, then renames it.
+pub fn save(scenario: &Scenario, path: &Path) -> anyhow::Result<()> {
+    let text = scenario.to_toml()?;
+    write_atomic(path, text.as_bytes())
+}
+
+/// Writes `bytes` to `path` atomically (temporary file in the same folder, fsync, rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let fname = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{fname}.tmp-{}", std::process::id()));
+    let res = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        anyhow::bail!("{}: cannot save: {e}", path.display());
+    }
+    Ok(())
+}
+
+/// One-line summary for `migplan check`.
+pub fn summary(s: &Scenario) -> String {
+    let catalog = s.fleet.catalog;
+    let mut by_model: BTreeMap<&str, usize> = BTreeMap::new();
+    for g in s.fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        *by_model.entry(catalog.model(g.model).name.as_str()).or_default() += 1;
+    }
+    let gpus = by_model
+        .iter()
+        .map(|(m, n)| format!("{n} {m}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let placed = s.fleet.vms().filter(|v| v.placement.is_some()).count();
+    let occupied: u32 = s
+        .fleet
+        .hosts
+        .iter()
+        .flat_map(|h| &h.gpus)
+        .map(|g| g.occ.used_slices())
+        .sum();
+    let total: u32 = s
+        .fleet
+        .hosts
+        .iter()
+        .flat_map(|h| &h.gpus)
+        .map(|g| catalog.model(g.model).memory_slices as u32)
+        .sum();
+    format!(
+        "{}: {} hosts, GPUs: {}, VMs: {} placed, {} pending, occupied slices: {}/{}",
+        s.name,
+        s.fleet.hosts.len(),
+        if gpus.is_empty() { "none".into() } else { gpus },
+        placed,
+        s.fleet.pending().len(),
+        occupied,
+        total
+    )
+}
