@@ -191,7 +191,7 @@ pub enum FleetError {
     UnknownVm(VmId),
     UnknownHost(HostId),
     UnknownGpu {
-        host: HostId,
+        host: String,
         gpu: usize,
     },
     DuplicateVm(VmId),
@@ -214,7 +214,7 @@ pub enum FleetError {
         permitted: Vec<u8>,
     },
     SliceTaken {
-        host: HostId,
+        host: String,
         gpu: usize,
         slice: u8,
         by: Option<VmId>,
@@ -224,12 +224,12 @@ pub enum FleetError {
         max: u8,
     },
     Cores {
-        host: HostId,
+        host: String,
         need: u32,
         free: u32,
     },
     Ram {
-        host: HostId,
+        host: String,
         need: u32,
         free: u32,
     },
@@ -475,14 +475,14 @@ impl Fleet {
         }
         if vm.cores > free_cores {
             return Err(FleetError::Cores {
-                host: placement.host,
+                host: host.name.clone(),
                 need: vm.cores,
                 free: free_cores,
             });
         }
         if vm.ram_gb > free_ram {
             return Err(FleetError::Ram {
-                host: placement.host,
+                host: host.name.clone(),
                 need: vm.ram_gb,
                 free: free_ram,
             });
@@ -490,8 +490,8 @@ impl Fleet {
         // Occupancy per touched GPU, with the VM's own GIs released when moving within the host.
         let mut occs: BTreeMap<usize, Occupancy> = BTreeMap::new();
         for (req, slot) in vm.gis.iter().zip(&placement.gis) {
-            let gpu = host.gpus.get(slot.gpu).ok_or(FleetError::UnknownGpu {
-                host: placement.host,
+            let gpu = host.gpus.get(slot.gpu).ok_or_else(|| FleetError::UnknownGpu {
+                host: host.name.clone(),
                 gpu: slot.gpu,
             })?;
             let model = self.catalog.model(gpu.model);
@@ -526,7 +526,7 @@ impl Fleet {
                     .map(|g| g.vm)
                     .filter(|&v| !(same_host && v == vm.id));
                 return Err(FleetError::SliceTaken {
-                    host: placement.host,
+                    host: host.name.clone(),
                     gpu: slot.gpu,
                     slice,
                     by,

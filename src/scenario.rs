@@ -272,8 +272,17 @@ pub fn parse(src: &str, file: &str) -> anyhow::Result<Scenario> {
 /// Parses scenario text against a catalog.
 pub fn parse_with(src: &str, file: &str, catalog: &'static Catalog) -> anyhow::Result<Scenario> {
     let spec: ScenarioFile = toml::from_str(src).map_err(|e| {
-        let (l, c) = e.span().map(|s| line_col(src, s)).unwrap_or((1, 1));
-        anyhow::anyhow!("{file}:{l}:{c}: {}", crate::catalog::one_line(e.message()))
+        let span = e.span().unwrap_or(0..0);
+        let (l, c) = line_col(src, span.clone());
+        // Name the field whose value is wrong: the key of the line the error points at.
+        let line = src.lines().nth(l.saturating_sub(1)).unwrap_or("");
+        let msg = crate::catalog::one_line(e.message());
+        match line.split_once('=').map(|(k, _)| k.trim()) {
+            Some(k) if !msg.contains("unknown field") && !k.is_empty() && !k.contains(['[', '"']) => {
+                anyhow::anyhow!("{file}:{l}:{c}: field `{k}`: {msg}")
+            }
+            _ => anyhow::anyhow!("{file}:{l}:{c}: {msg}"),
+        }
     })?;
     build(spec, src, file, catalog)
 }
