@@ -295,6 +295,50 @@ type HostTally = (
     Vec<Vec<(VmId, usize, ProfileId, u8)>>,
 );
 
+/// The counters behind the consolidation gap of §5.1 (Eq. 17 and 18), kept up to date by every
+/// placement and release in O(1) per GI, so that the gap of a class costs O(models) to read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GapCounters {
+    /// Per GPU model (by [`ModelId`]): GPUs holding at least one GI.
+    pub active_gpus: Vec<u32>,
+    /// Per GPU model: memory slices of the GIs placed on GPUs of that model.
+    pub placed_slices: Vec<u32>,
+    /// Hosts without GPUs (the class M0 of Eq. 18) that run a VM.
+    pub m0_active: u32,
+    /// Cores and RAM (GB) of the VMs running on hosts without GPUs.
+    pub m0_cores: u64,
+    pub m0_ram: u64,
+}
+
+impl GapCounters {
+    /// Counts everything from scratch.
+    fn tally(catalog: &Catalog, hosts: &[Host], vms: &BTreeMap<VmId, Vm>) -> Self {
+        let mut c = GapCounters {
+            active_gpus: vec![0; catalog.models.len()],
+            placed_slices: vec![0; catalog.models.len()],
+            ..Default::default()
+        };
+        for host in hosts {
+            for gpu in &host.gpus {
+                if !gpu.occ.is_empty() {
+                    c.active_gpus[gpu.model] += 1;
+                }
+                c.placed_slices[gpu.model] += gpu.occ.used_slices();
+            }
+            if host.gpus.is_empty() && host.is_active() {
+                c.m0_active += 1;
+                for id in &host.vms {
+                    if let Some(vm) = vms.get(id) {
+                        c.m0_cores += vm.cores as u64;
+                        c.m0_ram += vm.ram_gb as u64;
+                    }
+                }
+            }
+        }
+        c
+    }
+}
+
 /// The state of a fleet: hosts, VMs (placed or pending) and the pending queue Q.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fleet {
@@ -304,17 +348,26 @@ pub struct Fleet {
     /// Pending VMs, oldest first.
     pending: Vec<VmId>,
     next_id: VmId,
+    gap: GapCounters,
 }
 
 impl Fleet {
     pub fn new(catalog: &'static Catalog, hosts: Vec<Host>) -> Self {
+        let vms = BTreeMap::new();
+        let gap = GapCounters::tally(catalog, &hosts, &vms);
         Fleet {
             catalog,
             hosts,
-            vms: BTreeMap::new(),
+            vms,
             pending: Vec::new(),
             next_id: 1,
+            gap,
         }
+    }
+
+    /// The counters of the consolidation gap (§5.1, Eq. 17 and 18).
+    pub fn gap_counters(&self) -> &GapCounters {
+        &self.gap
     }
 
     /// All VMs, placed and pending, by id.
@@ -548,6 +601,14 @@ impl Fleet {
         let catalog = self.catalog;
         let vm = self.vms.get_mut(&id).expect("VM exists");
         let host = &mut self.hosts[placement.host];
+        let gap = &mut self.gap;
+        if host.gpus.is_empty() {
+            if host.vms.is_empty() {
+                gap.m0_active += 1;
+            }
+            gap.m0_cores += vm.cores as u64;
+            gap.m0_ram += vm.ram_gb as u64;
+        }
         host.used_cores += vm.cores;
         host.used_ram += vm.ram_gb;
         if let Err(pos) = host.vms.binary_search(&id) {
@@ -555,7 +616,12 @@ impl Fleet {
         }
         for (index, (req, slot)) in vm.gis.iter().zip(&placement.gis).enumerate() {
             let gpu = &mut host.gpus[slot.gpu];
-            gpu.occ.add(catalog.model(gpu.model), req.profile, slot.start);
+            let model = catalog.model(gpu.model);
+            if gpu.occ.is_empty() {
+                gap.active_gpus[gpu.model] += 1;
+            }
+            gap.placed_slices[gpu.model] += model.profiles[req.profile].size as u32;
+            gpu.occ.add(model, req.profile, slot.start);
             gpu.gis.push(ResidentGi {
                 vm: id,
                 index,
@@ -578,9 +644,22 @@ impl Fleet {
         host.used_cores -= vm.cores;
         host.used_ram -= vm.ram_gb;
         host.vms.retain(|&v| v != id);
+        let gap = &mut self.gap;
+        if host.gpus.is_empty() {
+            if host.vms.is_empty() {
+                gap.m0_active -= 1;
+            }
+            gap.m0_cores -= vm.cores as u64;
+            gap.m0_ram -= vm.ram_gb as u64;
+        }
         for (req, slot) in vm.gis.iter().zip(&placement.gis) {
             let gpu = &mut host.gpus[slot.gpu];
-            gpu.occ.remove(catalog.model(gpu.model), req.profile, slot.start);
+            let model = catalog.model(gpu.model);
+            gpu.occ.remove(model, req.profile, slot.start);
+            gap.placed_slices[gpu.model] -= model.profiles[req.profile].size as u32;
+            if gpu.occ.is_empty() {
+                gap.active_gpus[gpu.model] -= 1;
+            }
             gpu.gis.retain(|g| !(g.vm == id && g.start == slot.start));
         }
     }
@@ -714,6 +793,9 @@ impl Fleet {
             if !self.vms.contains_key(id) {
                 return Err(format!("pending VM {id} is unknown"));
             }
+        }
+        if GapCounters::tally(self.catalog, &self.hosts, &self.vms) != self.gap {
+            return Err("the gap counters of §5.1 are stale".into());
         }
         Ok(())
     }

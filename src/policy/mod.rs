@@ -2,6 +2,8 @@
 //! it arrives and may act on every simulation step, but it only proposes; the simulator or the
 //! session applies what it proposes (a placement on arrival, a [`Plan`] on a step).
 
+pub mod origamig;
+
 use crate::fleet::{Fleet, Placement, Vm};
 use crate::plan::Plan;
 

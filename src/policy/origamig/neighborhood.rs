@@ -1,0 +1,431 @@
+//! Neighborhood selection of OrigaMIG: Algorithm 1 of the paper (§5.2).
+//!
+//! A call selects at most `m_max` hosts M̂; N̂ holds the VMs running on M̂ and the pending VMs of
+//! the call. A host whose VMs would raise |N̂| above `n_max` is skipped, except the first host
+//! selected for the oldest pending VM, so every admission call decides that VM.
+//!
+//! The "fit" test of §5.2 ignores start slices: a host's free resources fit a VM when it has the
+//! VM's cores and RAM free and each GI, largest first, fits some GPU of its class with enough
+//! free memory and compute slices (each GI reserves what it takes).
+//!
+//! Readings of the pseudo-code (the paper leaves these open):
+//! - Lines 4 and 8 consider active hosts; a switched-off host joins only through line 14. A
+//!   pending VM is rejected at line 12 only when no host of the fleet, on or off, could take it
+//!   even empty (it never could be admitted); one that only a switched-off host can take waits
+//!   (or, when it is the oldest, gets that host through line 14).
+//! - "by free memory slices" sorts by the free memory slices of the GPUs of the VM's class,
+//!   most first; line 13 fills with active hosts that have a GPU of a class of the call's pending
+//!   VMs, most free slices of those classes first, then most free cores, then lowest id.
+//! - One slot of M̂ is kept for the switched-off host of line 14 when there is one.
+//! - A pending VM counts in |N̂| when its first host joins M̂ (line 15).
+//! - Consolidation: R is ordered like line 13 (most free slices of class h first). Line 21
+//!   empties the sources jointly, in order, into the receivers of M̂ with the fit test. M̂ is
+//!   filled at line 20 and stays as filled: lines 21-22 only shrink S, and a call whose S ends
+//!   empty is not made (no source can be emptied, so the call could not switch a host off).
+
+use super::triggers::{CallKind, Class};
+use crate::catalog::ModelId;
+use crate::fleet::{Fleet, Host, HostId, Vm, VmId};
+use crate::mig;
+use crate::scenario::PolicySettings;
+use std::collections::BTreeSet;
+
+/// The hosts and VMs of one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighborhood {
+    pub kind: CallKind,
+    /// M̂, in the order selected.
+    pub hosts: Vec<HostId>,
+    /// The pending VMs of N̂, oldest first.
+    pub pending: Vec<VmId>,
+    /// Pending VMs that no host of the fleet could take even empty (Algorithm 1, line 12).
+    pub rejected: Vec<VmId>,
+    /// Consolidation: the sources S the call tries to empty.
+    pub sources: Vec<HostId>,
+    /// |N̂|: VMs running on M̂ plus the pending VMs of the call.
+    pub n_vms: usize,
+}
+
+impl Neighborhood {
+    /// Whether the call has nothing to decide.
+    pub fn is_empty(&self) -> bool {
+        self.n_vms == 0
+    }
+}
+
+/// Free resources of a host for the fit test: cores, RAM and, per GPU, its model with free
+/// memory and compute slices.
+#[derive(Debug, Clone)]
+struct Free {
+    cores: u32,
+    ram: u32,
+    gpus: Vec<(ModelId, u32, u32)>,
+}
+
+impl Free {
+    fn of(fleet: &Fleet, host: &Host) -> Free {
+        Free {
+            cores: host.free_cores(),
+            ram: host.free_ram(),
+            gpus: host
+                .gpus
+                .iter()
+                .map(|g| {
+                    let m = fleet.catalog.model(g.model);
+                    (
+                        g.model,
+                        m.memory_slices as u32 - g.occ.used_slices(),
+                        m.compute_slices as u32 - g.occ.used_compute(m),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    fn empty(fleet: &Fleet, host: &Host) -> Free {
+        Free {
+            cores: host.cores,
+            ram: host.ram_gb,
+            gpus: host
+                .gpus
+                .iter()
+                .map(|g| {
+                    let m = fleet.catalog.model(g.model);
+                    (g.model, m.memory_slices as u32, m.compute_slices as u32)
+                })
+                .collect(),
+        }
+    }
+
+    /// The fit test of §5.2; on success the VM's resources are reserved.
+    fn take(&mut self, fleet: &Fleet, vm: &Vm) -> bool {
+        if self.cores < vm.cores || self.ram < vm.ram_gb {
+            return false;
+        }
+        let c = fleet.catalog;
+        let mut trial = self.gpus.clone();
+        for i in vm.gis_largest_first(c) {
+            let req = vm.gis[i];
+            let prof = &c.model(req.model).profiles[req.profile];
+            let (size, compute) = (prof.size as u32, prof.compute as u32);
+            let Some(g) = trial
+                .iter_mut()
+                .find(|g| c.same_class(req.model, g.0) && g.1 >= size && g.2 >= compute)
+            else {
+                return false;
+            };
+            g.1 -= size;
+            g.2 -= compute;
+        }
+        self.gpus = trial;
+        self.cores -= vm.cores;
+        self.ram -= vm.ram_gb;
+        true
+    }
+
+    fn fits(&self, fleet: &Fleet, vm: &Vm) -> bool {
+        self.clone().take(fleet, vm)
+    }
+}
+
+/// Free memory slices of a host on GPUs of the given classes (all GPUs when `classes` is empty).
+fn free_slices(fleet: &Fleet, host: &Host, classes: &BTreeSet<Class>) -> u32 {
+    host.gpus
+        .iter()
+        .filter(|g| {
+            classes.is_empty() || classes.contains(&Class::Gpu(fleet.catalog.model(g.model).class.clone()))
+        })
+        .map(|g| fleet.catalog.model(g.model).memory_slices as u32 - g.occ.used_slices())
+        .sum()
+}
+
+/// Sorts hosts by free memory slices of `classes` (most first), then free cores (most first),
+/// then id.
+fn sort_by_free(fleet: &Fleet, hosts: &mut [HostId], classes: &BTreeSet<Class>) {
+    hosts.sort_by_key(|&h| {
+        let host = &fleet.hosts[h];
+        (
+            std::cmp::Reverse(free_slices(fleet, host, classes)),
+            std::cmp::Reverse(host.free_cores()),
+            h,
+        )
+    });
+}
+
+/// M̂ and |N̂| under construction.
+struct Builder {
+    hosts: Vec<HostId>,
+    in_m: BTreeSet<HostId>,
+    n: usize,
+}
+
+impl Builder {
+    fn new() -> Self {
+        Builder {
+            hosts: Vec::new(),
+            in_m: BTreeSet::new(),
+            n: 0,
+        }
+    }
+
+    fn push(&mut self, h: HostId, add: usize) {
+        self.hosts.push(h);
+        self.in_m.insert(h);
+        self.n += add;
+    }
+}
+
+/// Algorithm 1, AdmissionCall(Q).
+pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
+    let (m_max, n_max) = (settings.m_max.max(1), settings.n_max.max(1));
+    let nvms = |h: HostId| fleet.hosts[h].vms.len();
+    let active: Vec<HostId> = (0..fleet.hosts.len())
+        .filter(|&h| fleet.hosts[h].is_active())
+        .collect();
+    let mut b = Builder::new();
+    let mut pending: Vec<VmId> = Vec::new();
+    let mut rejected: Vec<VmId> = Vec::new();
+    let mut oldest: Option<VmId> = None;
+    let mut off_host: Option<HostId> = None;
+    for &i in fleet.pending() {
+        let Some(vm) = fleet.vm(i) else { continue };
+        let class: BTreeSet<Class> = [Class::of_vm(fleet, vm)].into_iter().collect();
+        // Line 4: active hosts whose free resources fit the VM, fewest VMs first.
+        let mut c: Vec<HostId> = active
+            .iter()
+            .copied()
+            .filter(|&h| Free::of(fleet, &fleet.hosts[h]).fits(fleet, vm))
+            .collect();
+        c.sort_by_key(|&h| (nvms(h), h));
+        if c.is_empty() {
+            // Line 8: active hosts that would fit the VM if empty, by free memory slices.
+            c = active
+                .iter()
+                .copied()
+                .filter(|&h| Free::empty(fleet, &fleet.hosts[h]).fits(fleet, vm))
+                .collect();
+            sort_by_free(fleet, &mut c, &class);
+            // Line 12: no host of the fleet could ever take it.
+            if c.is_empty() && !fleet.hosts.iter().any(|h| Free::empty(fleet, h).fits(fleet, vm)) {
+                rejected.push(i);
+                continue;
+            }
+        }
+        let is_oldest = oldest.is_none();
+        if is_oldest {
+            oldest = Some(i);
+            // Line 14's switched-off host, chosen now so that a slot of M̂ is kept for it.
+            off_host = (0..fleet.hosts.len()).find(|&h| {
+                let host = &fleet.hosts[h];
+                !host.is_active() && Free::of(fleet, host).fits(fleet, vm)
+            });
+        }
+        let cap = m_max - usize::from(off_host.is_some() && m_max >= 2);
+        let Some(&first) = c.first() else {
+            // Only a switched-off host can take it: the oldest gets it through line 14.
+            if is_oldest && off_host.is_some() {
+                pending.push(i);
+                b.n += 1;
+            }
+            continue;
+        };
+        // Line 6 / 10: add C to M̂ in order, within Mmax and Nmax; the first host of the oldest
+        // pending VM is always added.
+        if b.in_m.contains(&first) && (is_oldest || b.n < n_max) {
+            pending.push(i);
+            b.n += 1;
+        }
+        for (idx, &h) in c.iter().enumerate() {
+            if b.in_m.contains(&h) {
+                continue;
+            }
+            let exception = is_oldest && idx == 0;
+            if b.hosts.len() >= cap && !exception {
+                break;
+            }
+            let add = nvms(h) + usize::from(idx == 0);
+            if exception || b.n + add <= n_max {
+                b.push(h, add);
+                if idx == 0 {
+                    pending.push(i);
+                }
+            }
+        }
+    }
+    // Line 13: fill M̂ with active hosts of the call's classes, by free memory slices, then CPU.
+    let classes: BTreeSet<Class> = pending
+        .iter()
+        .filter_map(|&i| fleet.vm(i))
+        .map(|v| Class::of_vm(fleet, v))
+        .collect();
+    let gpu_classes: BTreeSet<Class> = classes.iter().filter(|c| **c != Class::NoGpu).cloned().collect();
+    let mut rest: Vec<HostId> = active
+        .iter()
+        .copied()
+        .filter(|h| !b.in_m.contains(h))
+        .filter(|&h| {
+            classes.contains(&Class::NoGpu) || classes.iter().any(|c| c.has_host(fleet, &fleet.hosts[h]))
+        })
+        .collect();
+    sort_by_free(fleet, &mut rest, &gpu_classes);
+    let cap = m_max - usize::from(off_host.is_some() && m_max >= 2);
+    for h in rest {
+        if b.hosts.len() >= cap {
+            break;
+        }
+        if b.n + nvms(h) <= n_max {
+            b.push(h, nvms(h));
+        }
+    }
+    // Line 14: a switched-off host that fits the oldest pending VM.
+    if let Some(h) = off_host {
+        if !b.in_m.contains(&h) && b.hosts.len() < m_max && !pending.is_empty() {
+            b.push(h, 0);
+        }
+    }
+    if pending.is_empty() {
+        // Nothing to admit: the call decides nothing.
+        b = Builder::new();
+    }
+    Neighborhood {
+        kind: CallKind::Admission,
+        hosts: b.hosts,
+        pending,
+        rejected,
+        sources: Vec::new(),
+        n_vms: b.n,
+    }
+}
+
+/// CF_j: the CF (Eq. 2) of the active GPUs of a host.
+fn host_cf(fleet: &Fleet, host: &Host) -> u32 {
+    host.gpus
+        .iter()
+        .filter(|g| !g.occ.is_empty())
+        .map(|g| mig::cf(fleet.catalog.model(g.model), &g.occ))
+        .sum()
+}
+
+/// Algorithm 1, ConsolidationCall(h).
+pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) -> Neighborhood {
+    let (m_max, n_max) = (settings.m_max.max(1), settings.n_max.max(1));
+    let nvms = |h: HostId| fleet.hosts[h].vms.len();
+    let of_class: Vec<HostId> = (0..fleet.hosts.len())
+        .filter(|&h| fleet.hosts[h].is_active() && class.has_host(fleet, &fleet.hosts[h]))
+        .collect();
+    // Line 17: sources, fewest VMs first.
+    let mut s: Vec<HostId> = of_class.clone();
+    s.sort_by_key(|&h| (nvms(h), h));
+    // Line 18: keep a source only if switching it off outweighs its CF and the moves of its VMs.
+    s.retain(|&h| {
+        let host = &fleet.hosts[h];
+        let active_gpus = host.gpus.iter().filter(|g| !g.occ.is_empty()).count() as f64;
+        let value = settings.weight_host + settings.weight_gpu * active_gpus;
+        let cost = settings.weight_free_start * host_cf(fleet, host) as f64
+            + 2.0 * settings.delta * host.vms.len() as f64;
+        value > cost
+    });
+    // Line 19: receivers, the other active hosts of the class plus the active hosts of M0.
+    let mut r: Vec<HostId> = of_class.iter().copied().filter(|h| !s.contains(h)).collect();
+    if *class != Class::NoGpu {
+        r.extend(
+            (0..fleet.hosts.len()).filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
+        );
+    }
+    let classes: BTreeSet<Class> = match class {
+        Class::NoGpu => BTreeSet::new(),
+        c => [c.clone()].into_iter().collect(),
+    };
+    sort_by_free(fleet, &mut r, &classes);
+    // Line 20: at most Mmax / 2 sources; fill M̂ with S, then R.
+    s.truncate(m_max / 2);
+    let mut b = Builder::new();
+    let mut sources = Vec::new();
+    for h in s {
+        if b.hosts.len() < m_max && b.n + nvms(h) <= n_max {
+            b.push(h, nvms(h));
+            sources.push(h);
+        }
+    }
+    let mut receivers = Vec::new();
+    for h in r {
+        if b.hosts.len() >= m_max {
+            break;
+        }
+        if b.n + nvms(h) <= n_max {
+            b.push(h, nvms(h));
+            receivers.push(h);
+        }
+    }
+    // Lines 21-22: drop the last source while the sources cannot be emptied into R.
+    while !sources.is_empty() && !can_empty(fleet, &sources, &receivers) {
+        sources.pop();
+    }
+    if sources.is_empty() {
+        return Neighborhood {
+            kind: CallKind::Consolidation(class.clone()),
+            hosts: Vec::new(),
+            pending: Vec::new(),
+            rejected: Vec::new(),
+            sources: Vec::new(),
+            n_vms: 0,
+        };
+    }
+    Neighborhood {
+        kind: CallKind::Consolidation(class.clone()),
+        hosts: b.hosts,
+        pending: Vec::new(),
+        rejected: Vec::new(),
+        sources,
+        n_vms: b.n,
+    }
+}
+
+/// Whether the VMs of all `sources` fit, with the fit test, into the free resources of the
+/// `receivers` (sources in order, each VM largest first, to the first receiver that fits it).
+pub fn can_empty(fleet: &Fleet, sources: &[HostId], receivers: &[HostId]) -> bool {
+    let mut free: Vec<Free> = receivers
+        .iter()
+        .map(|&h| Free::of(fleet, &fleet.hosts[h]))
+        .collect();
+    for &s in sources {
+        let mut vms: Vec<&Vm> = fleet.hosts[s].vms.iter().filter_map(|&i| fleet.vm(i)).collect();
+        vms.sort_by_key(|v| {
+            (
+                std::cmp::Reverse(v.memory_slices(fleet.catalog)),
+                std::cmp::Reverse(v.cores),
+                v.id,
+            )
+        });
+        for vm in vms {
+            if !free.iter_mut().any(|f| f.take(fleet, vm)) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// OPT's neighborhood: every host and every pending VM.
+pub fn whole(fleet: &Fleet) -> Neighborhood {
+    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+    let pending = fleet.pending().to_vec();
+    let n_vms = fleet.hosts.iter().map(|h| h.vms.len()).sum::<usize>() + pending.len();
+    Neighborhood {
+        kind: CallKind::Whole,
+        hosts,
+        pending,
+        rejected: Vec::new(),
+        sources: Vec::new(),
+        n_vms,
+    }
+}
+
+/// The neighborhood of a call of the given kind.
+pub fn select(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings) -> Neighborhood {
+    match kind {
+        CallKind::Admission => admission(fleet, settings),
+        CallKind::Consolidation(c) => consolidation(fleet, c, settings),
+        CallKind::Whole => whole(fleet),
+    }
+}

@@ -1,0 +1,220 @@
+//! When OrigaMIG calls its optimizer (§5.1): an admission call while the pending queue Q is not
+//! empty; a consolidation call for class h when the gap Γh reaches the threshold θ. One call at a
+//! time, admission first, checked every `check_every_s` seconds of simulated time (10 s in §6.1).
+//! A consolidation call that changes nothing disables its class until Γh grows or a VM leaves a
+//! host of that class.
+//!
+//! Γh (Eq. 17) = active GPUs of class h - ceil(memory slices of the placed GIs of class h / |Uh|);
+//! for the hosts without GPUs, M0, Γ0 (Eq. 18) = active M0 hosts - max(ceil(cores / Cmax),
+//! ceil(RAM / Rmax)) over the VMs running there. Both read the fleet's counters
+//! ([`crate::fleet::GapCounters`]), which every placement and release updates in O(1).
+
+use crate::fleet::{Fleet, Host, Vm};
+use crate::scenario::PolicySettings;
+use std::collections::BTreeMap;
+
+/// A compatibility class (§6.1: each GPU model forms its own class), or M0, the hosts without
+/// GPUs (§5.1).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Class {
+    /// GPUs of this class string ([`crate::catalog::GpuModel::class`]).
+    Gpu(String),
+    /// Hosts without GPUs.
+    NoGpu,
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Class::Gpu(c) => f.write_str(c),
+            Class::NoGpu => f.write_str("none"),
+        }
+    }
+}
+
+impl Class {
+    /// The class of a GPU model name (case-insensitive), or `none` for hosts without GPUs.
+    pub fn parse(fleet: &Fleet, name: &str) -> anyhow::Result<Class> {
+        if name.eq_ignore_ascii_case("none") {
+            return Ok(Class::NoGpu);
+        }
+        let c = fleet.catalog;
+        let id = c.model_id(name).ok_or_else(|| {
+            anyhow::anyhow!(
+                "unknown GPU model `{name}`; known: {}, or `none` for hosts without GPUs",
+                c.model_names()
+            )
+        })?;
+        Ok(Class::Gpu(c.model(id).class.clone()))
+    }
+
+    /// Whether a host belongs to the class: it has a GPU of the class (§5.1), or no GPU at all
+    /// for M0.
+    pub fn has_host(&self, fleet: &Fleet, host: &Host) -> bool {
+        match self {
+            Class::NoGpu => host.gpus.is_empty(),
+            Class::Gpu(c) => host.gpus.iter().any(|g| &fleet.catalog.model(g.model).class == c),
+        }
+    }
+
+    /// The class of a VM's GIs (M0 for a VM without GIs).
+    pub fn of_vm(fleet: &Fleet, vm: &Vm) -> Class {
+        match vm.model() {
+            Some(m) => Class::Gpu(fleet.catalog.model(m).class.clone()),
+            None => Class::NoGpu,
+        }
+    }
+
+    /// The classes present in the fleet, in order (GPU classes by name, then M0).
+    pub fn all(fleet: &Fleet) -> Vec<Class> {
+        let mut out: Vec<Class> = Vec::new();
+        for h in &fleet.hosts {
+            for g in &h.gpus {
+                let c = Class::Gpu(fleet.catalog.model(g.model).class.clone());
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
+        }
+        out.sort();
+        if fleet.hosts.iter().any(|h| h.gpus.is_empty()) {
+            out.push(Class::NoGpu);
+        }
+        out
+    }
+}
+
+/// Γh of Eq. 17 (Eq. 18 for M0), from the fleet's counters.
+pub fn gap(fleet: &Fleet, class: &Class) -> i64 {
+    let g = fleet.gap_counters();
+    match class {
+        Class::Gpu(c) => {
+            let (mut active, mut slices, mut grid) = (0i64, 0i64, 0i64);
+            for (m, model) in fleet.catalog.models.iter().enumerate() {
+                if &model.class == c {
+                    active += g.active_gpus.get(m).copied().unwrap_or(0) as i64;
+                    slices += g.placed_slices.get(m).copied().unwrap_or(0) as i64;
+                    grid = grid.max(model.memory_slices as i64);
+                }
+            }
+            if grid == 0 {
+                return 0;
+            }
+            active - (slices + grid - 1) / grid
+        }
+        Class::NoGpu => {
+            if g.m0_active == 0 {
+                return 0;
+            }
+            // Cmax and Rmax: the largest M0 host (a pass over the hosts, only for M0).
+            let (mut cmax, mut rmax) = (0u64, 0u64);
+            for h in fleet.hosts.iter().filter(|h| h.gpus.is_empty()) {
+                cmax = cmax.max(h.cores as u64);
+                rmax = rmax.max(h.ram_gb as u64);
+            }
+            let need = g
+                .m0_cores
+                .div_ceil(cmax.max(1))
+                .max(g.m0_ram.div_ceil(rmax.max(1)));
+            g.m0_active as i64 - need as i64
+        }
+    }
+}
+
+/// What kind of optimizer call to make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallKind {
+    /// Admit pending VMs (Algorithm 1, AdmissionCall).
+    Admission,
+    /// Switch off hosts of a class (Algorithm 1, ConsolidationCall).
+    Consolidation(Class),
+    /// The whole fleet at once (OPT, §6.3).
+    Whole,
+}
+
+impl std::fmt::Display for CallKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CallKind::Admission => f.write_str("admission"),
+            CallKind::Consolidation(c) => write!(f, "consolidation of {c}"),
+            CallKind::Whole => f.write_str("whole fleet"),
+        }
+    }
+}
+
+/// The trigger state of one OrigaMIG instance.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Triggers {
+    /// Classes whose consolidation threshold is disabled, with the lowest Γh seen since; the
+    /// class is enabled again when Γh rises above it.
+    disabled: BTreeMap<Class, i64>,
+    /// Time of the last check.
+    last_check_s: Option<f64>,
+}
+
+impl Triggers {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether a check is due at `now_s` (one every `check_every_s`); records the check.
+    pub fn due(&mut self, now_s: f64, settings: &PolicySettings) -> bool {
+        if let Some(t) = self.last_check_s {
+            if now_s - t < settings.check_every_s - 1e-9 {
+                return false;
+            }
+        }
+        self.last_check_s = Some(now_s);
+        true
+    }
+
+    /// The call to make now, if any: admission while Q is not empty; else consolidation of the
+    /// enabled class with the largest Γh >= θ (ties: class order).
+    pub fn next_call(&mut self, fleet: &Fleet, settings: &PolicySettings) -> Option<CallKind> {
+        if !fleet.pending().is_empty() {
+            return Some(CallKind::Admission);
+        }
+        let mut best: Option<(i64, Class)> = None;
+        for class in Class::all(fleet) {
+            let g = gap(fleet, &class);
+            if let Some(low) = self.disabled.get_mut(&class) {
+                if g > *low {
+                    self.disabled.remove(&class);
+                } else {
+                    *low = g;
+                    continue;
+                }
+            }
+            if g >= settings.theta.max(1) && best.as_ref().is_none_or(|(bg, _)| g > *bg) {
+                best = Some((g, class));
+            }
+        }
+        best.map(|(_, c)| CallKind::Consolidation(c))
+    }
+
+    /// Records the outcome of a call: a consolidation call that changed nothing disables its
+    /// class at the current Γh.
+    pub fn after_call(&mut self, fleet: &Fleet, kind: &CallKind, changed: bool) {
+        if let CallKind::Consolidation(c) = kind {
+            if !changed {
+                self.disabled.insert(c.clone(), gap(fleet, c));
+            }
+        }
+    }
+
+    /// A VM left the fleet: its class is enabled again (a VM with GIs of class h ran on a host of
+    /// class h). A VM without GIs may have run on a host of any class, so all are enabled.
+    pub fn on_departure(&mut self, fleet: &Fleet, vm: &Vm) {
+        match vm.model() {
+            Some(_) => {
+                self.disabled.remove(&Class::of_vm(fleet, vm));
+            }
+            None => self.disabled.clear(),
+        }
+    }
+
+    /// Whether consolidation of a class is disabled now.
+    pub fn is_disabled(&self, class: &Class) -> bool {
+        self.disabled.contains_key(class)
+    }
+}

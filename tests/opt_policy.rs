@@ -1,0 +1,358 @@
+//! OrigaMIG's triggers (§5.1) and neighborhood selection (Algorithm 1, §5.2) on hand-built
+//! fleets.
+
+use migplan::catalog::embedded;
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmId, VmKind};
+use migplan::mig;
+use migplan::policy::origamig::neighborhood::{self, can_empty};
+use migplan::policy::origamig::triggers::{gap, CallKind, Class, Triggers};
+use migplan::scenario::PolicySettings;
+
+fn hosts(models: &[&[&str]]) -> Fleet {
+    let c = embedded();
+    let hs = models
+        .iter()
+        .enumerate()
+        .map(|(i, gpus)| {
+            Host::new(
+                format!("h{i}"),
+                80,
+                512,
+                gpus.iter().map(|m| c.model_id(m).unwrap()).collect(),
+                0,
+            )
+        })
+        .collect();
+    Fleet::new(c, hs)
+}
+
+fn a100s(n: usize) -> Fleet {
+    hosts(&vec![&["a100-40gb", "a100-40gb"][..]; n])
+}
+
+fn vm(id: VmId, model: &str, profiles: &[&str]) -> Vm {
+    let c = embedded();
+    let m = c.model_id(model).unwrap();
+    let gis: Vec<GiRequest> = profiles
+        .iter()
+        .map(|p| GiRequest {
+            model: m,
+            profile: c.model(m).profile(p).unwrap(),
+        })
+        .collect();
+    let compute: u32 = gis
+        .iter()
+        .map(|g| c.model(m).profiles[g.profile].compute as u32)
+        .sum();
+    Vm {
+        id,
+        gis,
+        cores: 4 * compute,
+        ram_gb: 16 * compute,
+        kind: VmKind::Job,
+        arrival: id as f64,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    }
+}
+
+fn put(f: &mut Fleet, id: VmId, profiles: &[&str], host: usize, gis: &[(usize, u8)]) {
+    let p = Placement {
+        host,
+        gis: gis.iter().map(|&(gpu, start)| GiSlot { gpu, start }).collect(),
+    };
+    f.add_placed(vm(id, "a100-40gb", profiles), p).unwrap();
+    f.check_invariants().unwrap();
+}
+
+fn a100() -> Class {
+    Class::Gpu("a100-40gb".into())
+}
+
+#[test]
+fn gap_of_eq17_follows_every_change() {
+    let mut f = hosts(&[&["a100-40gb", "a100-40gb"], &["a100-40gb", "a30-24gb"]]);
+    let a30 = Class::Gpu("a30-24gb".into());
+    assert_eq!(gap(&f, &a100()), 0);
+    // Three A100 GPUs active with 1 + 1 + 4 = 6 slices: 3 - ceil(6/8) = 2.
+    put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
+    put(&mut f, 2, &["1g.5gb"], 0, &[(1, 0)]);
+    put(&mut f, 3, &["3g.20gb"], 1, &[(0, 4)]);
+    assert_eq!(gap(&f, &a100()), 2);
+    assert_eq!(gap(&f, &a30), 0);
+    // A30 (|U| = 4): one GPU with 1 slice: 1 - 1 = 0.
+    f.add_placed(
+        vm(4, "a30-24gb", &["1g.6gb"]),
+        Placement {
+            host: 1,
+            gis: vec![GiSlot { gpu: 1, start: 3 }],
+        },
+    )
+    .unwrap();
+    assert_eq!(gap(&f, &a30), 0);
+    // A move that empties a GPU lowers the gap; a removal of the last GI of a GPU too.
+    f.move_vm(
+        2,
+        Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: 0, start: 1 }],
+        },
+    )
+    .unwrap();
+    assert_eq!(gap(&f, &a100()), 1);
+    f.remove(3).unwrap();
+    assert_eq!(gap(&f, &a100()), 0);
+    f.unplace(1).unwrap();
+    assert_eq!(gap(&f, &a100()), 0);
+    f.check_invariants().unwrap();
+    assert_eq!(f.gap_counters().placed_slices.iter().sum::<u32>(), 2);
+}
+
+#[test]
+fn gap_of_eq18_for_hosts_without_gpus() {
+    let mut f = hosts(&[&[], &[], &[], &["a100-40gb"]]);
+    assert_eq!(Class::all(&f), vec![a100(), Class::NoGpu]);
+    let cpu = |id, cores, ram| Vm {
+        cores,
+        ram_gb: ram,
+        gis: vec![],
+        ..vm(id, "a100-40gb", &[])
+    };
+    let at = |host| Placement { host, gis: vec![] };
+    f.add_placed(cpu(1, 10, 100), at(0)).unwrap();
+    f.add_placed(cpu(2, 10, 100), at(1)).unwrap();
+    f.add_placed(cpu(3, 10, 100), at(2)).unwrap();
+    // 3 active, max(ceil(30/80), ceil(300/512)) = 1.
+    assert_eq!(gap(&f, &Class::NoGpu), 2);
+    f.move_vm(3, at(0)).unwrap();
+    assert_eq!(gap(&f, &Class::NoGpu), 1);
+    // RAM binds: 600 GB on 512 GB hosts needs two.
+    f.add_placed(cpu(4, 10, 300), at(1)).unwrap();
+    assert_eq!(gap(&f, &Class::NoGpu), 0);
+    f.check_invariants().unwrap();
+}
+
+#[test]
+fn triggers_admission_first_then_the_largest_gap() {
+    let s = PolicySettings::default();
+    let mut f = a100s(3);
+    put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
+    put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);
+    let mut t = Triggers::new();
+    // Γ = 2 - 1 = 1 >= θ = 1.
+    assert_eq!(t.next_call(&f, &s), Some(CallKind::Consolidation(a100())));
+    f.add_pending(vm(3, "a100-40gb", &["7g.40gb"])).unwrap();
+    assert_eq!(t.next_call(&f, &s), Some(CallKind::Admission));
+    f.reject_pending(3).unwrap();
+    // θ = 2 is not reached.
+    let s2 = PolicySettings {
+        theta: 2,
+        ..s.clone()
+    };
+    assert_eq!(t.next_call(&f, &s2), None);
+}
+
+#[test]
+fn a_call_that_changes_nothing_disables_the_class_until_the_gap_grows_or_a_vm_leaves() {
+    let s = PolicySettings::default();
+    let mut f = a100s(3);
+    put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
+    put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);
+    let mut t = Triggers::new();
+    let kind = t.next_call(&f, &s).unwrap();
+    t.after_call(&f, &kind, false);
+    assert!(t.is_disabled(&a100()));
+    assert_eq!(t.next_call(&f, &s), None);
+    // An arrival that fills a new GPU keeps Γ at 1: still disabled.
+    put(&mut f, 3, &["7g.40gb"], 0, &[(1, 0)]);
+    assert_eq!(gap(&f, &a100()), 1, "3 GPUs, 10 slices: 3 - 2");
+    assert_eq!(t.next_call(&f, &s), None, "Γ did not grow");
+    put(&mut f, 4, &["1g.5gb"], 2, &[(0, 0)]);
+    assert_eq!(gap(&f, &a100()), 2);
+    assert_eq!(t.next_call(&f, &s), Some(CallKind::Consolidation(a100())));
+    // Disabled again; a departure from a host of the class enables it.
+    t.after_call(&f, &CallKind::Consolidation(a100()), false);
+    assert_eq!(t.next_call(&f, &s), None);
+    let gone = f.remove(4).unwrap();
+    t.on_departure(&f, &gone);
+    assert!(!t.is_disabled(&a100()));
+    assert_eq!(t.next_call(&f, &s), Some(CallKind::Consolidation(a100())));
+    // A call that changed something keeps the class enabled.
+    t.after_call(&f, &CallKind::Consolidation(a100()), true);
+    assert!(!t.is_disabled(&a100()));
+}
+
+#[test]
+fn triggers_are_checked_every_ten_seconds() {
+    let s = PolicySettings::default();
+    let mut t = Triggers::new();
+    assert!(t.due(0.0, &s));
+    assert!(!t.due(5.0, &s));
+    assert!(t.due(10.0, &s));
+    assert!(!t.due(19.99, &s));
+    assert!(t.due(20.0, &s));
+}
+
+/// The admission fleet: h0 has a 1g.5gb on each GPU; h1 a 3g.20gb and an empty GPU; h2 has
+/// three small VMs; h3 and h4 are off. Pending: VM 10 (7g.40gb, oldest), VM 11 (two 3g.20gb).
+fn admission_fleet() -> Fleet {
+    let mut f = a100s(5);
+    put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
+    put(&mut f, 2, &["1g.5gb"], 0, &[(1, 0)]);
+    put(&mut f, 3, &["3g.20gb"], 1, &[(0, 0)]);
+    put(&mut f, 4, &["1g.5gb"], 2, &[(0, 0)]);
+    put(&mut f, 5, &["1g.5gb"], 2, &[(0, 1)]);
+    put(&mut f, 6, &["2g.10gb"], 2, &[(1, 0)]);
+    f.add_pending(vm(10, "a100-40gb", &["7g.40gb"])).unwrap();
+    f.add_pending(vm(11, "a100-40gb", &["3g.20gb", "3g.20gb"]))
+        .unwrap();
+    f
+}
+
+#[test]
+fn admission_call_adds_fitting_hosts_fewest_vms_first_and_an_off_host() {
+    let f = admission_fleet();
+    let n = neighborhood::admission(&f, &PolicySettings::default());
+    // VM 10 fits only h1 (its empty GPU); VM 11 fits h1 (1 VM), h0 (2 VMs), h2 (3 VMs); its first
+    // host h1 is already in; h3 is the first off host that fits VM 10.
+    assert_eq!(n.hosts, vec![1, 0, 2, 3]);
+    assert_eq!(n.pending, vec![10, 11]);
+    assert_eq!(n.n_vms, 6 + 2);
+    assert!(n.rejected.is_empty());
+}
+
+#[test]
+fn admission_call_respects_mmax_with_a_slot_for_the_off_host() {
+    let f = admission_fleet();
+    let s = PolicySettings {
+        m_max: 2,
+        ..Default::default()
+    };
+    let n = neighborhood::admission(&f, &s);
+    assert_eq!(n.hosts, vec![1, 3]);
+    assert_eq!(n.pending, vec![10, 11]);
+}
+
+#[test]
+fn nmax_skips_hosts_except_the_first_of_the_oldest_pending_vm() {
+    let f = admission_fleet();
+    // |N̂| of h1 with VM 10 is 2 > 1, yet h1 joins; VM 11 and every other host would exceed it.
+    let s = PolicySettings {
+        n_max: 1,
+        ..Default::default()
+    };
+    let n = neighborhood::admission(&f, &s);
+    assert_eq!(n.hosts, vec![1, 3]);
+    assert_eq!(n.pending, vec![10]);
+    assert_eq!(n.n_vms, 2);
+    // With room for 4: h1 (2 with VM 10), VM 11 joins (3); h0 would add 2 -> skipped; h2 adds
+    // 3 -> skipped; the fill finds nothing smaller.
+    let s = PolicySettings {
+        n_max: 4,
+        ..Default::default()
+    };
+    let n = neighborhood::admission(&f, &s);
+    assert_eq!(n.hosts, vec![1, 3]);
+    assert_eq!(n.pending, vec![10, 11]);
+}
+
+#[test]
+fn admission_rejects_what_no_host_can_ever_take_and_sorts_by_free_slices() {
+    let mut f = admission_fleet();
+    // Fill h1's free GPU with a 4g.20gb: now no active host's free resources fit the 7g.40gb.
+    put(&mut f, 7, &["4g.20gb"], 1, &[(1, 0)]);
+    let mut huge = vm(12, "a100-40gb", &["1g.5gb"]);
+    huge.cores = 200;
+    f.add_pending(huge).unwrap();
+    let n = neighborhood::admission(&f, &PolicySettings::default());
+    assert_eq!(n.rejected, vec![12]);
+    // VM 10 (line 8): active hosts that would fit it empty, by free memory slices: h0 has 14
+    // free, h2 12, h1 8. VM 11 then fits h0 (its first host, already in M̂), h1 and h2; the off
+    // host h3 comes last.
+    assert_eq!(n.hosts, vec![0, 2, 1, 3]);
+    assert_eq!(n.pending, vec![10, 11]);
+}
+
+#[test]
+fn admission_with_an_empty_queue_selects_nothing() {
+    let mut f = admission_fleet();
+    f.reject_pending(10).unwrap();
+    f.reject_pending(11).unwrap();
+    let n = neighborhood::admission(&f, &PolicySettings::default());
+    assert!(n.is_empty() && n.hosts.is_empty());
+}
+
+/// h0: one 1g.5gb; h1: four 1g.5gb on GPU 0; h2: two 7g.40gb; h3: two 4g.20gb.
+fn consolidation_fleet() -> Fleet {
+    let mut f = a100s(5);
+    put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
+    for (i, z) in (2..6).zip(0..4) {
+        put(&mut f, i, &["1g.5gb"], 1, &[(0, z)]);
+    }
+    put(&mut f, 6, &["7g.40gb"], 2, &[(0, 0)]);
+    put(&mut f, 7, &["7g.40gb"], 2, &[(1, 0)]);
+    put(&mut f, 8, &["4g.20gb"], 3, &[(0, 0)]);
+    put(&mut f, 9, &["4g.20gb"], 3, &[(1, 0)]);
+    f
+}
+
+#[test]
+fn consolidation_keeps_sources_worth_emptying_and_checks_they_can_be_emptied() {
+    let f = consolidation_fleet();
+    let c = embedded();
+    let m = c.model(c.model_id("a100-40gb").unwrap());
+    // Line 18 by hand: h0: 50 + 20 = 70 > CF 12 + 2*10 = 32 (kept); h1: 70 > 7 + 80 (dropped);
+    // h2: 90 > 0 + 40 (kept); h3: 90 > 7 + 7 + 40 (kept).
+    assert_eq!(mig::cf(m, &f.hosts[0].gpus[0].occ), 12);
+    assert_eq!(mig::cf(m, &f.hosts[1].gpus[0].occ), 7);
+    assert_eq!(mig::cf(m, &f.hosts[3].gpus[0].occ), 7);
+    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
+    // S = h0, h2, h3 (fewest VMs first); R = h1. M̂ = S then R. Emptying into h1: h0's 1g.5gb
+    // and one of h2's 7g.40gb fit, the second does not: h3 then h2 leave S.
+    assert_eq!(n.hosts, vec![0, 2, 3, 1]);
+    assert_eq!(n.sources, vec![0]);
+    assert_eq!(n.n_vms, 9);
+    assert!(can_empty(&f, &[0], &[1]));
+    assert!(!can_empty(&f, &[0, 2], &[1]));
+}
+
+#[test]
+fn consolidation_takes_at_most_half_of_mmax_as_sources() {
+    let f = consolidation_fleet();
+    let s = PolicySettings {
+        m_max: 2,
+        ..Default::default()
+    };
+    let n = neighborhood::consolidation(&f, &a100(), &s);
+    assert_eq!(n.hosts, vec![0, 1]);
+    assert_eq!(n.sources, vec![0]);
+    // Nmax 3: h0 (1 VM) and h2 (2 more) join, h3 would make 5 and h1 (the only receiver) 7:
+    // skipped. With no receiver in M̂ no source can be emptied: the call is not made.
+    let s = PolicySettings {
+        n_max: 3,
+        ..Default::default()
+    };
+    let n = neighborhood::consolidation(&f, &a100(), &s);
+    assert!(n.is_empty() && n.hosts.is_empty());
+    // Nmax 9 takes all four hosts (1 + 2 + 2 + 4 VMs).
+    let s = PolicySettings {
+        n_max: 9,
+        ..Default::default()
+    };
+    let n = neighborhood::consolidation(&f, &a100(), &s);
+    assert_eq!(n.hosts, vec![0, 2, 3, 1]);
+}
+
+#[test]
+fn consolidation_without_an_emptiable_source_selects_nothing() {
+    // Two hosts, each with one 7g.40gb on each GPU: both are sources, neither can be emptied.
+    let mut f = a100s(2);
+    put(&mut f, 1, &["7g.40gb"], 0, &[(0, 0)]);
+    put(&mut f, 2, &["7g.40gb"], 0, &[(1, 0)]);
+    put(&mut f, 3, &["7g.40gb"], 1, &[(0, 0)]);
+    put(&mut f, 4, &["7g.40gb"], 1, &[(1, 0)]);
+    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
+    assert!(n.is_empty() && n.hosts.is_empty() && n.sources.is_empty());
+}
