@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod cli;
 pub mod fleet;
 pub mod mig;
+pub mod ops;
 pub mod plan;
 pub mod policy;
 pub mod scenario;

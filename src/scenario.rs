@@ -199,6 +199,19 @@ pub struct PolicySettings {
     pub compaction_min: f64,
     /// Live-migration bandwidth in Gbit/s (GB copied and migration time).
     pub migration_gbps: f64,
+    /// Seed 003 admission rule: refuse a multi-GPU VM (two or more GIs) unless every GI is a
+    /// whole GPU (7g); off by default, since the paper's workload puts two-GI VMs on slices.
+    pub multi_gpu_whole_only: bool,
+    /// Layout planner hysteresis K (seed 003): a GPU changes layout only after the plan asked
+    /// for the same new layout K consecutive times.
+    pub layout_hysteresis: u32,
+    /// Packing policy (seed 002) weight w1: placing the GI leaves its GPU with no free capacity.
+    pub packing_finish_gpu: f64,
+    /// Packing policy weight w2: the host already runs work (finish a host before opening one).
+    pub packing_finish_host: f64,
+    /// Packing policy weight w3: penalty for taking a host whose GPUs are all free (kept for
+    /// whole-host gangs).
+    pub packing_protect_host: f64,
 }
 
 impl Default for PolicySettings {
@@ -218,6 +231,11 @@ impl Default for PolicySettings {
             check_every_s: 10.0,
             compaction_min: 15.0,
             migration_gbps: 12.5,
+            multi_gpu_whole_only: false,
+            layout_hysteresis: 3,
+            packing_finish_gpu: 1.0,
+            packing_finish_host: 1.0,
+            packing_protect_host: 2.0,
         }
     }
 }

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod check;
+mod layout;
 
 /// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
 #[derive(Parser, Debug)]
@@ -17,6 +18,8 @@ pub struct Cli {
 pub enum Command {
     /// Validate a scenario file and print a one-line summary.
     Check(check::Args),
+    /// Plan which verified MIG layout each GPU of one model gets for a demand (seed 003).
+    Layout(layout::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -47,5 +50,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => anyhow::bail!("no subcommand given; see `migplan --help`"),
         Some(Command::Check(a)) => check::run(a),
+        Some(Command::Layout(a)) => layout::run(a),
     }
 }

@@ -1,0 +1,7 @@
+//! Fleet operations from the MIG notes (seeds 002 and 003, DESIGN §5): the verified layout menu
+//! and the layout planner, per-tenant quotas and the multi-GPU admission rule, chargeback,
+//! re-layout drains, mig-parted export and the packing arrival policy.
+
+pub mod layouts;
+pub mod planner;
+pub mod quotas;

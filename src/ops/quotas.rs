@@ -1,0 +1,142 @@
+//! Admission checks of seed 003: per-tenant quotas per profile, and the rule that multi-GPU work
+//! runs on whole GPUs only.
+//!
+//! Quotas work like a Kubernetes `ResourceQuota` on the extended resources
+//! `nvidia.com/mig-<profile>`: tenant -> profile -> the most GIs of that profile the tenant's VMs
+//! may hold at once. They live in the scenario (`[quotas.<tenant>]`, parsed by
+//! [`crate::scenario`]); a key may be written `1g.10gb` or `nvidia.com/mig-1g.10gb` (with or
+//! without `requests.`). A tenant without quotas, and a VM without a tenant, is not limited.
+//!
+//! Multi-GPU work (a VM with two or more GIs) needs NCCL or P2P between its GPUs, which MIG does
+//! not support, so the seed routes it to whole GPUs (MIG disabled, or the full-GPU profile such as
+//! 7g.80gb) and never to slices. With the setting `multi_gpu_whole_only` on, a multi-GPU request
+//! for a slice profile is refused with that reason.
+
+use crate::catalog::Catalog;
+use crate::fleet::{Fleet, Vm};
+use crate::scenario::PolicySettings;
+use std::collections::BTreeMap;
+
+/// Tenant -> profile -> most GIs at once (as in `Scenario::quotas`).
+pub type Quotas = BTreeMap<String, BTreeMap<String, u32>>;
+
+/// The profile a quota key names: `requests.nvidia.com/mig-3g.40gb`, `nvidia.com/mig-3g.40gb` and
+/// `3g.40gb` all name `3g.40gb`.
+pub fn profile_of_key(key: &str) -> &str {
+    let k = key.strip_prefix("requests.").unwrap_or(key);
+    k.strip_prefix("nvidia.com/mig-").unwrap_or(k)
+}
+
+/// Checks that every quota names a profile some GPU model of the catalog has.
+pub fn validate(quotas: &Quotas, catalog: &Catalog) -> Result<(), String> {
+    for (tenant, limits) in quotas {
+        for key in limits.keys() {
+            let p = profile_of_key(key);
+            if !catalog.models.iter().any(|m| m.profile(p).is_some()) {
+                return Err(format!(
+                    "quotas.{tenant}: `{key}` names no MIG profile of any known GPU model"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// GIs per profile name held by the placed VMs of `tenant`, leaving out VM `except`.
+pub fn usage(fleet: &Fleet, tenant: &str, except: Option<u64>) -> BTreeMap<String, u32> {
+    let mut used = BTreeMap::new();
+    for v in fleet.vms() {
+        if v.placement.is_none() || v.tenant.as_deref() != Some(tenant) || Some(v.id) == except {
+            continue;
+        }
+        for g in &v.gis {
+            let name = &fleet.catalog.model(g.model).profiles[g.profile].name;
+            *used.entry(name.clone()).or_insert(0) += 1;
+        }
+    }
+    used
+}
+
+/// The quota check: `Err` with a visible reason when admitting `vm` would take its tenant over a
+/// quota of one of its profiles. The VM itself is not counted as held (it may be pending).
+pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
+    let Some(tenant) = vm.tenant.as_deref() else {
+        return Ok(());
+    };
+    let Some(limits) = quotas.get(tenant) else {
+        return Ok(());
+    };
+    let mut asked: BTreeMap<&str, u32> = BTreeMap::new();
+    for g in &vm.gis {
+        *asked
+            .entry(fleet.catalog.model(g.model).profiles[g.profile].name.as_str())
+            .or_insert(0) += 1;
+    }
+    let held = usage(fleet, tenant, Some(vm.id));
+    for (profile, &n) in &asked {
+        let limit = limits
+            .iter()
+            .find(|(k, _)| profile_of_key(k) == *profile)
+            .map(|(_, &l)| l);
+        let Some(limit) = limit else { continue };
+        let has = held.get(*profile).copied().unwrap_or(0);
+        if has + n > limit {
+            return Err(format!(
+                "VM {} refused: tenant `{tenant}` has a quota of {limit} x nvidia.com/mig-{profile}, \
+                 holds {has} and the request asks for {n} more",
+                vm.id
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a VM is multi-GPU work: it asks for two or more GIs.
+pub fn is_multi_gpu(vm: &Vm) -> bool {
+    vm.gis.len() >= 2
+}
+
+/// The seed-003 routing rule: multi-GPU work only on whole GPUs (every GI the full-GPU profile of
+/// its model), never on slices. `Err` names the slice profile and the reason.
+pub fn check_multi_gpu(catalog: &Catalog, vm: &Vm) -> Result<(), String> {
+    if !is_multi_gpu(vm) {
+        return Ok(());
+    }
+    for g in &vm.gis {
+        let model = catalog.model(g.model);
+        let p = &model.profiles[g.profile];
+        if !is_whole_gpu(model, g.profile) {
+            let whole = model
+                .profiles
+                .iter()
+                .enumerate()
+                .find(|&(i, _)| is_whole_gpu(model, i))
+                .map(|(_, w)| w.name.as_str())
+                .unwrap_or("the full-GPU profile");
+            return Err(format!(
+                "VM {} refused: multi-GPU work ({} GIs) runs on whole GPUs only (MIG disabled or {whole}), \
+                 never on slices such as {}: NCCL and P2P are not supported between MIG instances",
+                vm.id,
+                vm.gis.len(),
+                p.name
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether profile `p` of `model` is the whole GPU (all compute and all memory slices).
+pub fn is_whole_gpu(model: &crate::catalog::GpuModel, p: usize) -> bool {
+    let pr = &model.profiles[p];
+    pr.size == model.memory_slices && pr.compute == model.compute_slices
+}
+
+/// Every admission check of this module for a request about to be placed: the tenant's quotas,
+/// then (when `settings.multi_gpu_whole_only` is on) the multi-GPU routing rule.
+pub fn admission(quotas: &Quotas, settings: &PolicySettings, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
+    check(quotas, fleet, vm)?;
+    if settings.multi_gpu_whole_only {
+        check_multi_gpu(fleet.catalog, vm)?;
+    }
+    Ok(())
+}
