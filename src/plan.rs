@@ -44,10 +44,26 @@ pub struct Schedule {
     pub steps: Vec<Step>,
     /// Eq. 5 value the parking moves cost: delta per park within a host, 2 delta across (§5.3).
     pub parking_penalty: f64,
+}
+
+impl Schedule {
     /// Parking moves within the VM's host.
-    pub parks_within: usize,
+    pub fn parks_within(&self) -> usize {
+        self.parks(false)
+    }
+
     /// Parking moves to another host.
-    pub parks_across: usize,
+    pub fn parks_across(&self) -> usize {
+        self.parks(true)
+    }
+
+    fn parks(&self, across: bool) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Park)
+            .filter(|s| s.from.as_ref().is_some_and(|f| (f.host != s.to.host) == across))
+            .count()
+    }
 }
 
 /// Why a plan cannot be executed.
@@ -141,13 +157,7 @@ pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule,
         let across = from.as_ref().is_some_and(|f| f.host != to.host);
         apply(&mut sim, id, false, &to);
         parked.insert(id);
-        if across {
-            out.parks_across += 1;
-            out.parking_penalty += 2.0 * delta;
-        } else {
-            out.parks_within += 1;
-            out.parking_penalty += delta;
-        }
+        out.parking_penalty += if across { 2.0 * delta } else { delta };
         out.steps.push(Step {
             vm: id,
             kind: StepKind::Park,

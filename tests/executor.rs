@@ -133,7 +133,7 @@ fn fig1c_cycle_parks_the_3g_on_the_other_gpu() {
     // Parked within the host, on the other GPU: one delta.
     assert_eq!(s.steps[0].to.host, 0);
     assert_eq!(s.steps[0].to.gis[0].gpu, 1);
-    assert_eq!((s.parks_within, s.parks_across), (1, 0));
+    assert_eq!((s.parks_within(), s.parks_across()), (1, 0));
     assert_eq!(s.parking_penalty, DELTA);
     replay(&mut f, &plan, &s);
     assert_eq!(f.hosts[0].gpus[0].occ.mask, 0xFF);
@@ -169,7 +169,7 @@ fn parking_on_another_host_costs_two_delta() {
     assert_eq!(s.steps[0].kind, StepKind::Park);
     assert_eq!(s.steps[0].vm, 1);
     assert_eq!(s.steps[0].to.host, 1);
-    assert_eq!((s.parks_within, s.parks_across), (0, 1));
+    assert_eq!((s.parks_within(), s.parks_across()), (0, 1));
     assert_eq!(s.parking_penalty, 2.0 * DELTA);
     replay(&mut f, &plan, &s);
     assert!(!f.hosts[1].is_active(), "the parking host is left empty again");
@@ -419,9 +419,9 @@ fn random_rearrangements_replay_cleanly() {
                     parked += 1;
                 }
                 assert!(s.steps.len() <= 2 * plan.targets.len());
-                let want = (s.parks_within as f64 + 2.0 * s.parks_across as f64) * DELTA;
+                let want = (s.parks_within() as f64 + 2.0 * s.parks_across() as f64) * DELTA;
                 assert_eq!(s.parking_penalty, want);
-                assert_eq!(s.parks_within + s.parks_across, parks.len());
+                assert_eq!(s.parks_within() + s.parks_across(), parks.len());
                 replay(&mut f, &plan, &s);
             }
             Err(PlanError::Stuck { .. }) => {

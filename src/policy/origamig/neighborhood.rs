@@ -20,8 +20,9 @@
 //! - A pending VM counts in |N̂| when its first host joins M̂ (line 15).
 //! - Consolidation: R is ordered like line 13 (most free slices of class h first). Line 21
 //!   empties the sources jointly, in order, into the receivers of M̂ with the fit test. M̂ is
-//!   filled at line 20 and stays as filled: lines 21-22 only shrink S, and a call whose S ends
-//!   empty is not made (no source can be emptied, so the call could not switch a host off).
+//!   filled at line 20 and stays as filled: a host removed from S (line 22) stays in M̂ as a
+//!   receiver (so when every active host of the class is a source, they can still receive each
+//!   other's VMs), and a call whose S ends empty is not made (it could not switch a host off).
 
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
@@ -359,7 +360,9 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
     }
     // Lines 21-22: drop the last source while the sources cannot be emptied into R.
     while !sources.is_empty() && !can_empty(fleet, &sources, &receivers) {
-        sources.pop();
+        if let Some(h) = sources.pop() {
+            receivers.push(h);
+        }
     }
     if sources.is_empty() {
         return Neighborhood {
