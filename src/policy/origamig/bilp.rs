@@ -1,0 +1,424 @@
+//! The restricted BILP of OrigaMIG (§4, Eq. 4-16; §5.3) over a neighborhood: hosts M̂, the VMs
+//! running on them and some pending VMs. Built with good_lp, solved with HiGHS.
+//!
+//! The solver starts from the current placement with the pending VMs rejected, which satisfies
+//! every constraint (§5.3). The returned placement is checked against the fleet's own rules and
+//! its Eq. (5) recomputed from the placement ([`objective::evaluate`]); if it is worse than the
+//! current placement, the current one is returned, so a call never loses value.
+//!
+//! Whole-fleet OPT (§6.8) is the same function over every host and every pending VM.
+
+mod configs;
+mod model;
+mod run;
+
+use super::objective::{self, Terms, Weights};
+use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, VmId};
+use crate::scenario::PolicySettings;
+use highs::HighsModelStatus;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// How the BILP is written. All formulations have the same optimum (tests compare them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Formulation {
+    /// Eq. (4)-(16) as the paper writes them, restricted to the neighborhood (§5.3), plus the
+    /// per-profile instance limits of the catalog (which the paper's profiles never reach).
+    Plain,
+    /// Plain with exact reductions: variables that cannot be non-zero dropped, rows tightened,
+    /// hosts that some optimum keeps on fixed (see `model.rs`).
+    Tight,
+    /// Tight, with each GPU's slices described by configuration columns: one binary per
+    /// configuration of the GPU (§3's configuration space: 723 on an A100-40GB), linked to the
+    /// GIs by one equality per (profile, start). It replaces gamma, f and the slice rows: gamma is
+    /// the sum of the GPU's configuration columns and a configuration's free-start reward is its
+    /// CF. Same feasible placements and objective, much tighter LP.
+    #[default]
+    Config,
+}
+
+/// How a solve ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SolveStatus {
+    /// The optimum was proven.
+    Optimal,
+    /// The time limit stopped the solver; the incumbent is returned.
+    TimeLimit,
+    /// The caller cancelled; the incumbent is returned.
+    Cancelled,
+    /// Nothing to decide (no VM in the neighborhood).
+    Trivial,
+}
+
+impl std::fmt::Display for SolveStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SolveStatus::Optimal => "optimal",
+            SolveStatus::TimeLimit => "time limit",
+            SolveStatus::Cancelled => "cancelled",
+            SolveStatus::Trivial => "trivial",
+        })
+    }
+}
+
+/// A progress report during a solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Seconds since the call started.
+    pub elapsed_s: f64,
+    /// Eq. (5) of the best placement found so far (the solver's value).
+    pub incumbent: Option<f64>,
+    /// Best proven upper bound on Eq. (5).
+    pub bound: Option<f64>,
+    /// (bound - incumbent) / |incumbent|.
+    pub gap: Option<f64>,
+    /// Branch-and-bound nodes so far.
+    pub nodes: u64,
+    /// Which phase of the call reports.
+    pub phase: &'static str,
+}
+
+/// A progress sink; called on the solving thread.
+pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// How a caller controls a solve: a cancel flag (set it from any thread: the solver stops soon
+/// after and keeps its incumbent), an optional progress sink, and the formulation.
+#[derive(Clone, Default)]
+pub struct SolveControl {
+    pub cancel: Arc<AtomicBool>,
+    pub progress: Option<ProgressSink>,
+    pub formulation: Formulation,
+    /// Print HiGHS's log.
+    pub verbose: bool,
+    /// Run HiGHS's presolve (default: off, see SOLVER-NOTES).
+    pub presolve: bool,
+}
+
+impl std::fmt::Debug for SolveControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SolveControl")
+            .field("cancel", &self.cancel)
+            .field("progress", &self.progress.is_some())
+            .field("formulation", &self.formulation)
+            .finish()
+    }
+}
+
+/// The result of one solve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolveOutcome {
+    /// Target placement of every VM placed in the solution (moved or not); pending VMs that are
+    /// not admitted are absent.
+    pub targets: BTreeMap<VmId, Placement>,
+    pub status: SolveStatus,
+    /// Relative MIP gap (bound - objective) / |objective| when the solver stopped.
+    pub gap: f64,
+    /// Best upper bound on Eq. (5) over the neighborhood (at least `objective`).
+    pub bound: f64,
+    /// Eq. (5) over the neighborhood of the returned placement, recomputed from the placement.
+    pub objective: f64,
+    /// Eq. (5) of the current placement (pending VMs rejected).
+    pub start_objective: f64,
+    /// Terms of Eq. (5) of the returned placement.
+    pub terms: Terms,
+    /// Wall-clock seconds of the whole call (build, solve, check).
+    pub solve_s: f64,
+    /// The solver's placement was worse than the current one, which is returned instead.
+    pub fell_back: bool,
+    /// Model size (rows, columns) handed to HiGHS.
+    pub rows: usize,
+    pub cols: usize,
+    /// HiGHS threads used (process-wide: the first value requested wins).
+    pub threads: u32,
+}
+
+/// One VM of the neighborhood.
+#[derive(Debug, Clone)]
+pub(crate) struct VmRec {
+    pub id: VmId,
+    pub cores: u32,
+    pub ram: u32,
+    pub gis: Vec<GiRequest>,
+    /// Current host position (in `Inst::hosts`) and GI slots of a running VM.
+    pub old: Option<(usize, Vec<GiSlot>)>,
+    /// delta_i.
+    pub delta: f64,
+}
+
+/// A neighborhood ready to be modeled.
+pub(crate) struct Inst<'a> {
+    pub fleet: &'a Fleet,
+    pub hosts: Vec<HostId>,
+    /// Running VMs (by host, then id), then the pending VMs in the caller's order.
+    pub vms: Vec<VmRec>,
+    pub index: HashMap<VmId, usize>,
+    pub w: Weights,
+}
+
+impl<'a> Inst<'a> {
+    fn new(fleet: &'a Fleet, hosts: &[HostId], pending: &[VmId], w: Weights) -> anyhow::Result<Self> {
+        let mut seen = BTreeSet::new();
+        for &h in hosts {
+            if h >= fleet.hosts.len() {
+                anyhow::bail!("neighborhood: no host {h}");
+            }
+            if !seen.insert(h) {
+                anyhow::bail!("neighborhood: host {h} listed twice");
+            }
+        }
+        let pos: HashMap<HostId, usize> = hosts.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+        let mut vms = Vec::new();
+        for &h in hosts {
+            for &id in &fleet.hosts[h].vms {
+                let vm = fleet
+                    .vm(id)
+                    .ok_or_else(|| anyhow::anyhow!("host {h} lists unknown VM {id}"))?;
+                let p = vm
+                    .placement
+                    .as_ref()
+                    .ok_or_else(|| anyhow::anyhow!("host {h} lists unplaced VM {id}"))?;
+                vms.push(VmRec {
+                    id,
+                    cores: vm.cores,
+                    ram: vm.ram_gb,
+                    gis: vm.gis.clone(),
+                    old: Some((pos[&p.host], p.gis.clone())),
+                    delta: w.delta_running,
+                });
+            }
+        }
+        for &id in pending {
+            let vm = fleet
+                .vm(id)
+                .ok_or_else(|| anyhow::anyhow!("pending VM {id} is unknown"))?;
+            if vm.placement.is_some() {
+                anyhow::bail!("VM {id} is not pending: it is placed");
+            }
+            if vms.iter().any(|v: &VmRec| v.id == id) {
+                anyhow::bail!("pending VM {id} listed twice");
+            }
+            vms.push(VmRec {
+                id,
+                cores: vm.cores,
+                ram: vm.ram_gb,
+                gis: vm.gis.clone(),
+                old: None,
+                delta: w.delta_new,
+            });
+        }
+        let index = vms.iter().enumerate().map(|(i, v)| (v.id, i)).collect();
+        Ok(Inst {
+            fleet,
+            hosts: hosts.to_vec(),
+            vms,
+            index,
+            w,
+        })
+    }
+
+    /// The current placement of the neighborhood's running VMs.
+    fn current_targets(&self) -> BTreeMap<VmId, Placement> {
+        self.vms
+            .iter()
+            .filter_map(|v| {
+                let (h, gis) = v.old.as_ref()?;
+                Some((
+                    v.id,
+                    Placement {
+                        host: self.hosts[*h],
+                        gis: gis.clone(),
+                    },
+                ))
+            })
+            .collect()
+    }
+}
+
+/// Solves the restricted BILP over `hosts` with the VMs running there and the `pending` VMs.
+pub fn solve(
+    fleet: &Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    settings: &PolicySettings,
+) -> anyhow::Result<SolveOutcome> {
+    solve_with(fleet, hosts, pending, settings, &SolveControl::default())
+}
+
+/// [`solve`] with progress reports, cancellation and a choice of formulation.
+pub fn solve_with(
+    fleet: &Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    settings: &PolicySettings,
+    control: &SolveControl,
+) -> anyhow::Result<SolveOutcome> {
+    let t0 = Instant::now();
+    let w = Weights::from_settings(settings);
+    let inst = Inst::new(fleet, hosts, pending, w)?;
+    let start_terms = objective::evaluate(fleet, fleet, hosts, &w);
+    let threads = run::process_threads(settings.threads);
+    if inst.vms.is_empty() {
+        return Ok(SolveOutcome {
+            targets: BTreeMap::new(),
+            status: SolveStatus::Trivial,
+            gap: 0.0,
+            bound: start_terms.total,
+            objective: start_terms.total,
+            start_objective: start_terms.total,
+            terms: start_terms,
+            solve_s: t0.elapsed().as_secs_f64(),
+            fell_back: false,
+            rows: 0,
+            cols: 0,
+            threads,
+        });
+    }
+    let built = model::build(&inst, control.formulation);
+    let model::Built {
+        problem,
+        start,
+        offset,
+        x,
+        y,
+        integral,
+    } = built;
+    let highs_model = problem
+        .try_into_inner()
+        .map_err(|e| anyhow::anyhow!("building the HiGHS model: {e}"))?;
+    let opts = run::RunOptions {
+        time_limit_s: remaining(settings.time_limit_s, t0),
+        threads: settings.threads,
+        presolve: control.presolve,
+        abs_gap: if integral { 0.99 } else { 1e-6 },
+        verbose: control.verbose,
+    };
+    let res = run::run(highs_model, &start, &opts, control, offset, t0, "full")?;
+    let status = match res.status {
+        HighsModelStatus::Optimal => SolveStatus::Optimal,
+        HighsModelStatus::ReachedTimeLimit => SolveStatus::TimeLimit,
+        HighsModelStatus::ReachedInterrupt => SolveStatus::Cancelled,
+        other => anyhow::bail!("HiGHS stopped with status {other:?}"),
+    };
+    // The solver's placement, or the current one when it has none.
+    let mut targets = inst.current_targets();
+    if let Some(colv) = &res.columns {
+        targets = extract(&inst, &x, &y, colv)?;
+    }
+    let after = apply(fleet, &inst, &targets)?;
+    let mut terms = objective::evaluate(fleet, &after, hosts, &w);
+    if res.columns.is_some() {
+        // Recomputing phi, gamma, m, omega and f from the placement can only raise the value
+        // (§5.3): a lower value means the model and Eq. (5) disagree.
+        debug_assert!(
+            terms.total >= res.objective + offset - 1e-6,
+            "recomputed Eq. 5 {} below the solver's {}",
+            terms.total,
+            res.objective + offset
+        );
+    }
+    let mut fell_back = false;
+    if terms.total < start_terms.total {
+        targets = inst.current_targets();
+        terms = start_terms;
+        fell_back = true;
+    }
+    // The solver's bound (HiGHS leaves out the objective constant), never below the value
+    // returned. A proven optimum of an integer-valued objective (gap < 1) is exact.
+    let bound = if status == SolveStatus::Optimal && integral {
+        terms.total
+    } else if res.bound.is_finite() {
+        (res.bound + offset).max(terms.total)
+    } else {
+        f64::INFINITY
+    };
+    let gap = if bound.is_finite() {
+        (bound - terms.total).max(0.0) / terms.total.abs().max(1.0)
+    } else {
+        f64::INFINITY
+    };
+    Ok(SolveOutcome {
+        targets,
+        status,
+        gap,
+        bound,
+        objective: terms.total,
+        start_objective: start_terms.total,
+        terms,
+        solve_s: t0.elapsed().as_secs_f64(),
+        fell_back,
+        rows: res.rows,
+        cols: res.cols,
+        threads,
+    })
+}
+
+/// Seconds left of a call's time limit (`limit` <= 0 or not finite: no limit), at least 1 ms.
+fn remaining(limit: f64, t0: Instant) -> f64 {
+    if limit.is_finite() && limit > 0.0 {
+        (limit - t0.elapsed().as_secs_f64()).max(0.001)
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Reads the placement out of the solver's column values.
+fn extract(
+    inst: &Inst,
+    x: &[Vec<Option<usize>>],
+    y: &model::YMap,
+    colv: &[f64],
+) -> anyhow::Result<BTreeMap<VmId, Placement>> {
+    let mut out = BTreeMap::new();
+    for (i, vm) in inst.vms.iter().enumerate() {
+        let hosts: Vec<usize> = (0..inst.hosts.len())
+            .filter(|&h| x[i][h].is_some_and(|c| colv[c] > 0.5))
+            .collect();
+        match hosts.as_slice() {
+            [] => {
+                if vm.old.is_some() {
+                    anyhow::bail!("solver left running VM {} unplaced", vm.id);
+                }
+            }
+            [h] => {
+                let mut gis = Vec::with_capacity(vm.gis.len());
+                for (v, ys) in y[i].iter().enumerate() {
+                    let on: Vec<_> = ys.iter().filter(|e| e.h == *h && colv[e.col] > 0.5).collect();
+                    let [e] = on.as_slice() else {
+                        anyhow::bail!("solver gave GI {v} of VM {} {} slots", vm.id, on.len());
+                    };
+                    gis.push(GiSlot { gpu: e.k, start: e.z });
+                }
+                out.insert(
+                    vm.id,
+                    Placement {
+                        host: inst.hosts[*h],
+                        gis,
+                    },
+                );
+            }
+            _ => anyhow::bail!("solver put VM {} on {} hosts", vm.id, hosts.len()),
+        }
+    }
+    Ok(out)
+}
+
+/// The fleet with the neighborhood's VMs at `targets` (validated by the fleet's own rules).
+fn apply(fleet: &Fleet, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> anyhow::Result<Fleet> {
+    let mut after = fleet.clone();
+    for v in &inst.vms {
+        if v.old.is_some() {
+            after
+                .unplace(v.id)
+                .map_err(|e| anyhow::anyhow!("solver placement: {e}"))?;
+        }
+    }
+    for (&id, p) in targets {
+        after
+            .place(id, p.clone())
+            .map_err(|e| anyhow::anyhow!("solver placement of VM {id} is invalid: {e}"))?;
+    }
+    Ok(after)
+}

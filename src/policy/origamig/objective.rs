@@ -1,0 +1,275 @@
+//! The objective of the OrigaMIG BILP, Eq. (5) of the paper (§4), recomputed from placements.
+//!
+//! §5.3: a call evaluates Eq. (5) over the neighborhood for the returned placement and for the
+//! current one, recomputing phi, gamma, m, omega and f from each placement, because a solution
+//! found before the proof of optimality may leave those indicator variables at other values.
+//! [`evaluate`] is that recomputation; the BILP ([`super::bilp`]) optimizes the same value.
+
+use crate::fleet::{Fleet, HostId};
+use crate::mig;
+use crate::scenario::PolicySettings;
+
+/// The weights of Eq. (5) (§6.1 defaults: a = 100, b = 50, e = 20, w_p = 1, delta = 10 for a
+/// running VM and 0 for a new one).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Weights {
+    /// a_i: reward per VM placed on the hosts.
+    pub admit: f64,
+    /// b_j: cost per active host (PM).
+    pub host: f64,
+    /// e_jk: cost per active GPU.
+    pub gpu: f64,
+    /// w_p: reward per free permitted start of a CF profile on an active GPU (one value for all
+    /// profiles).
+    pub free_start: f64,
+    /// delta_i of a VM that was placed before the call (a running VM).
+    pub delta_running: f64,
+    /// delta_i of a VM that was pending before the call (§4: zero, so its initial placement is
+    /// not a migration).
+    pub delta_new: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights::from_settings(&PolicySettings::default())
+    }
+}
+
+impl Weights {
+    /// The weights a scenario's policy settings give.
+    pub fn from_settings(s: &PolicySettings) -> Weights {
+        Weights {
+            admit: s.weight_admit,
+            host: s.weight_host,
+            gpu: s.weight_gpu,
+            free_start: s.weight_free_start,
+            delta_running: s.delta,
+            delta_new: 0.0,
+        }
+    }
+
+    /// Whether every weight is an integer: Eq. (5) then takes integer values only, and a MIP gap
+    /// below 1 proves optimality.
+    pub fn integral(&self) -> bool {
+        [
+            self.admit,
+            self.host,
+            self.gpu,
+            self.free_start,
+            self.delta_running,
+            self.delta_new,
+        ]
+        .iter()
+        .all(|v| v.fract() == 0.0)
+    }
+}
+
+/// The terms of Eq. (5) for one placement: weighted values (all non-negative) and the counts they
+/// come from. `total = admitted - hosts - gpus - migrations + free_starts`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Terms {
+    /// sum of a_i over the VMs placed on the hosts.
+    pub admitted: f64,
+    /// sum of b_j over the active hosts.
+    pub hosts: f64,
+    /// sum of e_jk over the active GPUs.
+    pub gpus: f64,
+    /// sum of delta_i (m_i + omega_i).
+    pub migrations: f64,
+    /// sum of w_p over the free permitted starts of the active GPUs (their CF with all w_p = 1).
+    pub free_starts: f64,
+    /// The value of Eq. (5).
+    pub total: f64,
+    /// VMs placed on the hosts.
+    pub n_vms: usize,
+    /// Active hosts (running at least one VM).
+    pub n_hosts: usize,
+    /// Active GPUs (holding at least one GI).
+    pub n_gpus: usize,
+    /// Running VMs that changed host (m_i = 1).
+    pub n_host_moves: usize,
+    /// Running VMs of which some GI changed GPU or start slice (omega_i = 1).
+    pub n_gi_moves: usize,
+    /// Free permitted starts of the active GPUs.
+    pub n_free_starts: usize,
+}
+
+/// Eq. (5) over `hosts` for the placement `after`, with the migration terms measured against the
+/// placement `before` (the state at the start of the call; `after` may equal `before`).
+///
+/// A VM counts when it is placed on one of `hosts` in `after`. It is a running VM (delta_running)
+/// when it was placed in `before`; then m_i = 1 when its host differs and omega_i = 1 when any of
+/// its GIs sits on another host, GPU or start slice (§4, Eq. 14-15: a different slice is a
+/// different GI). A VM pending in `before` has delta_new and m_i = omega_i = 0 (x'_ij = 0).
+/// Active hosts run a VM; active GPUs hold a GI; free starts are summed over the CF profiles
+/// (Eq. 2) of the active GPUs only (f_jkpz <= gamma_jk).
+pub fn evaluate(before: &Fleet, after: &Fleet, hosts: &[HostId], w: &Weights) -> Terms {
+    let mut t = Terms::default();
+    let catalog = after.catalog;
+    for &h in hosts {
+        let Some(host) = after.hosts.get(h) else { continue };
+        if host.is_active() {
+            t.n_hosts += 1;
+        }
+        for gpu in &host.gpus {
+            if gpu.occ.is_empty() {
+                continue;
+            }
+            t.n_gpus += 1;
+            let model = catalog.model(gpu.model);
+            for p in model.cf_profiles() {
+                t.n_free_starts += mig::free_starts(model, &gpu.occ, p).count();
+            }
+        }
+        for &id in &host.vms {
+            let Some(vm) = after.vm(id) else { continue };
+            let Some(pa) = &vm.placement else { continue };
+            t.n_vms += 1;
+            t.admitted += w.admit;
+            match before.vm(id).and_then(|v| v.placement.as_ref()) {
+                Some(pb) => {
+                    let moved_host = pb.host != pa.host;
+                    let moved_gi = !vm.gis.is_empty() && (moved_host || pb.gis != pa.gis);
+                    let n = moved_host as usize + moved_gi as usize;
+                    t.n_host_moves += moved_host as usize;
+                    t.n_gi_moves += moved_gi as usize;
+                    t.migrations += w.delta_running * n as f64;
+                }
+                None => {
+                    // A new VM: x'_ij = 0 for every j, so m_i = omega_i = 0 (§4, Eq. 14-15).
+                }
+            }
+        }
+    }
+    t.hosts = w.host * t.n_hosts as f64;
+    t.gpus = w.gpu * t.n_gpus as f64;
+    t.free_starts = w.free_start * t.n_free_starts as f64;
+    t.total = t.admitted - t.hosts - t.gpus - t.migrations + t.free_starts;
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+
+    fn vm(profiles: &[&str]) -> Vm {
+        let c = embedded();
+        let m = c.model_id("a100-40gb").unwrap();
+        Vm {
+            id: 0,
+            gis: profiles
+                .iter()
+                .map(|p| GiRequest {
+                    model: m,
+                    profile: c.model(m).profile(p).unwrap(),
+                })
+                .collect(),
+            cores: 4,
+            ram_gb: 16,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        }
+    }
+
+    fn fleet(hosts: usize) -> Fleet {
+        let c = embedded();
+        let a100 = c.model_id("a100-40gb").unwrap();
+        Fleet::new(
+            c,
+            (0..hosts)
+                .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
+                .collect(),
+        )
+    }
+
+    fn at(host: usize, slots: &[(usize, u8)]) -> Placement {
+        Placement {
+            host,
+            gis: slots.iter().map(|&(gpu, start)| GiSlot { gpu, start }).collect(),
+        }
+    }
+
+    #[test]
+    fn empty_hosts_are_worth_nothing() {
+        let f = fleet(2);
+        let t = evaluate(&f, &f, &[0, 1], &Weights::default());
+        assert_eq!(t, Terms::default());
+    }
+
+    #[test]
+    fn hand_computed_single_host() {
+        // Host 0: GPU 0 holds 3g.20gb at 0 (slices 0-3) and 1g.5gb at 4 (VM 2 has two GIs: the
+        // 1g.5gb on GPU 0 and a 7g.40gb on GPU 1).
+        // Free starts on GPU 0 (slices 5, 6, 7 free): 1g.5gb at 5, 6 -> 2; 1g.10gb at 6 -> 1;
+        // 2g.10gb: 4 taken, none -> 0; 3g/4g/7g none -> 0. CF = 3. GPU 1 full: CF 0.
+        // Eq. 5 = 2 * 100 - 50 - 2 * 20 - 0 + 3 = 113.
+        let mut f = fleet(1);
+        f.add_placed(vm(&["3g.20gb"]), at(0, &[(0, 0)])).unwrap();
+        f.add_placed(vm(&["1g.5gb", "7g.40gb"]), at(0, &[(0, 4), (1, 0)]))
+            .unwrap();
+        let t = evaluate(&f, &f, &[0], &Weights::default());
+        assert_eq!(t.n_vms, 2);
+        assert_eq!(t.n_hosts, 1);
+        assert_eq!(t.n_gpus, 2);
+        assert_eq!(t.n_free_starts, 3);
+        assert_eq!(t.migrations, 0.0);
+        assert_eq!(t.total, 113.0);
+    }
+
+    #[test]
+    fn migrations_within_and_across_hosts() {
+        // Three running VMs on host 0; after: VM a keeps its GI, VM b moves its GI to another start
+        // on the same GPU (omega only: 10), VM c moves to host 1 (m and omega: 20); a new VM d is
+        // admitted on host 1 (delta 0).
+        let mut before = fleet(2);
+        let a = before.add_placed(vm(&["2g.10gb"]), at(0, &[(0, 0)])).unwrap();
+        let b = before.add_placed(vm(&["1g.5gb"]), at(0, &[(0, 3)])).unwrap();
+        let c = before.add_placed(vm(&["4g.20gb"]), at(0, &[(1, 0)])).unwrap();
+        let d = before.add_pending(vm(&["1g.10gb"])).unwrap();
+        let mut after = before.clone();
+        after.move_vm(b, at(0, &[(0, 2)])).unwrap();
+        after.move_vm(c, at(1, &[(0, 0)])).unwrap();
+        after.place(d, at(1, &[(0, 4)])).unwrap();
+        let w = Weights::default();
+        let t = evaluate(&before, &after, &[0, 1], &w);
+        assert_eq!(t.n_vms, 4);
+        assert_eq!(t.n_host_moves, 1);
+        assert_eq!(t.n_gi_moves, 2);
+        assert_eq!(t.migrations, 30.0);
+        assert_eq!(t.n_hosts, 2);
+        assert_eq!(t.n_gpus, 2);
+        // Host 0 GPU 0: slices 0-2 taken (2g.10gb at 0, 1g.5gb at 2). Free 3..7:
+        // 1g.5gb 3,4,5,6 -> 4; 1g.10gb 4,6 -> 2; 2g.10gb 4 -> 1; 3g.20gb 4 -> 1; 4g, 7g -> 0: 8.
+        // Host 1 GPU 0: 4g.20gb at 0-3, 1g.10gb at 4-5. Free 6, 7: 1g.5gb 6 -> 1; 1g.10gb 6 -> 1: 2.
+        assert_eq!(t.n_free_starts, 10);
+        assert_eq!(t.total, 400.0 - 100.0 - 40.0 - 30.0 + 10.0);
+        // Only host 1: VM c (moved in) and d.
+        let t1 = evaluate(&before, &after, &[1], &w);
+        assert_eq!(t1.n_vms, 2);
+        assert_eq!(t1.migrations, 20.0);
+        assert_eq!(t1.total, 200.0 - 50.0 - 20.0 - 20.0 + 2.0);
+        let _ = a;
+    }
+
+    #[test]
+    fn weights_follow_settings() {
+        let s = PolicySettings {
+            weight_admit: 7.0,
+            delta: 3.5,
+            ..Default::default()
+        };
+        let w = Weights::from_settings(&s);
+        assert_eq!(w.admit, 7.0);
+        assert_eq!(w.delta_running, 3.5);
+        assert_eq!(w.delta_new, 0.0);
+        assert!(!w.integral());
+        assert!(Weights::default().integral());
+        assert_eq!(Weights::default().host, 50.0);
+    }
+}

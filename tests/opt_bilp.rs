@@ -1,0 +1,441 @@
+//! The restricted BILP against the truth: brute force over every placement of tiny fleets, Eq. (5)
+//! recomputed by `objective::evaluate`; the reformulations against the plain model; the warm start,
+//! cancellation, progress and class separation.
+
+use migplan::catalog::{embedded, ModelId};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, HostId, Placement, Vm, VmId, VmKind};
+use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
+use migplan::policy::origamig::objective::{evaluate, Weights};
+use migplan::scenario::PolicySettings;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+fn model(name: &str) -> ModelId {
+    embedded().model_id(name).unwrap()
+}
+
+fn vm_of(m: ModelId, profiles: &[usize]) -> Vm {
+    let c = embedded();
+    let compute: u32 = profiles
+        .iter()
+        .map(|&p| c.model(m).profiles[p].compute as u32)
+        .sum();
+    Vm {
+        id: 0,
+        gis: profiles
+            .iter()
+            .map(|&p| GiRequest { model: m, profile: p })
+            .collect(),
+        cores: 4 * compute.max(1),
+        ram_gb: 16 * compute.max(1),
+        kind: VmKind::Job,
+        arrival: 0.0,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    }
+}
+
+fn settings() -> PolicySettings {
+    PolicySettings {
+        time_limit_s: 60.0,
+        ..Default::default()
+    }
+}
+
+/// A random tiny fleet: `nh` hosts of 1 or 2 GPUs (A100-40GB, or A30-24GB when `mixed`), some
+/// running VMs placed by FF (then a few removed to fragment the GPUs), and `np` pending VMs.
+fn random_fleet(
+    seed: u64,
+    nh: usize,
+    max_gpus: usize,
+    nvms: usize,
+    np: usize,
+    mixed: bool,
+) -> (Fleet, Vec<VmId>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let c = embedded();
+    let a100 = model("a100-40gb");
+    let a30 = model("a30-24gb");
+    let hosts = (0..nh)
+        .map(|i| {
+            let m = if mixed && i % 2 == 1 { a30 } else { a100 };
+            let g = rng.gen_range(1..=max_gpus);
+            // Small hosts now and then, so that cores bind.
+            let cores = if rng.gen_bool(0.3) { 32 } else { 80 };
+            Host::new(format!("h{i}"), cores, 512, vec![m; g], 0)
+        })
+        .collect();
+    let mut f = Fleet::new(c, hosts);
+    let draw = |rng: &mut StdRng| {
+        let m = if mixed && rng.gen_bool(0.4) { a30 } else { a100 };
+        let profs: Vec<usize> = c.model(m).cf_profiles().collect();
+        let n = if rng.gen_bool(0.3) { 2 } else { 1 };
+        let ps: Vec<usize> = (0..n).map(|_| profs[rng.gen_range(0..profs.len())]).collect();
+        vm_of(m, &ps)
+    };
+    let mut placed = Vec::new();
+    for _ in 0..nvms * 2 {
+        if placed.len() >= nvms + nvms / 2 {
+            break;
+        }
+        let v = draw(&mut rng);
+        if let Some(p) = f.ff_placement(&v) {
+            placed.push(f.add_placed(v, p).unwrap());
+        }
+    }
+    // Fragment: remove some.
+    while placed.len() > nvms {
+        let i = rng.gen_range(0..placed.len());
+        f.remove(placed.swap_remove(i)).unwrap();
+    }
+    let mut pending = Vec::new();
+    for _ in 0..np {
+        pending.push(f.add_pending(draw(&mut rng)).unwrap());
+    }
+    f.check_invariants().unwrap();
+    (f, pending)
+}
+
+/// The best Eq. (5) over every placement of the neighborhood's VMs on its hosts (running VMs
+/// placed somewhere, pending VMs placed or rejected).
+fn brute_force(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], w: &Weights) -> f64 {
+    let mut cur = fleet.clone();
+    let mut vms: Vec<VmId> = hosts
+        .iter()
+        .flat_map(|&h| fleet.hosts[h].vms.iter().copied())
+        .collect();
+    for &id in &vms {
+        cur.unplace(id).unwrap();
+    }
+    let running: BTreeSet<VmId> = vms.iter().copied().collect();
+    vms.extend_from_slice(pending);
+    let mut best = f64::NEG_INFINITY;
+    rec(0, &vms, &running, &mut cur, fleet, hosts, w, &mut best);
+    best
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rec(
+    i: usize,
+    vms: &[VmId],
+    running: &BTreeSet<VmId>,
+    cur: &mut Fleet,
+    before: &Fleet,
+    hosts: &[HostId],
+    w: &Weights,
+    best: &mut f64,
+) {
+    if i == vms.len() {
+        let t = evaluate(before, cur, hosts, w).total;
+        if t > *best {
+            *best = t;
+        }
+        return;
+    }
+    let id = vms[i];
+    if !running.contains(&id) {
+        rec(i + 1, vms, running, cur, before, hosts, w, best);
+    }
+    let vm = cur.vm(id).unwrap().clone();
+    let c = cur.catalog;
+    for &h in hosts {
+        // Every combination of (gpu, start) per GI.
+        let options: Vec<Vec<GiSlot>> = vm
+            .gis
+            .iter()
+            .map(|g| {
+                let prof = &c.model(g.model).profiles[g.profile];
+                let mut o = Vec::new();
+                for (k, gpu) in cur.hosts[h].gpus.iter().enumerate() {
+                    if c.same_class(g.model, gpu.model) {
+                        for &z in &prof.starts {
+                            o.push(GiSlot { gpu: k, start: z });
+                        }
+                    }
+                }
+                o
+            })
+            .collect();
+        if options.iter().any(|o| o.is_empty()) {
+            continue;
+        }
+        let mut idx = vec![0usize; options.len()];
+        loop {
+            let gis: Vec<GiSlot> = idx.iter().zip(&options).map(|(&j, o)| o[j]).collect();
+            if cur.place(id, Placement { host: h, gis }).is_ok() {
+                rec(i + 1, vms, running, cur, before, hosts, w, best);
+                cur.unplace(id).unwrap();
+            }
+            // Next combination.
+            let mut d = 0;
+            loop {
+                if d == idx.len() {
+                    break;
+                }
+                idx[d] += 1;
+                if idx[d] < options[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+                d += 1;
+            }
+            if d == idx.len() {
+                break;
+            }
+        }
+    }
+}
+
+fn control(f: Formulation) -> SolveControl {
+    SolveControl {
+        formulation: f,
+        ..Default::default()
+    }
+}
+
+const ALL: [Formulation; 3] = [Formulation::Plain, Formulation::Tight, Formulation::Config];
+
+/// Checks an outcome against the fleet's rules and Eq. (5).
+fn check_outcome(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], out: &bilp::SolveOutcome) {
+    let w = Weights::from_settings(&settings());
+    let mut after = fleet.clone();
+    let running: Vec<VmId> = hosts
+        .iter()
+        .flat_map(|&h| fleet.hosts[h].vms.iter().copied())
+        .collect();
+    for &id in &running {
+        assert!(out.targets.contains_key(&id), "running VM {id} must stay placed");
+        after.unplace(id).unwrap();
+    }
+    for (&id, p) in &out.targets {
+        assert!(
+            running.contains(&id) || pending.contains(&id),
+            "VM {id} outside the neighborhood"
+        );
+        assert!(hosts.contains(&p.host), "VM {id} placed outside the neighborhood");
+        after.place(id, p.clone()).unwrap();
+    }
+    after.check_invariants().unwrap();
+    let t = evaluate(fleet, &after, hosts, &w);
+    assert_eq!(t.total, out.objective);
+    assert!(out.objective >= out.start_objective);
+    assert!(out.bound >= out.objective - 1e-9);
+}
+
+#[test]
+fn brute_force_optimum_equals_every_formulation() {
+    let w = Weights::from_settings(&settings());
+    let mut cases = 0;
+    for seed in 0..14u64 {
+        let mixed = seed % 3 == 2;
+        let (fleet, pending) = random_fleet(
+            seed,
+            if seed % 2 == 0 { 2 } else { 3 },
+            2,
+            3,
+            1 + (seed % 2) as usize,
+            mixed,
+        );
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        for f in ALL {
+            let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &control(f)).unwrap();
+            assert_eq!(out.status, SolveStatus::Optimal, "seed {seed} {f:?}");
+            assert_eq!(
+                out.objective, best,
+                "seed {seed} {f:?}: BILP {} vs brute force {best}",
+                out.objective
+            );
+            check_outcome(&fleet, &hosts, &pending, &out);
+        }
+        cases += 1;
+    }
+    assert_eq!(cases, 14);
+}
+
+#[test]
+fn brute_force_on_a_subset_of_hosts() {
+    // The neighborhood is part of the fleet: VMs elsewhere stay put and do not count.
+    let w = Weights::from_settings(&settings());
+    for seed in 20..26u64 {
+        let (fleet, pending) = random_fleet(seed, 4, 1, 5, 1, false);
+        let hosts: Vec<HostId> = vec![1, 3];
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        let out = bilp::solve(&fleet, &hosts, &pending, &settings()).unwrap();
+        assert_eq!(out.status, SolveStatus::Optimal);
+        assert_eq!(out.objective, best, "seed {seed}");
+        check_outcome(&fleet, &hosts, &pending, &out);
+    }
+}
+
+#[test]
+fn reformulations_have_the_plain_optimum() {
+    for seed in 100..108u64 {
+        let (fleet, pending) = random_fleet(seed, 3, 2, 5, 2, seed % 2 == 0);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let plain = bilp::solve_with(
+            &fleet,
+            &hosts,
+            &pending,
+            &settings(),
+            &control(Formulation::Plain),
+        )
+        .unwrap();
+        assert_eq!(plain.status, SolveStatus::Optimal);
+        for f in [Formulation::Tight, Formulation::Config] {
+            let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &control(f)).unwrap();
+            assert_eq!(out.status, SolveStatus::Optimal, "seed {seed} {f:?}");
+            assert_eq!(out.objective, plain.objective, "seed {seed} {f:?}");
+            check_outcome(&fleet, &hosts, &pending, &out);
+        }
+    }
+}
+
+#[test]
+fn class_separation() {
+    // Two A100 hosts and two A30 hosts; A30 VMs pending. Every GI lands on a GPU of its class,
+    // and an A30 VM is admitted on an A30 host even though the A100 hosts are empty.
+    let c = embedded();
+    let a100 = model("a100-40gb");
+    let a30 = model("a30-24gb");
+    let mut f = Fleet::new(
+        c,
+        vec![
+            Host::new("a", 80, 512, vec![a100, a100], 0),
+            Host::new("b", 80, 512, vec![a30, a30], 0),
+            Host::new("c", 80, 512, vec![a100], 0),
+            Host::new("d", 80, 512, vec![a30], 0),
+        ],
+    );
+    let p4 = c.model(a30).profile("4g.24gb").unwrap();
+    let p2 = c.model(a30).profile("2g.12gb").unwrap();
+    let big = c.model(a100).profile("7g.40gb").unwrap();
+    f.add_placed(
+        vm_of(a30, &[p2]),
+        Placement {
+            host: 1,
+            gis: vec![GiSlot { gpu: 0, start: 0 }],
+        },
+    )
+    .unwrap();
+    let pending = vec![
+        f.add_pending(vm_of(a30, &[p4, p2])).unwrap(),
+        f.add_pending(vm_of(a100, &[big])).unwrap(),
+    ];
+    let hosts: Vec<HostId> = (0..4).collect();
+    for form in ALL {
+        let out = bilp::solve_with(&f, &hosts, &pending, &settings(), &control(form)).unwrap();
+        assert_eq!(out.status, SolveStatus::Optimal);
+        check_outcome(&f, &hosts, &pending, &out);
+        for (&id, p) in &out.targets {
+            let vm = f.vm(id).unwrap();
+            for (g, s) in vm.gis.iter().zip(&p.gis) {
+                let gm = f.hosts[p.host].gpus[s.gpu].model;
+                assert!(
+                    c.same_class(g.model, gm),
+                    "{form:?}: VM {id} on a GPU of another class"
+                );
+            }
+        }
+        // Both pending VMs fit: admitted.
+        assert!(pending.iter().all(|id| out.targets.contains_key(id)), "{form:?}");
+        // The A30 VM joins host b (which is on already) rather than switching on host d.
+        assert_eq!(out.targets[&pending[0]].host, 1, "{form:?}");
+    }
+}
+
+#[test]
+fn warm_start_is_never_worse_even_when_stopped_early() {
+    for seed in 200..203u64 {
+        let (fleet, pending) = random_fleet(seed, 6, 2, 12, 3, false);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        for limit in [0.001, 0.05] {
+            let s = PolicySettings {
+                time_limit_s: limit,
+                ..Default::default()
+            };
+            for f in ALL {
+                let out = bilp::solve_with(&fleet, &hosts, &pending, &s, &control(f)).unwrap();
+                check_outcome(&fleet, &hosts, &pending, &out);
+                assert!(out.objective >= out.start_objective, "seed {seed} {f:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cancel_before_the_start_keeps_the_current_placement() {
+    let (fleet, pending) = random_fleet(7, 4, 2, 7, 2, false);
+    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+    let ctl = SolveControl::default();
+    ctl.cancel.store(true, Ordering::Relaxed);
+    let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &ctl).unwrap();
+    assert_eq!(out.status, SolveStatus::Cancelled);
+    assert_eq!(out.objective, out.start_objective);
+    check_outcome(&fleet, &hosts, &pending, &out);
+    for (id, p) in &out.targets {
+        assert_eq!(fleet.vm(*id).unwrap().placement.as_ref(), Some(p));
+    }
+}
+
+#[test]
+fn progress_is_reported_and_cancel_from_the_sink_keeps_the_incumbent() {
+    let (fleet, pending) = random_fleet(11, 8, 2, 18, 3, false);
+    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+    let reports = Arc::new(AtomicUsize::new(0));
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (r, cf) = (reports.clone(), cancel.clone());
+    let ctl = SolveControl {
+        cancel: cancel.clone(),
+        progress: Some(Arc::new(move |p: &bilp::Progress| {
+            r.fetch_add(1, Ordering::Relaxed);
+            assert!(p.elapsed_s >= 0.0);
+            if let (Some(i), Some(b)) = (p.incumbent, p.bound) {
+                assert!(b >= i - 1e-6, "bound {b} below incumbent {i}");
+            }
+            // Cancel at the first report.
+            cf.store(true, Ordering::Relaxed);
+        })),
+        formulation: Formulation::Plain,
+        ..Default::default()
+    };
+    let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &ctl).unwrap();
+    assert!(reports.load(Ordering::Relaxed) >= 1);
+    assert!(matches!(
+        out.status,
+        SolveStatus::Cancelled | SolveStatus::Optimal
+    ));
+    check_outcome(&fleet, &hosts, &pending, &out);
+}
+
+#[test]
+fn whole_fleet_opt_is_the_same_function_over_all_hosts() {
+    let (fleet, pending) = random_fleet(31, 5, 2, 9, 2, true);
+    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+    let opt = bilp::solve(&fleet, &hosts, fleet.pending(), &settings()).unwrap();
+    assert_eq!(opt.status, SolveStatus::Optimal);
+    check_outcome(&fleet, &hosts, &pending, &opt);
+    // OPT bounds every neighborhood call from the same state: a call's gain over the start
+    // (on its own hosts) cannot exceed OPT's gain (everything else being fixed).
+    let part = bilp::solve(&fleet, &hosts[..3], fleet.pending(), &settings()).unwrap();
+    assert!(opt.objective - opt.start_objective >= part.objective - part.start_objective);
+}
+
+#[test]
+fn rejects_bad_neighborhoods() {
+    let (fleet, pending) = random_fleet(3, 2, 1, 2, 1, false);
+    assert!(bilp::solve(&fleet, &[0, 0], &pending, &settings()).is_err());
+    assert!(bilp::solve(&fleet, &[9], &pending, &settings()).is_err());
+    let placed = fleet.hosts[0].vms.first().copied();
+    if let Some(id) = placed {
+        assert!(bilp::solve(&fleet, &[0, 1], &[id], &settings()).is_err());
+    }
+    assert!(bilp::solve(&fleet, &[0, 1], &[12345], &settings()).is_err());
+    let empty = bilp::solve(&Fleet::new(embedded(), vec![]), &[], &[], &settings()).unwrap();
+    assert_eq!(empty.status, SolveStatus::Trivial);
+}
