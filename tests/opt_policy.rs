@@ -356,3 +356,206 @@ fn consolidation_without_an_emptiable_source_selects_nothing() {
     let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
     assert!(n.is_empty() && n.hosts.is_empty() && n.sources.is_empty());
 }
+
+#[test]
+fn sources_dropped_from_s_receive_the_vms_of_the_others() {
+    // Every active host is a source (one small VM each) and R is empty: the last source leaves
+    // S and receives the first one's VM.
+    let mut f = a100s(3);
+    put(&mut f, 1, &["2g.10gb"], 0, &[(0, 0)]);
+    put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);
+    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
+    assert_eq!(n.hosts, vec![0, 1]);
+    assert_eq!(n.sources, vec![0]);
+    assert_eq!(n.n_vms, 2);
+}
+
+// ---- §5.5 guarantees, with the solver -------------------------------------------------------
+
+use migplan::plan;
+use migplan::policy::origamig::objective::{evaluate, Weights};
+use migplan::policy::origamig::{propose, CallMode, Origamig};
+use migplan::policy::Policy;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+
+/// A short time limit: the guarantees tested here hold whatever the limit (§5.5), and a test
+/// must finish in seconds.
+fn small_settings() -> PolicySettings {
+    PolicySettings {
+        time_limit_s: 1.0,
+        ..Default::default()
+    }
+}
+
+/// A random fragmented fleet: `hosts` hosts with two A100s, VMs placed by FF, some removed
+/// again (fragmentation), and a few pending VMs that FF could not place.
+fn random_fleet(seed: u64, hosts: usize, vms: u64) -> Fleet {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let profiles = ["1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb"];
+    let mut f = a100s(hosts);
+    for id in 1..=vms {
+        let n = if rng.gen_bool(0.5) { 2 } else { 1 };
+        let ps: Vec<&str> = (0..n).map(|_| *profiles.choose(&mut rng).unwrap()).collect();
+        let v = vm(id, "a100-40gb", &ps);
+        match f.ff_placement(&v) {
+            Some(p) => {
+                f.add_placed(v, p).unwrap();
+            }
+            None => {
+                f.add_pending(v).unwrap();
+            }
+        }
+    }
+    let placed: Vec<VmId> = f.vms().filter(|v| v.placement.is_some()).map(|v| v.id).collect();
+    for id in placed {
+        if rng.gen_bool(0.35) {
+            f.remove(id).unwrap();
+        }
+    }
+    f.check_invariants().unwrap();
+    f
+}
+
+/// Eq. (5) over the whole fleet without its migration terms.
+fn static_value(f: &Fleet, w: &Weights) -> f64 {
+    let all: Vec<usize> = (0..f.hosts.len()).collect();
+    let t = evaluate(f, f, &all, w);
+    t.total + t.migrations
+}
+
+#[test]
+fn a_call_never_lowers_eq5_and_applies_only_strict_improvements() {
+    let s = small_settings();
+    let w = Weights::from_settings(&s);
+    let mut applied = 0;
+    for seed in 0..8 {
+        let f = random_fleet(seed, 3, 9);
+        let all: Vec<usize> = (0..f.hosts.len()).collect();
+        for mode in [
+            CallMode::Auto,
+            CallMode::Admission,
+            CallMode::Consolidation,
+            CallMode::Opt,
+        ] {
+            let p = propose(&f, mode, None, &s).unwrap();
+            // §5.3: the reported values are Eq. (5) recomputed from the placements.
+            let nb = &p.neighborhood.hosts;
+            assert_eq!(p.before, evaluate(&f, &f, nb, &w));
+            assert_eq!(p.value_after, p.after.total - p.parking_penalty);
+            let mut g = f.clone();
+            p.apply(&mut g).unwrap();
+            g.check_invariants().unwrap();
+            let value_before = evaluate(&f, &f, &all, &w).total;
+            let value_after =
+                evaluate(&f, &g, &all, &w).total - if p.improves { p.parking_penalty } else { 0.0 };
+            if p.improves {
+                applied += 1;
+                assert!(
+                    value_after > value_before,
+                    "seed {seed} {mode}: {value_before} -> {value_after}"
+                );
+                // The neighborhood accounts for the whole change: hosts outside M̂ are untouched.
+                for h in 0..f.hosts.len() {
+                    if !nb.contains(&h) {
+                        assert_eq!(f.hosts[h].vms, g.hosts[h].vms);
+                    }
+                }
+            } else {
+                assert_eq!(value_after, value_before, "seed {seed} {mode}");
+                for h in 0..f.hosts.len() {
+                    assert_eq!(f.hosts[h].vms, g.hosts[h].vms);
+                }
+            }
+            // Pending VMs of the call are admitted or rejected, never left waiting.
+            for id in &p.neighborhood.pending {
+                assert!(
+                    !g.pending().contains(id),
+                    "seed {seed} {mode}: VM {id} still waits"
+                );
+            }
+        }
+    }
+    assert!(applied >= 8, "only {applied} calls improved anything");
+}
+
+/// Runs the policy's steps without arrivals or departures, applying its plans like the
+/// simulator does. Returns the number of calls that changed the fleet.
+fn settle(f: &mut Fleet, policy: &mut dyn Policy, w: &Weights, steps: usize) -> usize {
+    let mut changes = 0;
+    let mut last_change = 0;
+    let mut value = static_value(f, w);
+    for k in 0..steps {
+        let plan = policy.on_step(f, 10.0 * k as f64);
+        if let Some(plan) = plan {
+            let sched = plan::schedule(f, &plan).unwrap();
+            for st in &sched.steps {
+                plan::execute(
+                    f,
+                    &plan::Schedule {
+                        steps: vec![st.clone()],
+                        parking_penalty: 0.0,
+                    },
+                )
+                .unwrap();
+                f.check_invariants().unwrap();
+            }
+            changes += 1;
+            last_change = k;
+            // §5.5: the migration terms are never positive, so the other terms strictly rise.
+            let v = static_value(f, w);
+            assert!(
+                v > value,
+                "an applied plan must raise the static terms: {value} -> {v}"
+            );
+            value = v;
+        }
+        for id in policy.take_rejected() {
+            f.reject_pending(id).unwrap();
+        }
+        f.check_invariants().unwrap();
+    }
+    assert!(
+        last_change + 20 < steps,
+        "the calls still changed the fleet at step {last_change} of {steps}"
+    );
+    changes
+}
+
+#[test]
+fn without_arrivals_and_departures_the_calls_stop_changing_the_fleet() {
+    let s = small_settings();
+    let w = Weights::from_settings(&s);
+    let mut total = 0;
+    for seed in 0..4 {
+        let mut f = random_fleet(100 + seed, 4, 12);
+        let mut p = Origamig::new(&s);
+        total += settle(&mut f, &mut p, &w, 60);
+        assert!(f.pending().is_empty(), "the queue is decided");
+        // Quiet: the triggers stay silent or their calls change nothing.
+        let snapshot = f.clone();
+        for k in 0..10 {
+            assert!(p.on_step(&f, 10_000.0 + 10.0 * k as f64).is_none());
+            for id in p.take_rejected() {
+                f.reject_pending(id).unwrap();
+            }
+        }
+        assert_eq!(f, snapshot);
+    }
+    assert!(
+        total > 0,
+        "no call changed anything: the test would prove nothing"
+    );
+}
+
+#[test]
+fn the_opt_policy_settles_too() {
+    let s = small_settings();
+    let w = Weights::from_settings(&s);
+    let mut f = random_fleet(7, 3, 9);
+    let mut p = Origamig::opt(&s);
+    assert_eq!(p.name(), "opt");
+    settle(&mut f, &mut p, &w, 40);
+    assert!(!p.call_times_s().is_empty());
+}

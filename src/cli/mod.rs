@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod check;
 mod layout;
+mod solve;
 
 /// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
 #[derive(Parser, Debug)]
@@ -20,6 +21,8 @@ pub enum Command {
     Check(check::Args),
     /// Plan which verified MIG layout each GPU of one model gets for a demand (seed 003).
     Layout(layout::Args),
+    /// One OrigaMIG optimizer call on a scenario's current state (§5).
+    Solve(solve::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -51,5 +54,6 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         None => anyhow::bail!("no subcommand given; see `migplan --help`"),
         Some(Command::Check(a)) => check::run(a),
         Some(Command::Layout(a)) => layout::run(a),
+        Some(Command::Solve(a)) => solve::run(a),
     }
 }

@@ -32,6 +32,13 @@ pub trait Policy: Send {
         None
     }
 
+    /// Pending VMs that the policy's last [`Policy::on_step`] call rejected (an OrigaMIG call
+    /// rejects the pending VMs of its neighborhood that its solution does not admit, §5.2). The
+    /// caller takes them off the queue and counts them as rejected. Empty by default.
+    fn take_rejected(&mut self) -> Vec<crate::fleet::VmId> {
+        Vec::new()
+    }
+
     /// Wall-clock seconds of each optimizer call made so far (empty for policies without calls).
     fn call_times_s(&self) -> Vec<f64> {
         Vec::new()

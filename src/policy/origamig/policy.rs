@@ -1,0 +1,160 @@
+//! The `origamig` and `opt` placement policies (§5, §6.3).
+//!
+//! Both place an arriving request by FF (the arrival rule of §5.1) and queue it when FF fails.
+//! Every `check_every_s` of simulated time the triggers of §5.1 decide whether to call: an
+//! admission call while the queue is not empty, else a consolidation call for a class whose gap
+//! reached θ. `origamig` selects the neighborhood by Algorithm 1; `opt` solves the BILP over the
+//! whole fleet instead (for small fleets: each call is bounded by the time limit only). A call's
+//! plan goes back to the simulator as a [`Plan`]; the pending VMs it rejects are handed over
+//! through [`Policy::take_rejected`].
+
+use super::bilp::SolveControl;
+use super::call::{self, CallMode};
+use super::triggers::{CallKind, Triggers};
+use crate::fleet::{Fleet, Placement, Vm, VmId};
+use crate::plan::Plan;
+use crate::policy::Policy;
+use crate::scenario::PolicySettings;
+
+/// Counters of the calls a policy made.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallStats {
+    pub admission_calls: u64,
+    pub consolidation_calls: u64,
+    /// Calls whose plan was applied (strictly better and executable).
+    pub applied: u64,
+    /// Calls whose plan the executor discarded (no parking place).
+    pub discarded: u64,
+    /// Calls the solver proved optimal.
+    pub optimal: u64,
+    /// Calls that failed (a solver error); the fleet was left as it was.
+    pub failed: u64,
+    /// The last failure, for diagnostics.
+    pub last_error: Option<String>,
+}
+
+/// OrigaMIG (`whole = false`) or OPT (`whole = true`) as an online policy.
+#[derive(Debug, Clone)]
+pub struct Origamig {
+    settings: PolicySettings,
+    whole: bool,
+    triggers: Triggers,
+    call_times: Vec<f64>,
+    rejected: Vec<VmId>,
+    stats: CallStats,
+}
+
+impl Origamig {
+    /// The `origamig` policy.
+    pub fn new(settings: &PolicySettings) -> Self {
+        Origamig {
+            settings: settings.clone(),
+            whole: false,
+            triggers: Triggers::new(),
+            call_times: Vec::new(),
+            rejected: Vec::new(),
+            stats: CallStats::default(),
+        }
+    }
+
+    /// The `opt` policy: the same triggers, each call over the whole fleet.
+    pub fn opt(settings: &PolicySettings) -> Self {
+        Origamig {
+            whole: true,
+            ..Origamig::new(settings)
+        }
+    }
+
+    pub fn stats(&self) -> &CallStats {
+        &self.stats
+    }
+
+    /// One check of the triggers and, if one fires, one call. Returns the plan to apply.
+    fn check(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
+        if !self.triggers.due(now_s, &self.settings) {
+            return None;
+        }
+        let trigger = self.triggers.next_call(fleet, &self.settings)?;
+        match trigger {
+            CallKind::Admission => self.stats.admission_calls += 1,
+            _ => self.stats.consolidation_calls += 1,
+        }
+        let (mode, kind) = if self.whole {
+            (CallMode::Opt, CallKind::Whole)
+        } else {
+            let mode = match trigger {
+                CallKind::Admission => CallMode::Admission,
+                _ => CallMode::Consolidation,
+            };
+            (mode, trigger.clone())
+        };
+        let p = match call::call(fleet, mode, kind, &self.settings, &SolveControl::default()) {
+            Ok(p) => p,
+            Err(e) => {
+                self.stats.failed += 1;
+                self.stats.last_error = Some(format!("{e:#}"));
+                // A failed admission call must still decide the oldest pending VM, or the same
+                // call would repeat forever: reject it.
+                if let (CallKind::Admission, Some(&oldest)) = (&trigger, fleet.pending().first()) {
+                    self.rejected.push(oldest);
+                }
+                self.triggers.after_call(fleet, &trigger, false);
+                return None;
+            }
+        };
+        self.call_times.push(p.call_s);
+        if p.status == Some(super::bilp::SolveStatus::Optimal) {
+            self.stats.optimal += 1;
+        }
+        if p.discarded.is_some() {
+            self.stats.discarded += 1;
+        }
+        self.rejected.extend(p.rejected.iter().copied());
+        self.triggers.after_call(fleet, &trigger, p.changes_placements());
+        if p.improves {
+            self.stats.applied += 1;
+            Some(p.plan)
+        } else {
+            None
+        }
+    }
+}
+
+impl Policy for Origamig {
+    fn name(&self) -> &str {
+        if self.whole {
+            "opt"
+        } else {
+            "origamig"
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+
+    /// The arrival rule of §5.1: FF with the default GI placement.
+    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
+        fleet.ff_placement(vm)
+    }
+
+    fn queues_unplaced(&self) -> bool {
+        true
+    }
+
+    fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) {
+        self.triggers.on_departure(fleet, vm);
+    }
+
+    fn on_step(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
+        self.check(fleet, now_s)
+    }
+
+    fn take_rejected(&mut self) -> Vec<VmId> {
+        std::mem::take(&mut self.rejected)
+    }
+
+    fn call_times_s(&self) -> Vec<f64> {
+        self.call_times.clone()
+    }
+}
