@@ -119,3 +119,82 @@ fn layout_bad_input_is_one_line_exit_2() {
         "no layout `nope`",
     );
 }
+
+const H100: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
+
+#[test]
+fn chargeback_of_the_worked_example() {
+    let out = migplan().args(["chargeback", H100, "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["hours"], 730.0);
+    let t = &v["tenants"];
+    assert_eq!(format!("{:.1}", t["ranking"].as_f64().unwrap()), "681.3");
+    assert_eq!(format!("{:.1}", t["research"].as_f64().unwrap()), "730.0");
+    assert_eq!(format!("{:.1}", t["search"].as_f64().unwrap()), "389.3");
+    let w: Vec<String> = v["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["gpu"] == 0)
+        .map(|i| {
+            format!(
+                "{} {:.3}",
+                i["profile"].as_str().unwrap(),
+                i["weight"].as_f64().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        w,
+        vec!["2g.20gb 0.267", "1g.10gb 0.133", "1g.10gb 0.133", "3g.40gb 0.467"]
+    );
+    let out = migplan()
+        .args(["chargeback", H100, "--hours", "200"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("research") && l.contains("168.0")),
+        "{text}"
+    );
+}
+
+#[test]
+fn export_prints_parseable_yaml() {
+    let out = migplan()
+        .args(["export", "mig-parted", H100, "--host", "gpu-node-07"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["version"], serde_yaml::Value::from("v1"));
+    let by_index = migplan()
+        .args(["export", "mig-parted", H100, "--host", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(by_index.stdout, out.stdout);
+}
+
+#[test]
+fn chargeback_and_export_bad_input() {
+    one_line_error(&["chargeback", "/nonexistent/s.toml"], "cannot read");
+    one_line_error(&["chargeback", H100, "--hours", "0"], "--hours");
+    one_line_error(
+        &["export", "mig-parted", H100, "--host", "node-99"],
+        "no host `node-99`",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[host]]\nname = \"a\"\ncores = 8\nram_gb = 8\ngpus = [\"z100\"]\n",
+    )
+    .unwrap();
+    one_line_error(
+        &["export", "mig-parted", bad.to_str().unwrap()],
+        "unknown GPU model `z100`",
+    );
+}

@@ -101,8 +101,9 @@ fn greedy_errors_name_the_cause() {
 
 #[test]
 fn exact_beats_greedy_when_the_menu_is_short() {
-    // 3x2g + 2x3g: the menu has no layout with two 2g and a 3g, so greedy needs 3 GPUs; the exact
-    // planner uses 3g + 2x2g (not on the menu) and a second GPU for the rest: 2 GPUs.
+    // 3x2g + 2x3g: the seed's menu has no layout with several 2g or several 3g, so greedy takes
+    // all-balanced three times; the exact planner may use any placeable layout and needs two GPUs
+    // (all-2g.20gb and all-3g.40gb, which are on file but not on the seed's menu).
     let (id, m) = h100();
     let menu = layouts::embedded();
     let d = planner::parse_demand(m, "2g.20gb=3,3g.40gb=2").unwrap();
@@ -111,6 +112,11 @@ fn exact_beats_greedy_when_the_menu_is_short() {
     assert_eq!(g.gpus_used(), 3);
     assert_eq!(x.gpus_used(), 2);
     assert!(x.proven_optimal);
+    assert_eq!(g.names(), vec!["all-balanced"; 3]);
+    let mut names = x.names();
+    names.sort();
+    assert_eq!(names, vec!["all-2g.20gb", "all-3g.40gb"]);
+    assert_eq!(x.idle_compute(m), 0);
     // Every exact layout is placeable on one GPU.
     for gpu in &x.gpus {
         assert!(layouts::arrange(m, &gpu.counts).is_some(), "{}", gpu.name);

@@ -3,7 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod chargeback;
 mod check;
+mod export;
 mod layout;
 mod solve;
 
@@ -23,6 +25,10 @@ pub enum Command {
     Layout(layout::Args),
     /// One OrigaMIG optimizer call on a scenario's current state (§5).
     Solve(solve::Args),
+    /// GPU-hours per tenant by the chargeback rule of seed 003.
+    Chargeback(chargeback::Args),
+    /// Export the fleet's current layouts (mig-parted config).
+    Export(export::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -55,5 +61,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Check(a)) => check::run(a),
         Some(Command::Layout(a)) => layout::run(a),
         Some(Command::Solve(a)) => solve::run(a),
+        Some(Command::Chargeback(a)) => chargeback::run(a),
+        Some(Command::Export(a)) => export::run(a),
     }
 }

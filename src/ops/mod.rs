@@ -2,6 +2,10 @@
 //! and the layout planner, per-tenant quotas and the multi-GPU admission rule, chargeback,
 //! re-layout drains, mig-parted export and the packing arrival policy.
 
+pub mod chargeback;
+pub mod export;
 pub mod layouts;
+pub mod packing;
 pub mod planner;
 pub mod quotas;
+pub mod relayout;

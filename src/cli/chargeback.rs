@@ -1,0 +1,143 @@
+//! `migplan chargeback SCENARIO`: GPU-hours per tenant by the chargeback rule of seed 003
+//! (weight = max(compute share, memory share), normalized per GPU; see `ops::chargeback`).
+
+use crate::ops::chargeback::{self, Bill};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// The seed's billing period: a 730-hour month.
+const MONTH_H: f64 = 730.0;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Bill the next H hours as the state evolves (VMs leave at the end of their lifetimes);
+    /// without it, the current state is billed for a 730-hour month.
+    #[arg(long, value_name = "H")]
+    pub hours: Option<f64>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let s = crate::scenario::load(&a.scenario)?;
+    crate::ops::quotas::validate(&s.quotas, s.fleet.catalog)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", a.scenario.display()))?;
+    if let Some(h) = a.hours {
+        if !(h > 0.0 && h.is_finite()) {
+            anyhow::bail!("--hours: `{h}` is not a positive number of hours");
+        }
+    }
+    let (bill, source) = match a.hours {
+        None => {
+            let mut b = Bill::default();
+            b.accrue(&s.fleet, MONTH_H);
+            (b, "current state held for a 730-hour month")
+        }
+        Some(h) => (
+            chargeback::bill_state(&s.fleet, s.now_s, h),
+            "from the current state; VMs leave at the end of their lifetimes, no arrivals",
+        ),
+    };
+    let charges = chargeback::instance_charges(&s.fleet);
+    if a.json {
+        let out = json!({
+            "scenario": s.name,
+            "hours": bill.hours,
+            "source": source,
+            "tenants": bill.tenants,
+            "idle_gpu_hours": bill.idle_gpu_hours,
+            "total_gpu_hours": bill.total_gpu_hours,
+            "instances": charges.iter().map(|c| json!({
+                "vm": c.vm,
+                "tenant": c.tenant,
+                "host": s.fleet.hosts[c.host].name,
+                "gpu": c.gpu,
+                "profile": c.profile,
+                "raw": c.raw,
+                "weight": c.weight,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(());
+    }
+    println!("Chargeback for {}: {} h, {source}", s.name, fmt_num(bill.hours));
+    println!(
+        "weight of an instance = max(compute share, memory share) / sum of those over its GPU's instances"
+    );
+    println!();
+    let mut rows = vec![vec![
+        "host".to_string(),
+        "gpu".into(),
+        "vm".into(),
+        "profile".into(),
+        "tenant".into(),
+        "raw".into(),
+        "weight".into(),
+    ]];
+    for c in &charges {
+        rows.push(vec![
+            s.fleet.hosts[c.host].name.clone(),
+            c.gpu.to_string(),
+            c.vm.to_string(),
+            c.profile.clone(),
+            c.tenant.clone(),
+            format!("{:.3}", c.raw),
+            format!("{:.3}", c.weight),
+        ]);
+    }
+    print_table(&rows);
+    println!();
+    let mut rows = vec![vec!["tenant".to_string(), "GPU-hours".into(), "share".into()]];
+    let total = bill.total_gpu_hours.max(f64::MIN_POSITIVE);
+    for (t, gh) in &bill.tenants {
+        rows.push(vec![
+            t.clone(),
+            format!("{gh:.1}"),
+            format!("{:.1} %", 100.0 * gh / total),
+        ]);
+    }
+    rows.push(vec![
+        "(idle GPUs)".into(),
+        format!("{:.1}", bill.idle_gpu_hours),
+        format!("{:.1} %", 100.0 * bill.idle_gpu_hours / total),
+    ]);
+    rows.push(vec![
+        "total".into(),
+        format!("{:.1}", bill.total_gpu_hours),
+        "100.0 %".into(),
+    ]);
+    print_table(&rows);
+    Ok(())
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+pub(crate) fn print_table(rows: &[Vec<String>]) {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
+            .collect();
+        println!("{}", line.join("  ").trim_end());
+    }
+}

@@ -1,0 +1,64 @@
+//! `migplan export mig-parted SCENARIO [--host ID]`: the current layout of each host as a
+//! mig-parted config (see `ops::export`).
+
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub format: Format,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Format {
+    /// A mig-parted config (`version: v1`, `mig-configs`), one config per host.
+    MigParted(MigPartedArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct MigPartedArgs {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Only this host (its name or its index in the scenario).
+    #[arg(long, value_name = "ID")]
+    pub host: Option<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    match a.format {
+        Format::MigParted(m) => mig_parted(m),
+    }
+}
+
+fn mig_parted(a: MigPartedArgs) -> anyhow::Result<()> {
+    let s = crate::scenario::load(&a.scenario)?;
+    let fleet = &s.fleet;
+    let hosts: Vec<usize> = match &a.host {
+        None => Vec::new(),
+        Some(id) => {
+            let h = fleet
+                .hosts
+                .iter()
+                .position(|h| &h.name == id)
+                .or_else(|| id.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()));
+            let Some(h) = h else {
+                let names: Vec<&str> = fleet.hosts.iter().take(8).map(|h| h.name.as_str()).collect();
+                let more = if fleet.hosts.len() > 8 { ", ..." } else { "" };
+                anyhow::bail!(
+                    "--host: no host `{id}` in {} (hosts: {}{more})",
+                    a.scenario.display(),
+                    names.join(", ")
+                );
+            };
+            if fleet.hosts[h].gpus.is_empty() {
+                anyhow::bail!(
+                    "--host: host `{}` has no GPUs, so no MIG config",
+                    fleet.hosts[h].name
+                );
+            }
+            vec![h]
+        }
+    };
+    print!("{}", crate::ops::export::export(fleet, &s.name, &hosts));
+    Ok(())
+}

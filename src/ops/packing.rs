@@ -1,0 +1,154 @@
+//! The packing arrival policy of seed 002: fill a GPU before opening another, fill a host before
+//! opening another, and keep hosts whose GPUs are all free for whole-host gangs.
+//!
+//! For each host with room (cores, RAM, and every GI placeable with the default GI placement, the
+//! largest GI first), the seed's score is
+//!
+//! ```text
+//! score(host) = w1 x (GPUs left with no free capacity by the placement)   # finish a GPU
+//!             + w2 x (the host already runs work)                         # finish a host
+//!             - w3 x (every GPU of the host is free)                      # protect gang space
+//! ```
+//!
+//! with the weights `packing_finish_gpu`, `packing_finish_host` and `packing_protect_host` of the
+//! policy settings. A GPU has no free capacity when no profile of its model (+me left out) fits.
+//! The highest score wins. The seed breaks ties by the lowest index; before that, this policy
+//! prefers the placement leaving the fewest free memory slices on the host (the seed's "best-fit
+//! score"), so a GI goes to a half-used GPU of a host rather than to its empty one. Within a host
+//! each GI takes the GPU where it leaves no free capacity, else the fewest free slices, else the
+//! lowest index.
+
+use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm};
+use crate::mig::{self, Occupancy};
+use crate::policy::Policy;
+use crate::scenario::PolicySettings;
+
+/// The packing policy (seed 002) with its three weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Packing {
+    pub finish_gpu: f64,
+    pub finish_host: f64,
+    pub protect_host: f64,
+}
+
+/// A candidate placement on one host and how it scores.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub placement: Placement,
+    pub score: f64,
+    /// GPUs the placement leaves without free capacity.
+    pub finished_gpus: u32,
+    /// Free memory slices on the host after the placement.
+    pub free_after: u32,
+}
+
+fn no_capacity(model: &crate::catalog::GpuModel, occ: &Occupancy) -> bool {
+    model.cf_profiles().all(|p| mig::capacity(model, occ, p) == 0)
+}
+
+impl Packing {
+    pub fn new(settings: &PolicySettings) -> Self {
+        Packing {
+            finish_gpu: settings.packing_finish_gpu,
+            finish_host: settings.packing_finish_host,
+            protect_host: settings.packing_protect_host,
+        }
+    }
+
+    /// The placement of `vm` on host `h` this policy would choose, with its score; `None` when
+    /// the host has no room.
+    pub fn candidate(&self, fleet: &Fleet, vm: &Vm, h: HostId) -> Option<Candidate> {
+        let catalog = fleet.catalog;
+        let host = &fleet.hosts[h];
+        if host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
+            return None;
+        }
+        let mut occs: Vec<Occupancy> = host.gpus.iter().map(|g| g.occ).collect();
+        let mut slots = vec![GiSlot { gpu: 0, start: 0 }; vm.gis.len()];
+        let mut touched = vec![false; host.gpus.len()];
+        for i in vm.gis_largest_first(catalog) {
+            let req = vm.gis[i];
+            // (leaves no capacity, free slices after, gpu): best is the smallest with full first.
+            let mut best: Option<((bool, u32, usize), u8)> = None;
+            for (k, gpu) in host.gpus.iter().enumerate() {
+                if !catalog.same_class(req.model, gpu.model) {
+                    continue;
+                }
+                let model = catalog.model(gpu.model);
+                let Some(z) = mig::default_start(model, &occs[k], req.profile) else {
+                    continue;
+                };
+                let mut after = occs[k];
+                after.add(model, req.profile, z);
+                let key = (
+                    !no_capacity(model, &after),
+                    model.memory_slices as u32 - after.used_slices(),
+                    k,
+                );
+                if best.is_none_or(|(b, _)| key < b) {
+                    best = Some((key, z));
+                }
+            }
+            let ((_, _, k), z) = best?;
+            let model = catalog.model(host.gpus[k].model);
+            occs[k].add(model, req.profile, z);
+            slots[i] = GiSlot { gpu: k, start: z };
+            touched[k] = true;
+        }
+        let finished = host
+            .gpus
+            .iter()
+            .enumerate()
+            .filter(|&(k, g)| touched[k] && no_capacity(catalog.model(g.model), &occs[k]))
+            .count() as u32;
+        let in_use = host.is_active();
+        let all_free = !host.gpus.is_empty() && host.gpus.iter().all(|g| g.occ.is_empty());
+        let score = self.finish_gpu * finished as f64 + if in_use { self.finish_host } else { 0.0 }
+            - if all_free { self.protect_host } else { 0.0 };
+        let free_after = host
+            .gpus
+            .iter()
+            .zip(&occs)
+            .map(|(g, o)| catalog.model(g.model).memory_slices as u32 - o.used_slices())
+            .sum();
+        Some(Candidate {
+            placement: Placement { host: h, gis: slots },
+            score,
+            finished_gpus: finished,
+            free_after,
+        })
+    }
+
+    /// The best placement over all hosts: highest score, then fewest free slices left on the
+    /// host, then lowest host index.
+    pub fn choose(&self, fleet: &Fleet, vm: &Vm) -> Option<Candidate> {
+        let mut best: Option<Candidate> = None;
+        for h in 0..fleet.hosts.len() {
+            let Some(c) = self.candidate(fleet, vm, h) else {
+                continue;
+            };
+            let better = match &best {
+                None => true,
+                Some(b) => c.score > b.score || (c.score == b.score && c.free_after < b.free_after),
+            };
+            if better {
+                best = Some(c);
+            }
+        }
+        best
+    }
+}
+
+impl Policy for Packing {
+    fn name(&self) -> &str {
+        "packing"
+    }
+
+    fn clone_box(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+
+    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
+        self.choose(fleet, vm).map(|c| c.placement)
+    }
+}

@@ -1,0 +1,156 @@
+//! Admission checks of seed 003: per-tenant quotas per profile, and multi-GPU work on whole GPUs.
+
+use migplan::fleet::{GiRequest, Vm, VmKind};
+use migplan::ops::quotas;
+use migplan::scenario::{self, Scenario};
+
+const H100: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
+
+fn scenario() -> Scenario {
+    scenario::load(std::path::Path::new(H100)).unwrap()
+}
+
+fn request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Vm {
+    let c = s.fleet.catalog;
+    let m = c.model_id("h100-80gb").unwrap();
+    Vm {
+        id,
+        gis: profiles
+            .iter()
+            .map(|p| GiRequest {
+                model: m,
+                profile: c.model(m).profile(p).unwrap(),
+            })
+            .collect(),
+        cores: 4,
+        ram_gb: 16,
+        kind: VmKind::Tenant,
+        arrival: 0.0,
+        lifetime: None,
+        admitted_at: None,
+        tenant: tenant.map(String::from),
+        placement: None,
+    }
+}
+
+#[test]
+fn search_is_refused_its_seventh_small_instance() {
+    let mut s = scenario();
+    // Search holds four 1g.10gb; its quota is six (the seed's ResourceQuota).
+    assert_eq!(quotas::usage(&s.fleet, "search", None).get("1g.10gb"), Some(&4));
+    for id in [100, 101] {
+        let vm = request(&s, id, Some("search"), &["1g.10gb"]);
+        quotas::check(&s.quotas, &s.fleet, &vm).unwrap();
+        let p = s.fleet.ff_placement(&vm).unwrap();
+        s.fleet.add_placed(vm, p).unwrap();
+    }
+    let vm = request(&s, 102, Some("search"), &["1g.10gb"]);
+    let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err();
+    assert_eq!(
+        e,
+        "VM 102 refused: tenant `search` has a quota of 6 x nvidia.com/mig-1g.10gb, holds 6 and \
+         the request asks for 1 more"
+    );
+    // The same request for another tenant, or without a tenant, is not limited by search's quota.
+    quotas::check(
+        &s.quotas,
+        &s.fleet,
+        &request(&s, 103, Some("support"), &["1g.10gb"]),
+    )
+    .unwrap();
+    quotas::check(&s.quotas, &s.fleet, &request(&s, 104, None, &["1g.10gb"])).unwrap();
+    // A VM already placed does not count against itself.
+    let placed = s.fleet.vm(100).unwrap().clone();
+    quotas::check(&s.quotas, &s.fleet, &placed).unwrap();
+}
+
+#[test]
+fn one_request_over_quota_is_refused_whole() {
+    let s = scenario();
+    // Search's 3g.40gb quota is one; two in one request exceed it although it holds none.
+    let vm = request(&s, 100, Some("search"), &["3g.40gb", "3g.40gb"]);
+    let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err();
+    assert!(
+        e.contains("quota of 1 x nvidia.com/mig-3g.40gb, holds 0") && e.contains("2 more"),
+        "{e}"
+    );
+    quotas::check(
+        &s.quotas,
+        &s.fleet,
+        &request(&s, 101, Some("search"), &["3g.40gb"]),
+    )
+    .unwrap();
+    // Ranking holds its two 3g.40gb already.
+    let e = quotas::check(
+        &s.quotas,
+        &s.fleet,
+        &request(&s, 102, Some("ranking"), &["3g.40gb"]),
+    )
+    .unwrap_err();
+    assert!(e.contains("tenant `ranking`") && e.contains("holds 2"), "{e}");
+}
+
+#[test]
+fn quota_keys_may_use_kubernetes_resource_names() {
+    let src = std::fs::read_to_string(H100)
+        .unwrap()
+        .replace("\"1g.10gb\" = 6", "\"requests.nvidia.com/mig-1g.10gb\" = 4")
+        .replace("\"2g.20gb\" = 2", "\"nvidia.com/mig-2g.20gb\" = 2");
+    let s = scenario::parse(&src, "k8s.toml").unwrap();
+    quotas::validate(&s.quotas, s.fleet.catalog).unwrap();
+    let e = quotas::check(
+        &s.quotas,
+        &s.fleet,
+        &request(&s, 100, Some("search"), &["1g.10gb"]),
+    )
+    .unwrap_err();
+    assert!(e.contains("quota of 4"), "{e}");
+    let e = quotas::check(
+        &s.quotas,
+        &s.fleet,
+        &request(&s, 101, Some("support"), &["2g.20gb"]),
+    )
+    .unwrap_err();
+    assert!(e.contains("quota of 2"), "{e}");
+    let bad = src.replace("\"nvidia.com/mig-2g.20gb\" = 2", "\"nvidia.com/gpu\" = 2");
+    let s = scenario::parse(&bad, "k8s.toml").unwrap();
+    let e = quotas::validate(&s.quotas, s.fleet.catalog).unwrap_err();
+    assert!(
+        e.contains("quotas.support") && e.contains("nvidia.com/gpu"),
+        "{e}"
+    );
+}
+
+#[test]
+fn multi_gpu_work_goes_to_whole_gpus_only() {
+    let s = scenario();
+    assert!(s.policy.multi_gpu_whole_only);
+    // A two-GPU training job on whole GPUs passes the rule (and research's quota of three).
+    let whole = request(&s, 100, Some("research"), &["7g.80gb", "7g.80gb"]);
+    quotas::check_multi_gpu(s.fleet.catalog, &whole).unwrap();
+    quotas::admission(&s.quotas, &s.policy, &s.fleet, &whole).unwrap();
+    // The same job on slices is refused, and the reason says why.
+    let sliced = request(&s, 101, Some("research"), &["3g.40gb", "3g.40gb"]);
+    let e = quotas::admission(&s.quotas, &s.policy, &s.fleet, &sliced).unwrap_err();
+    assert_eq!(
+        e,
+        "VM 101 refused: multi-GPU work (2 GIs) runs on whole GPUs only (MIG disabled or 7g.80gb), \
+         never on slices such as 3g.40gb: NCCL and P2P are not supported between MIG instances"
+    );
+    // A single-GPU request on a slice is not multi-GPU work.
+    quotas::admission(
+        &s.quotas,
+        &s.policy,
+        &s.fleet,
+        &request(&s, 102, Some("research"), &["3g.40gb"]),
+    )
+    .unwrap();
+    // With the setting off (the paper's workload), two-GI VMs on slices are admitted.
+    let mut off = s.policy.clone();
+    off.multi_gpu_whole_only = false;
+    quotas::admission(&s.quotas, &off, &s.fleet, &sliced).unwrap();
+    // Quotas come first: research asking for three whole GPUs more is over its quota.
+    let many = request(&s, 103, Some("research"), &["7g.80gb", "7g.80gb", "7g.80gb"]);
+    let e = quotas::admission(&s.quotas, &s.policy, &s.fleet, &many).unwrap_err();
+    assert!(e.contains("quota of 3 x nvidia.com/mig-7g.80gb, holds 1"), "{e}");
+}

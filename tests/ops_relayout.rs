@@ -1,0 +1,148 @@
+//! Re-layout previews (seed 003): a layout change drains the whole host; the preview lists every
+//! displaced VM and whether it has a free place elsewhere, before anything is applied.
+
+use migplan::ops::{layouts, relayout};
+use migplan::scenario;
+
+const TWO_NODES: &str = r#"
+name = "two-nodes"
+[workload]
+enabled = false
+
+[[host]]
+name = "node-a"
+cores = 128
+ram_gb = 1024
+gpus = ["h100-80gb", "h100-80gb"]
+
+[[host]]
+name = "node-b"
+cores = 128
+ram_gb = 1024
+gpus = ["h100-80gb"]
+
+# node-a GPU 0: all-balanced; GPU 1: whole.
+[[vm]]
+id = 1
+tenant = "search"
+model = "h100-80gb"
+profiles = ["1g.10gb"]
+cores = 4
+ram_gb = 16
+host = "node-a"
+at = ["0@2"]
+
+[[vm]]
+id = 2
+tenant = "search"
+model = "h100-80gb"
+profiles = ["1g.10gb"]
+cores = 4
+ram_gb = 16
+host = "node-a"
+at = ["0@3"]
+
+[[vm]]
+id = 3
+tenant = "support"
+model = "h100-80gb"
+profiles = ["2g.20gb"]
+cores = 8
+ram_gb = 32
+host = "node-a"
+at = ["0@0"]
+
+[[vm]]
+id = 4
+tenant = "ranking"
+model = "h100-80gb"
+profiles = ["3g.40gb"]
+cores = 12
+ram_gb = 48
+host = "node-a"
+at = ["0@4"]
+
+[[vm]]
+id = 5
+tenant = "research"
+model = "h100-80gb"
+profiles = ["7g.80gb"]
+cores = 28
+ram_gb = 112
+host = "node-a"
+at = ["1@0"]
+
+# node-b: a 3g at slices 0-3; slices 4-7 are free.
+[[vm]]
+id = 6
+tenant = "other"
+model = "h100-80gb"
+profiles = ["3g.40gb"]
+cores = 12
+ram_gb = 48
+host = "node-b"
+at = ["0@0"]
+"#;
+
+#[test]
+fn relayout_of_one_gpu_drains_the_host() {
+    let s = scenario::parse(TWO_NODES, "two-nodes.toml").unwrap();
+    let before = s.fleet.clone();
+    let c = s.fleet.catalog;
+    let h100 = c.model_id("h100-80gb").unwrap();
+    let heavy = layouts::embedded().get(h100, "tenant-heavy").unwrap();
+    let p = relayout::drain_preview(&s.fleet, 0, 0, heavy).unwrap();
+    assert_eq!(s.fleet, before, "a preview changes nothing");
+    assert_eq!(p.host_name, "node-a");
+    assert_eq!(p.from, "2x1g.10gb + 1x2g.20gb + 1x3g.40gb");
+    assert_eq!(p.to, "1x3g.40gb + 1x4g.40gb");
+    // Every VM of node-a is displaced, including research on the GPU that keeps its layout.
+    let ids: Vec<u64> = p.displaced.iter().map(|d| d.vm).collect();
+    assert_eq!(ids, vec![1, 2, 3, 4, 5]);
+    let d5 = &p.displaced[4];
+    assert!(!d5.on_changed_gpu && d5.returns_after);
+    // After the re-layout ranking's 3g comes back (tenant-heavy has one); search and support
+    // lose their instances.
+    assert_eq!(p.lose_instance(), vec![1, 2, 3]);
+    // Free places elsewhere, all displaced VMs together, largest first: research's whole GPU
+    // fits nowhere; ranking's 3g takes node-b's free half, leaving nothing for the others.
+    let homes: Vec<Option<&str>> = p.displaced.iter().map(|d| d.elsewhere_host.as_deref()).collect();
+    assert_eq!(homes, vec![None, None, None, Some("node-b"), None]);
+    assert_eq!(p.displaced[3].elsewhere.as_ref().unwrap().gis[0].start, 4);
+    assert_eq!(p.stranded(), vec![1, 2, 3, 5]);
+    assert!(!p.all_have_a_place());
+}
+
+#[test]
+fn relayout_of_a_free_gpu_still_displaces_its_neighbours() {
+    // Seed 003's node: giving free GPU 3 a development pool drains all nine tenants, and with no
+    // other node none of them has anywhere to go; all get their instances back afterwards.
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
+    let s = scenario::load(std::path::Path::new(path)).unwrap();
+    let h100 = s.fleet.catalog.model_id("h100-80gb").unwrap();
+    let pool = layouts::embedded().get(h100, "all-1g.10gb").unwrap();
+    let p = relayout::drain_preview(&s.fleet, 0, 3, pool).unwrap();
+    assert_eq!(p.from, "no instances");
+    assert_eq!(p.displaced.len(), 9);
+    assert!(p.displaced.iter().all(|d| !d.on_changed_gpu && d.returns_after));
+    assert_eq!(p.stranded().len(), 9);
+    assert!(p.lose_instance().is_empty());
+}
+
+#[test]
+fn relayout_errors() {
+    let s = scenario::parse(TWO_NODES, "two-nodes.toml").unwrap();
+    let c = s.fleet.catalog;
+    let a30 = c.model_id("a30-24gb").unwrap();
+    let h100 = c.model_id("h100-80gb").unwrap();
+    let other = layouts::embedded().get(a30, "all-balanced").unwrap();
+    let e = relayout::drain_preview(&s.fleet, 0, 0, other).unwrap_err();
+    assert!(e.contains("a30-24gb") && e.contains("h100-80gb"), "{e}");
+    let l = layouts::embedded().get(h100, "whole").unwrap();
+    assert!(relayout::drain_preview(&s.fleet, 0, 7, l)
+        .unwrap_err()
+        .contains("no GPU 7"));
+    assert!(relayout::drain_preview(&s.fleet, 9, 0, l)
+        .unwrap_err()
+        .contains("no host 9"));
+}
