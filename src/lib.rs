@@ -11,3 +11,5 @@ pub mod ops;
 pub mod plan;
 pub mod policy;
 pub mod scenario;
+pub mod session;
+pub mod tui;

@@ -19,6 +19,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Open the interactive planner on a scenario file (no subcommand opens the demo).
+    Tui(crate::tui::Args),
     /// Validate a scenario file and print a one-line summary.
     Check(check::Args),
     /// Plan which verified MIG layout each GPU of one model gets for a demand (seed 003).
@@ -57,7 +59,8 @@ pub fn run() -> i32 {
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        None => anyhow::bail!("no subcommand given; see `migplan --help`"),
+        None => crate::tui::run(crate::session::Session::demo()?),
+        Some(Command::Tui(a)) => crate::tui::run(crate::session::Session::open(&a.file)?),
         Some(Command::Check(a)) => check::run(a),
         Some(Command::Layout(a)) => layout::run(a),
         Some(Command::Solve(a)) => solve::run(a),

@@ -1,0 +1,1544 @@
+//! The planner session: one fleet under a simulated clock, an arrival policy, an undo history and
+//! the scenario file it came from, driven by named [`Action`]s through one reducer, [`update`].
+//!
+//! The TUI maps keys and `:` commands to these actions, tests script them, and the CLI could drive
+//! the same session headless: nothing here knows about terminals. Undo keeps whole snapshots of the
+//! state (fleet, clock, log, charts, plan preview), which is simple and cannot drift from the
+//! state it restores.
+
+use crate::catalog::{ModelId, ProfileId};
+use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, Vm, VmId, VmKind};
+use crate::mig::{self, Occupancy};
+use crate::plan::{self, Plan, Schedule, StepKind};
+use crate::scenario::{self, PolicySettings, Scenario};
+use anyhow::{anyhow, bail, Result};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+mod engine;
+pub use engine::{Event, EventKind};
+use engine::Engine;
+
+/// Length of one simulation step (§6.1).
+pub const STEP_S: f64 = 10.0;
+/// Most log entries kept (older ones are dropped).
+const LOG_CAP: usize = 2000;
+/// Most chart samples kept; when full, every other old sample is dropped.
+const SAMPLE_CAP: usize = 2048;
+
+/// Which kind of OrigaMIG call to run (§5): decided by the triggers, or forced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptimizeMode {
+    /// Admission if requests wait, else consolidation of the most fragmented class.
+    Auto,
+    Admission,
+    Consolidation,
+    /// The BILP over the whole fleet (small fleets only).
+    Opt,
+}
+
+impl OptimizeMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            OptimizeMode::Auto => "auto",
+            OptimizeMode::Admission => "admission",
+            OptimizeMode::Consolidation => "consolidation",
+            OptimizeMode::Opt => "opt",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "" | "auto" => OptimizeMode::Auto,
+            "admission" | "admit" => OptimizeMode::Admission,
+            "consolidation" | "consolidate" => OptimizeMode::Consolidation,
+            "opt" | "full" => OptimizeMode::Opt,
+            other => bail!("unknown optimizer mode `{other}` (auto, admission, consolidation, opt)"),
+        })
+    }
+}
+
+/// A VM to add by hand.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VmRequest {
+    /// One GI per entry, all of one class.
+    pub gis: Vec<GiRequest>,
+    pub cores: u32,
+    pub ram_gb: u32,
+    /// Seconds from admission; `None` is open-ended.
+    pub lifetime_s: Option<f64>,
+    pub kind: VmKind,
+    pub tenant: Option<String>,
+    /// Pinned placement; `None` lets the arrival policy choose.
+    pub pin: Option<Placement>,
+}
+
+/// Everything a user (or a script) can do to a session.
+#[derive(Debug, Clone)]
+pub enum Action {
+    AddVm(VmRequest),
+    RemoveVm(VmId),
+    MoveVm { vm: VmId, to: Placement },
+    /// One simulation step (10 s).
+    Step,
+    /// Advance the clock by this many seconds.
+    StepFor(f64),
+    /// Advance the clock to the next departure or arrival.
+    StepToNextEvent,
+    /// Start or stop continuous play (the front end advances the clock while playing).
+    TogglePlay,
+    /// Advance the clock while playing; the whole play counts as one undo step.
+    PlayTick(f64),
+    /// Arrivals from the scenario's workload on or off.
+    SetArrivals(bool),
+    /// Ask for a solve; the result comes back as [`Outcome::Solve`], to be run by the caller.
+    Optimize(OptimizeMode),
+    /// The result of a solve started by [`Action::Optimize`].
+    Proposed(Box<Proposal>),
+    /// Execute the rest of the previewed plan.
+    ApplyPlan,
+    /// Play one phase of the next plan step (create GI, migrate, destroy old GI).
+    PlanStep,
+    DiscardPlan,
+    Undo,
+    Redo,
+    /// Save to this file, or to the current one.
+    Save(Option<PathBuf>),
+    Open(PathBuf),
+    /// Switch the arrival policy (ff, mfi, tc, origamig, ...).
+    SetPolicy(String),
+}
+
+/// What an action did, for the status line.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The state changed.
+    Changed(String),
+    /// Nothing changed; a note for the user.
+    Info(String),
+    /// Run this solve (on a worker thread in the TUI) and send back [`Action::Proposed`].
+    Solve(Box<SolveRequest>),
+}
+
+impl Outcome {
+    /// The message to show.
+    pub fn message(&self) -> String {
+        match self {
+            Outcome::Changed(s) | Outcome::Info(s) => s.clone(),
+            Outcome::Solve(r) => format!("optimizing ({})", r.mode.name()),
+        }
+    }
+}
+
+/// Progress of a running solve, as the optimizer reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SolveProgress {
+    pub elapsed_s: f64,
+    /// Objective of the best plan found so far.
+    pub incumbent: Option<f64>,
+    /// Proven bound on the objective.
+    pub bound: Option<f64>,
+}
+
+/// A solve to run: a copy of the fleet and the settings. It is `Send`, so a worker thread can
+/// own it while the session goes on.
+#[derive(Debug, Clone)]
+pub struct SolveRequest {
+    pub mode: OptimizeMode,
+    pub fleet: Fleet,
+    pub settings: PolicySettings,
+    /// The session revision the fleet was copied from; a stale result is refused.
+    pub revision: u64,
+}
+
+impl SolveRequest {
+    /// Runs the optimizer. `progress` is called now and then; returning `false` cancels the
+    /// solve, which then returns the best plan found so far.
+    pub fn run(self, progress: &mut dyn FnMut(SolveProgress) -> bool) -> Result<Proposal> {
+        let t0 = std::time::Instant::now();
+        let _ = progress(SolveProgress::default());
+        let outcome = optimizer::propose(&self.fleet, self.mode, &self.settings, progress)?;
+        Ok(Proposal {
+            mode: self.mode,
+            revision: self.revision,
+            plan: outcome.plan,
+            hosts: outcome.hosts,
+            status: outcome.status,
+            gap: outcome.gap,
+            solve_s: outcome.solve_s.max(t0.elapsed().as_secs_f64()),
+            terms: outcome.terms,
+        })
+    }
+}
+
+mod optimizer;
+
+/// The four objective terms of Eq. 5 for one placement, as the optimizer reports them.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ObjectiveTerms {
+    pub admitted: f64,
+    pub hosts: f64,
+    pub gpus: f64,
+    pub migrations: f64,
+    pub free_starts: f64,
+    pub total: f64,
+}
+
+/// What a solve returned: a plan (target placements) and how it was found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    pub mode: OptimizeMode,
+    pub revision: u64,
+    pub plan: Plan,
+    /// The neighborhood the call optimized over.
+    pub hosts: Vec<HostId>,
+    /// Solver status, e.g. `optimal`, `time limit`, `cancelled`.
+    pub status: String,
+    pub gap: f64,
+    pub solve_s: f64,
+    /// Objective terms before and after, when the optimizer reports them.
+    pub terms: Option<(ObjectiveTerms, ObjectiveTerms)>,
+}
+
+/// Where the playback of a plan is: steps before `step` are done; `phase` is what the next
+/// step has done so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PlanPhase {
+    /// Nothing of the step has happened.
+    #[default]
+    Pending,
+    /// The new GIs exist; the VM still runs on the old ones.
+    Created,
+    /// The VM runs on the new GIs; the old ones still exist.
+    Migrated,
+}
+
+/// A plan under preview: the proposal, its executable schedule and the fleet before and after.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    pub proposal: Proposal,
+    pub schedule: Schedule,
+    pub before: Fleet,
+    pub after: Fleet,
+    /// Steps already executed on the live fleet.
+    pub done: usize,
+    pub phase: PlanPhase,
+    /// Pending VMs the plan starts.
+    pub admitted: Vec<VmId>,
+    /// Hours over which the energy delta is shown.
+    pub horizon_h: f64,
+}
+
+impl Preview {
+    /// Active hosts after minus before.
+    pub fn delta_hosts(&self) -> i64 {
+        self.after.active_hosts() as i64 - self.before.active_hosts() as i64
+    }
+
+    pub fn delta_gpus(&self) -> i64 {
+        self.after.active_gpus() as i64 - self.before.active_gpus() as i64
+    }
+
+    pub fn delta_power_w(&self) -> f64 {
+        self.after.power_w() - self.before.power_w()
+    }
+
+    /// Energy difference over the horizon in kWh, at today's placements.
+    pub fn delta_energy_kwh(&self) -> f64 {
+        self.delta_power_w() * self.horizon_h / 1000.0
+    }
+
+    /// Hosts the plan touches (source or destination of a step), ascending.
+    pub fn touched_hosts(&self) -> Vec<HostId> {
+        let mut hosts: Vec<HostId> = self
+            .schedule
+            .steps
+            .iter()
+            .flat_map(|s| s.from.iter().map(|p| p.host).chain([s.to.host]))
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts
+    }
+
+    pub fn finished(&self) -> bool {
+        self.done >= self.schedule.steps.len()
+    }
+}
+
+/// One line of the session log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogEntry {
+    /// Simulated time, seconds.
+    pub t: f64,
+    pub kind: EventKind,
+    pub text: String,
+}
+
+/// A point of the charts over simulated time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub t: f64,
+    pub active_hosts: usize,
+    pub active_gpus: usize,
+    pub power_w: f64,
+    /// Admitted share of requested memory slices so far.
+    pub acceptance: f64,
+    /// Stranded share of free slices, worst profile of the largest class.
+    pub stranded: f64,
+}
+
+/// Free capacity a profile cannot use without moving anything (seed 002).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stranded {
+    pub model: ModelId,
+    pub profile: ProfileId,
+    /// Free slices of the class that the profile cannot use.
+    pub count: u32,
+    /// `count` over the free slices of the class.
+    pub share: f64,
+}
+
+/// A VM waiting in the pending queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Waiting {
+    pub vm: VmId,
+    pub shape: String,
+    pub wait_s: f64,
+    pub reason: String,
+}
+
+/// The figures the gauges show, recomputed after every change (drawing reads them for free).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Gauges {
+    pub active_hosts: usize,
+    pub hosts: usize,
+    pub active_gpus: usize,
+    pub gpus: usize,
+    /// Occupied share of the memory slices of active GPUs.
+    pub packing: f64,
+    pub stranded: Vec<Stranded>,
+    /// Gamma_h (Eq. 17) per class: (model of the class, gap).
+    pub gamma: Vec<(ModelId, i64)>,
+    pub power_w: f64,
+    pub energy_kwh: f64,
+    pub acceptance: f64,
+    pub pending: Vec<Waiting>,
+    pub placed_vms: usize,
+}
+
+/// The part of a session that undo restores.
+#[derive(Clone)]
+struct State {
+    engine: Engine,
+    preview: Option<Preview>,
+    log: VecDeque<LogEntry>,
+    samples: Vec<Sample>,
+    revision: u64,
+}
+
+/// The planner session.
+pub struct Session {
+    state: State,
+    undo: Vec<State>,
+    redo: Vec<State>,
+    /// The scenario it was opened from (names, settings, host groups for saving).
+    scenario: Scenario,
+    path: Option<PathBuf>,
+    saved_revision: u64,
+    next_revision: u64,
+    playing: bool,
+    /// Whether a snapshot was taken for the current play run.
+    play_snapshot: bool,
+    gauges: Gauges,
+    undo_cap: usize,
+}
+
+impl Session {
+    /// A session over a loaded scenario; `path` is where `:w` saves.
+    pub fn new(scenario: Scenario, path: Option<PathBuf>) -> Result<Session> {
+        let engine = Engine::new(&scenario)?;
+        let undo_cap = if scenario.fleet.hosts.len() > 1024 { 16 } else { 100 };
+        let mut s = Session {
+            state: State {
+                engine,
+                preview: None,
+                log: VecDeque::new(),
+                samples: Vec::new(),
+                revision: 0,
+            },
+            undo: Vec::new(),
+            redo: Vec::new(),
+            scenario,
+            path,
+            saved_revision: 0,
+            next_revision: 1,
+            playing: false,
+            play_snapshot: false,
+            gauges: Gauges::default(),
+            undo_cap,
+        };
+        s.refresh();
+        Ok(s)
+    }
+
+    /// The embedded demo scenario (not tied to a file).
+    pub fn demo() -> Result<Session> {
+        Session::new(scenario::parse(scenario::DEMO, "demo.toml")?, None)
+    }
+
+    /// Opens a scenario file.
+    pub fn open(path: &Path) -> Result<Session> {
+        Session::new(scenario::load(path)?, Some(path.to_path_buf()))
+    }
+
+    pub fn fleet(&self) -> &Fleet {
+        self.state.engine.fleet()
+    }
+
+    /// Simulated seconds since the scenario's start.
+    pub fn now_s(&self) -> f64 {
+        self.state.engine.time()
+    }
+
+    /// The simulated clock as a date and time.
+    pub fn now_date(&self) -> chrono::DateTime<chrono::Utc> {
+        self.scenario.start + chrono::Duration::milliseconds((self.now_s() * 1000.0) as i64)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.scenario.name
+    }
+
+    pub fn description(&self) -> Option<&str> {
+        self.scenario.description.as_deref()
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Unsaved changes since the last save or open.
+    pub fn modified(&self) -> bool {
+        self.state.revision != self.saved_revision
+    }
+
+    pub fn playing(&self) -> bool {
+        self.playing
+    }
+
+    pub fn arrivals(&self) -> bool {
+        self.state.engine.arrivals()
+    }
+
+    pub fn policy_name(&self) -> &str {
+        self.state.engine.policy_name()
+    }
+
+    pub fn settings(&self) -> &PolicySettings {
+        &self.scenario.policy
+    }
+
+    pub fn preview(&self) -> Option<&Preview> {
+        self.state.preview.as_ref()
+    }
+
+    pub fn log(&self) -> impl DoubleEndedIterator<Item = &LogEntry> + ExactSizeIterator {
+        self.state.log.iter()
+    }
+
+    pub fn samples(&self) -> &[Sample] {
+        &self.state.samples
+    }
+
+    pub fn gauges(&self) -> &Gauges {
+        &self.gauges
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// Revision counter of the state: changes on every change, restored by undo.
+    pub fn revision(&self) -> u64 {
+        self.state.revision
+    }
+
+    /// The scenario as it would be saved now.
+    pub fn to_scenario(&self) -> Scenario {
+        let mut sc = self.scenario.clone();
+        sc.fleet = self.fleet().clone();
+        sc.now_s = self.now_s();
+        sc.workload.enabled = self.arrivals();
+        sc.policy.arrival = self.policy_name().to_string();
+        sc
+    }
+
+    /// Saves the current state before a change, and clears redo.
+    fn checkpoint(&mut self) {
+        self.undo.push(self.state.clone());
+        if self.undo.len() > self.undo_cap {
+            self.undo.remove(0);
+        }
+        self.redo.clear();
+    }
+
+    /// Marks the state as changed and recomputes the gauges and a chart sample.
+    fn changed(&mut self) {
+        self.state.revision = self.next_revision;
+        self.next_revision += 1;
+        self.pull_events();
+        self.refresh();
+    }
+
+    fn note(&mut self, kind: EventKind, text: String) {
+        let t = self.now_s();
+        self.push_log(LogEntry { t, kind, text });
+    }
+
+    fn push_log(&mut self, e: LogEntry) {
+        self.state.log.push_back(e);
+        while self.state.log.len() > LOG_CAP {
+            self.state.log.pop_front();
+        }
+    }
+
+    /// Moves the engine's new events into the log.
+    fn pull_events(&mut self) {
+        for e in self.state.engine.take_events() {
+            self.push_log(LogEntry {
+                t: e.t,
+                kind: e.kind,
+                text: e.text,
+            });
+        }
+    }
+
+    fn refresh(&mut self) {
+        self.gauges = gauges(
+            self.fleet(),
+            self.now_s(),
+            self.state.engine.energy_kwh(),
+            self.state.engine.acceptance(),
+        );
+        let g = &self.gauges;
+        let stranded = g
+            .stranded
+            .iter()
+            .filter(|s| s.share.is_finite())
+            .map(|s| s.share)
+            .fold(0.0, f64::max);
+        let sample = Sample {
+            t: self.now_s(),
+            active_hosts: g.active_hosts,
+            active_gpus: g.active_gpus,
+            power_w: g.power_w,
+            acceptance: g.acceptance,
+            stranded,
+        };
+        let samples = &mut self.state.samples;
+        match samples.last_mut() {
+            Some(last) if last.t == sample.t => *last = sample,
+            _ => samples.push(sample),
+        }
+        if samples.len() > SAMPLE_CAP {
+            let keep: Vec<Sample> = samples
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 0 || *i + 1 == samples.len())
+                .map(|(_, s)| *s)
+                .collect();
+            *samples = keep;
+        }
+    }
+
+    /// Steps the clock to `t`, refusing while a plan is half played.
+    fn advance_to(&mut self, t: f64) -> Result<()> {
+        if let Some(p) = &self.state.preview {
+            if p.done > 0 || p.phase != PlanPhase::Pending {
+                bail!("a plan is being played: apply it (a) or undo (u) before stepping time");
+            }
+        }
+        self.state.engine.step_until(t)?;
+        // A plan computed for an earlier fleet may no longer fit; keep it only if it still does.
+        if let Some(p) = self.state.preview.take() {
+            match plan::schedule(self.fleet(), &p.proposal.plan) {
+                Ok(_) => {
+                    let rebuilt = build_preview(self.fleet(), p.proposal.clone(), p.horizon_h)?;
+                    self.state.preview = Some(rebuilt);
+                }
+                Err(e) => self.note(EventKind::Plan, format!("plan dropped: the fleet changed ({e})")),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The reducer: applies one action to the session.
+pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
+    use Action::*;
+    if !matches!(action, PlayTick(_) | TogglePlay) && s.playing {
+        // Any other action ends a play run, so that the run is one undo step.
+        s.playing = false;
+        s.play_snapshot = false;
+    }
+    match action {
+        AddVm(req) => add_vm(s, req),
+        RemoveVm(id) => {
+            let vm = s.fleet().vm(id).ok_or_else(|| anyhow!("no VM {id}"))?.clone();
+            s.checkpoint();
+            s.state.engine.remove_vm(id)?;
+            let msg = format!("removed VM {id} ({})", shape(s.fleet(), &vm));
+            s.note(EventKind::Removal, msg.clone());
+            s.changed();
+            Ok(Outcome::Changed(msg))
+        }
+        MoveVm { vm, to } => {
+            let v = s.fleet().vm(vm).ok_or_else(|| anyhow!("no VM {vm}"))?;
+            if v.placement.is_none() {
+                bail!("VM {vm} is pending, not placed: it cannot be moved");
+            }
+            s.fleet()
+                .validate_placement(v, &to, true)
+                .map_err(|e| anyhow!("move of VM {vm} refused: {e}"))?;
+            s.checkpoint();
+            s.state.engine.fleet_mut().move_vm(vm, to.clone())?;
+            let msg = format!("moved VM {vm} to {}", placement_label(s.fleet(), &to));
+            s.note(EventKind::Migration, msg.clone());
+            s.state.preview = None;
+            s.changed();
+            Ok(Outcome::Changed(msg))
+        }
+        Step => step_to(s, s.now_s() + STEP_S),
+        StepFor(d) => {
+            if !(d > 0.0 && d.is_finite()) {
+                bail!("a step must be a positive duration");
+            }
+            step_to(s, s.now_s() + d)
+        }
+        StepToNextEvent => match s.state.engine.next_event_time() {
+            Some(t) => {
+                let t = t.max(s.now_s() + STEP_S).min(s.now_s() + 365.0 * 86400.0);
+                step_to(s, t)
+            }
+            None => Ok(Outcome::Info("no event ahead: no VM departs and arrivals are off".into())),
+        },
+        TogglePlay => {
+            s.playing = !s.playing;
+            s.play_snapshot = false;
+            Ok(Outcome::Info(if s.playing { "playing" } else { "paused" }.into()))
+        }
+        PlayTick(d) => {
+            if !s.playing {
+                return Ok(Outcome::Info("paused".into()));
+            }
+            if !s.play_snapshot {
+                s.checkpoint();
+                s.play_snapshot = true;
+            }
+            let t = s.now_s() + d;
+            if let Err(e) = s.advance_to(t) {
+                s.playing = false;
+                return Err(e);
+            }
+            s.changed();
+            Ok(Outcome::Changed(String::new()))
+        }
+        SetArrivals(on) => {
+            if s.arrivals() == on {
+                return Ok(Outcome::Info(format!("arrivals already {}", on_off(on))));
+            }
+            let mut engine = s.state.engine.clone();
+            engine.set_arrivals(on)?;
+            s.checkpoint();
+            s.state.engine = engine;
+            let msg = format!("arrivals from the workload {}", on_off(on));
+            s.note(EventKind::Setting, msg.clone());
+            s.changed();
+            Ok(Outcome::Changed(msg))
+        }
+        Optimize(mode) => {
+            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
+                bail!("a plan is being played: apply it or undo first");
+            }
+            if mode == OptimizeMode::Admission && s.fleet().pending().is_empty() {
+                bail!("no request waits: an admission call has nothing to admit");
+            }
+            Ok(Outcome::Solve(Box::new(SolveRequest {
+                mode,
+                fleet: s.fleet().clone(),
+                settings: s.scenario.policy.clone(),
+                revision: s.state.revision,
+            })))
+        }
+        Proposed(p) => {
+            if p.revision != s.state.revision {
+                bail!("the fleet changed while the optimizer ran; its plan was dropped (run it again)");
+            }
+            if p.plan.targets.is_empty() {
+                return Ok(Outcome::Info(format!(
+                    "the {} call found nothing better than the current placement ({}, {:.1} s)",
+                    p.mode.name(),
+                    p.status,
+                    p.solve_s
+                )));
+            }
+            let preview = build_preview(s.fleet(), *p, 24.0)?;
+            let msg = format!(
+                "plan: {} step(s), {} admitted, active hosts {:+}, GPUs {:+}: a apply, d discard",
+                preview.schedule.steps.len(),
+                preview.admitted.len(),
+                preview.delta_hosts(),
+                preview.delta_gpus()
+            );
+            // A preview is not a change to the fleet: no undo entry, no modified mark.
+            s.state.preview = Some(preview);
+            Ok(Outcome::Info(msg))
+        }
+        ApplyPlan => {
+            let Some(p) = s.state.preview.clone() else {
+                bail!("no plan to apply: optimize first (o)");
+            };
+            s.checkpoint();
+            let rest = Schedule {
+                steps: p.schedule.steps[p.done..].to_vec(),
+                parking_penalty: 0.0,
+            };
+            let n = rest.steps.len();
+            apply_steps(s, &rest)?;
+            let msg = format!(
+                "applied the {} plan: {} step(s); active hosts {} -> {}",
+                p.proposal.mode.name(),
+                p.schedule.steps.len(),
+                p.before.active_hosts(),
+                s.fleet().active_hosts()
+            );
+            s.note(EventKind::Plan, msg.clone());
+            s.state.preview = None;
+            s.changed();
+            let _ = n;
+            Ok(Outcome::Changed(msg))
+        }
+        PlanStep => plan_step(s),
+        DiscardPlan => {
+            let Some(p) = s.state.preview.take() else {
+                return Ok(Outcome::Info("no plan to discard".into()));
+            };
+            if p.done > 0 || p.phase != PlanPhase::Pending {
+                // Part of the plan ran: discarding keeps what ran (undo takes it back).
+                s.checkpoint();
+                s.note(
+                    EventKind::Plan,
+                    format!("plan stopped after {} of {} steps", p.done, p.schedule.steps.len()),
+                );
+                if p.phase == PlanPhase::Migrated {
+                    s.state.preview = None;
+                }
+                s.changed();
+                return Ok(Outcome::Changed("plan stopped; the steps played stay applied".into()));
+            }
+            Ok(Outcome::Info("plan discarded".into()))
+        }
+        Undo => {
+            let Some(prev) = s.undo.pop() else {
+                bail!("nothing to undo");
+            };
+            let cur = std::mem::replace(&mut s.state, prev);
+            s.redo.push(cur);
+            s.refresh();
+            Ok(Outcome::Changed(format!("undone ({} more)", s.undo.len())))
+        }
+        Redo => {
+            let Some(next) = s.redo.pop() else {
+                bail!("nothing to redo");
+            };
+            let cur = std::mem::replace(&mut s.state, next);
+            s.undo.push(cur);
+            s.refresh();
+            Ok(Outcome::Changed(format!("redone ({} more)", s.redo.len())))
+        }
+        Save(path) => {
+            let path = match path.or_else(|| s.path.clone()) {
+                Some(p) => p,
+                None => bail!("this scenario has no file yet: save with `:w FILE`"),
+            };
+            let sc = s.to_scenario();
+            scenario::save(&sc, &path)?;
+            s.path = Some(path.clone());
+            s.saved_revision = s.state.revision;
+            Ok(Outcome::Info(format!("saved {}", path.display())))
+        }
+        Open(path) => {
+            let fresh = Session::open(&path)?;
+            let next_revision = s.next_revision;
+            *s = fresh;
+            // Revisions stay unique across opens, so a stale solve result is recognized.
+            s.state.revision = next_revision;
+            s.saved_revision = next_revision;
+            s.next_revision = next_revision + 1;
+            Ok(Outcome::Changed(format!("opened {}", path.display())))
+        }
+        SetPolicy(name) => {
+            let name = name.trim().to_ascii_lowercase();
+            if name == s.policy_name() {
+                return Ok(Outcome::Info(format!("the arrival policy is already {name}")));
+            }
+            let policy = engine::policy_by_name(&name, &s.scenario.policy)?;
+            s.checkpoint();
+            s.state.engine.set_policy(policy);
+            let msg = format!("arrival policy: {name}");
+            s.note(EventKind::Setting, msg.clone());
+            s.changed();
+            Ok(Outcome::Changed(msg))
+        }
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn step_to(s: &mut Session, t: f64) -> Result<Outcome> {
+    let before = s.now_s();
+    let snapshot = s.state.clone();
+    if let Err(e) = s.advance_to(t) {
+        s.state = snapshot;
+        return Err(e);
+    }
+    s.undo.push(snapshot);
+    if s.undo.len() > s.undo_cap {
+        s.undo.remove(0);
+    }
+    s.redo.clear();
+    s.changed();
+    Ok(Outcome::Changed(format!("stepped {}", format_duration(s.now_s() - before))))
+}
+
+fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
+    if req.gis.is_empty() && req.cores == 0 {
+        bail!("a VM needs at least one GI or some cores");
+    }
+    let fleet = s.fleet();
+    let vm = Vm {
+        id: 0,
+        gis: req.gis.clone(),
+        cores: req.cores,
+        ram_gb: req.ram_gb,
+        kind: req.kind,
+        arrival: s.now_s(),
+        lifetime: req.lifetime_s,
+        admitted_at: None,
+        tenant: req.tenant.clone(),
+        placement: None,
+    };
+    fleet.validate_request(&vm).map_err(|e| anyhow!("{e}"))?;
+    let shape = shape(fleet, &vm);
+    if let Some(pin) = &req.pin {
+        let mut v = vm.clone();
+        v.id = fleet.next_vm_id();
+        fleet
+            .validate_placement(&v, pin, false)
+            .map_err(|e| anyhow!("cannot pin {shape} at {}: {e}", placement_label(fleet, pin)))?;
+    }
+    s.checkpoint();
+    let (id, placed) = s.state.engine.submit(vm, req.pin)?;
+    let msg = if placed {
+        let p = s.fleet().vm(id).and_then(|v| v.placement.clone());
+        format!(
+            "VM {id} ({shape}) placed on {}",
+            p.map(|p| placement_label(s.fleet(), &p)).unwrap_or_default()
+        )
+    } else {
+        let v = s.fleet().vm(id).cloned();
+        let why = v
+            .map(|v| unplaced_reason(s.fleet(), &v))
+            .unwrap_or_else(|| "unknown".into());
+        format!("VM {id} ({shape}) does not fit: pending. {why}")
+    };
+    s.note(EventKind::Arrival, msg.clone());
+    s.changed();
+    Ok(Outcome::Changed(msg))
+}
+
+fn apply_steps(s: &mut Session, schedule: &Schedule) -> Result<()> {
+    let now = s.now_s();
+    for st in &schedule.steps {
+        let fleet = s.state.engine.fleet_mut();
+        match st.kind {
+            StepKind::Start => {
+                fleet.place(st.vm, st.to.clone())?;
+                if let Some(v) = fleet.vm_meta_mut(st.vm) {
+                    v.admitted_at = Some(now);
+                }
+            }
+            StepKind::Move | StepKind::Park => fleet.move_vm(st.vm, st.to.clone())?,
+        }
+        let what = match st.kind {
+            StepKind::Start => "admitted",
+            StepKind::Move => "migrated",
+            StepKind::Park => "parked",
+        };
+        let text = format!("VM {} {what} to {}", st.vm, placement_label(s.fleet(), &st.to));
+        let kind = if st.kind == StepKind::Start {
+            EventKind::Admission
+        } else {
+            EventKind::Migration
+        };
+        s.state.engine.note_plan_step(st);
+        s.note(kind, text);
+    }
+    Ok(())
+}
+
+fn plan_step(s: &mut Session) -> Result<Outcome> {
+    let Some(mut p) = s.state.preview.clone() else {
+        bail!("no plan to play: optimize first (o)");
+    };
+    if p.finished() {
+        s.state.preview = None;
+        return Ok(Outcome::Info("the plan is complete".into()));
+    }
+    s.checkpoint();
+    let st = p.schedule.steps[p.done].clone();
+    let label = placement_label(&p.after, &st.to);
+    let msg = match (st.kind, p.phase) {
+        (StepKind::Start, _) => {
+            apply_steps(
+                s,
+                &Schedule {
+                    steps: vec![st.clone()],
+                    parking_penalty: 0.0,
+                },
+            )?;
+            p.done += 1;
+            p.phase = PlanPhase::Pending;
+            format!("step {}: created the GIs of VM {} and started it on {label}", p.done, st.vm)
+        }
+        (_, PlanPhase::Pending) => {
+            p.phase = PlanPhase::Created;
+            format!("step {}: created the new GIs of VM {} on {label}", p.done + 1, st.vm)
+        }
+        (_, PlanPhase::Created) => {
+            apply_steps(
+                s,
+                &Schedule {
+                    steps: vec![st.clone()],
+                    parking_penalty: 0.0,
+                },
+            )?;
+            p.phase = PlanPhase::Migrated;
+            format!("step {}: migrated VM {} to {label}", p.done + 1, st.vm)
+        }
+        (_, PlanPhase::Migrated) => {
+            p.done += 1;
+            p.phase = PlanPhase::Pending;
+            format!("step {}: destroyed the old GIs of VM {}", p.done, st.vm)
+        }
+    };
+    let finished = p.finished();
+    s.state.preview = if finished { None } else { Some(p) };
+    s.changed();
+    if finished {
+        s.note(EventKind::Plan, "plan complete".into());
+        return Ok(Outcome::Changed(format!("{msg}; plan complete")));
+    }
+    Ok(Outcome::Changed(msg))
+}
+
+/// Schedules a proposal's plan on the fleet and computes the fleet after it.
+pub fn build_preview(fleet: &Fleet, proposal: Proposal, horizon_h: f64) -> Result<Preview> {
+    let schedule = plan::schedule(fleet, &proposal.plan).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
+    let mut after = fleet.clone();
+    plan::execute(&mut after, &schedule).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
+    let admitted = schedule
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Start)
+        .map(|s| s.vm)
+        .collect();
+    Ok(Preview {
+        proposal,
+        schedule,
+        before: fleet.clone(),
+        after,
+        done: 0,
+        phase: PlanPhase::Pending,
+        admitted,
+        horizon_h,
+    })
+}
+
+/// `3g.20gb+1g.5gb` (or `no GPU`) and the cores and RAM of a VM.
+pub fn shape(fleet: &Fleet, vm: &Vm) -> String {
+    let gis = profiles_label(fleet, &vm.gis);
+    format!("{gis}, {}c {}G", vm.cores, vm.ram_gb)
+}
+
+/// The profiles of a list of GIs, `+`-joined.
+pub fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
+    if gis.is_empty() {
+        return "no GPU".into();
+    }
+    gis.iter()
+        .map(|g| fleet.catalog.model(g.model).profiles[g.profile].name.as_str())
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// `host/gpu@start` for each GI of a placement.
+pub fn placement_label(fleet: &Fleet, p: &Placement) -> String {
+    let name = fleet.hosts.get(p.host).map(|h| h.name.as_str()).unwrap_or("?");
+    let slots = p
+        .gis
+        .iter()
+        .map(|s| format!("{}@{}", s.gpu, s.start))
+        .collect::<Vec<_>>()
+        .join(",");
+    if slots.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name}/{slots}")
+    }
+}
+
+/// `2h30m`, `45s`, `3d4h`.
+pub fn format_duration(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    let (d, h, m, sec) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
+    let mut out = String::new();
+    if d > 0 {
+        out += &format!("{d}d");
+    }
+    if h > 0 {
+        out += &format!("{h}h");
+    }
+    if m > 0 && d == 0 {
+        out += &format!("{m}m");
+    }
+    if (sec > 0 && d == 0 && h == 0) || out.is_empty() {
+        out += &format!("{sec}s");
+    }
+    out
+}
+
+/// Parses `90s`, `15m`, `1h30m`, `2d`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<f64> {
+    let t = text.trim();
+    if t.is_empty() {
+        bail!("empty duration (try 10s, 15m, 1h30m, 2d)");
+    }
+    if let Ok(v) = t.parse::<f64>() {
+        if v > 0.0 && v.is_finite() {
+            return Ok(v);
+        }
+    }
+    let mut total = 0.0;
+    let mut num = String::new();
+    for c in t.chars() {
+        if c.is_ascii_digit() || c == '.' {
+            num.push(c);
+            continue;
+        }
+        let unit = match c {
+            's' => 1.0,
+            'm' => 60.0,
+            'h' => 3600.0,
+            'd' => 86400.0,
+            _ => bail!("`{text}` is not a duration (try 10s, 15m, 1h30m, 2d)"),
+        };
+        let v: f64 = num
+            .parse()
+            .map_err(|_| anyhow!("`{text}` is not a duration (try 10s, 15m, 1h30m, 2d)"))?;
+        total += v * unit;
+        num.clear();
+    }
+    if !num.is_empty() || total <= 0.0 || total.is_nan() {
+        bail!("`{text}` is not a duration (try 10s, 15m, 1h30m, 2d)");
+    }
+    Ok(total)
+}
+
+/// Why a VM cannot be placed now, in words: resources, class, and for each GI whether the
+/// profile's free slices exist but are fragmented.
+pub fn unplaced_reason(fleet: &Fleet, vm: &Vm) -> String {
+    let catalog = fleet.catalog;
+    if let Some(p) = fleet.ff_placement(vm) {
+        return format!(
+            "it fits now on {} (the arrival policy has not placed it yet)",
+            placement_label(fleet, &p)
+        );
+    }
+    let hosts_with_room = fleet
+        .hosts
+        .iter()
+        .filter(|h| h.free_cores() >= vm.cores && h.free_ram() >= vm.ram_gb)
+        .count();
+    if hosts_with_room == 0 {
+        return format!(
+            "no host has {} free cores and {} GB free RAM",
+            vm.cores, vm.ram_gb
+        );
+    }
+    let mut parts = Vec::new();
+    for g in &vm.gis {
+        let model = catalog.model(g.model);
+        let prof = &model.profiles[g.profile];
+        let gpus: Vec<&crate::fleet::Gpu> = fleet
+            .hosts
+            .iter()
+            .flat_map(|h| &h.gpus)
+            .filter(|x| catalog.same_class(g.model, x.model))
+            .collect();
+        if gpus.is_empty() {
+            parts.push(format!("the fleet has no {} GPU", model.class));
+            continue;
+        }
+        let fit = gpus
+            .iter()
+            .filter(|x| mig::capacity(model, &x.occ, g.profile) > 0)
+            .count();
+        if fit > 0 {
+            continue;
+        }
+        let enough = gpus
+            .iter()
+            .filter(|x| (model.memory_slices as u32 - x.occ.used_slices()) >= prof.size as u32)
+            .count();
+        let compact = gpus
+            .iter()
+            .filter(|x| fits_after_compaction(model, &x.occ, &x.gis_profiles(), g.profile))
+            .count();
+        let mut s = format!("{} fits on none of the {} {} GPUs", prof.name, gpus.len(), model.class);
+        if enough > 0 {
+            s += &format!(
+                "; {enough} have {} free slices but not at a permitted start",
+                prof.size
+            );
+        }
+        if compact > 0 {
+            s += &format!("; {compact} would fit it after compaction (try the optimizer: o)");
+        }
+        parts.push(s);
+    }
+    if parts.is_empty() {
+        // Each GI fits somewhere, but no single host has room for all of them and the cores.
+        return format!(
+            "no single host has room for all its GIs with {} cores and {} GB RAM",
+            vm.cores, vm.ram_gb
+        );
+    }
+    parts.join("; ")
+}
+
+/// Whether profile `p` would fit on a GPU whose GIs are rearranged (the same GIs at other
+/// permitted starts): the compaction of Fig. 1(c). Backtracking over at most a handful of GIs.
+pub fn fits_after_compaction(
+    model: &crate::catalog::GpuModel,
+    occ: &Occupancy,
+    gis: &[ProfileId],
+    p: ProfileId,
+) -> bool {
+    if occ.counts[p] >= model.profiles[p].max_instances {
+        return false;
+    }
+    let mut all: Vec<ProfileId> = gis.to_vec();
+    all.push(p);
+    all.sort_by_key(|&q| std::cmp::Reverse(model.profiles[q].size));
+    fn place(model: &crate::catalog::GpuModel, occ: Occupancy, rest: &[ProfileId]) -> bool {
+        let Some((&q, tail)) = rest.split_first() else {
+            return true;
+        };
+        model.profiles[q].starts.iter().any(|&z| {
+            if !occ.can_place(model, q, z) {
+                return false;
+            }
+            let mut next = occ;
+            next.add(model, q, z);
+            place(model, next, tail)
+        })
+    }
+    place(model, Occupancy::empty(), &all)
+}
+
+trait GpuProfiles {
+    fn gis_profiles(&self) -> Vec<ProfileId>;
+}
+
+impl GpuProfiles for crate::fleet::Gpu {
+    fn gis_profiles(&self) -> Vec<ProfileId> {
+        self.gis.iter().map(|g| g.profile).collect()
+    }
+}
+
+/// Why a profile can or cannot start at one slice of a GPU (the teaching view of Fig. 1).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartVerdict {
+    /// Free and permitted; CF after placing here, and whether Eq. 3 picks this start.
+    Fits { cf_after: u32, default: bool },
+    /// A permitted start, but this slice is taken (by this VM).
+    Occupied { slice: u8, vm: VmId },
+    /// The slices from here are free but the profile may not start here (Fig. 1b).
+    NotPermitted,
+    /// A permitted start whose slices are free, but the profile's instance limit is reached.
+    Limit { max: u8 },
+}
+
+/// The teaching explanation of one profile on one GPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartExplanation {
+    /// One entry per start considered: every permitted start, plus every other slice from which
+    /// `size` free slices run (to show the start-slice restriction).
+    pub starts: Vec<(u8, StartVerdict)>,
+    pub free_slices: u32,
+    /// Enough free slices in total, but no free permitted start (Fig. 1a/b).
+    pub fragmented: bool,
+    /// Rearranging the GPU's GIs would make room (Fig. 1c).
+    pub fits_after_compaction: bool,
+}
+
+/// Explains where profile `p` can start on `gpu` and why each blocked start is blocked.
+pub fn explain_starts(fleet: &Fleet, gpu: &crate::fleet::Gpu, p: ProfileId) -> StartExplanation {
+    let model = fleet.catalog.model(gpu.model);
+    let prof = &model.profiles[p];
+    let occ = gpu.occ;
+    let default = mig::default_start(model, &occ, p);
+    let limit = occ.counts[p] >= prof.max_instances;
+    let mut starts = Vec::new();
+    for z in 0..model.memory_slices {
+        let in_grid = z as u32 + prof.size as u32 <= model.memory_slices as u32;
+        let m = prof.mask_at(z) & model.full_mask();
+        let taken = occ.mask & m;
+        let permitted = prof.starts.contains(&z);
+        let verdict = if permitted {
+            if taken != 0 {
+                let slice = taken.trailing_zeros() as u8;
+                let vm = gpu.gi_at(fleet.catalog, slice).map(|g| g.vm).unwrap_or(0);
+                StartVerdict::Occupied { slice, vm }
+            } else if limit {
+                StartVerdict::Limit {
+                    max: prof.max_instances,
+                }
+            } else {
+                let mut after = occ;
+                after.add(model, p, z);
+                StartVerdict::Fits {
+                    cf_after: mig::cf(model, &after),
+                    default: default == Some(z),
+                }
+            }
+        } else if in_grid && taken == 0 {
+            StartVerdict::NotPermitted
+        } else {
+            continue;
+        };
+        starts.push((z, verdict));
+    }
+    let free_slices = model.memory_slices as u32 - occ.used_slices();
+    let any_fit = starts.iter().any(|(_, v)| matches!(v, StartVerdict::Fits { .. }));
+    let fragmented = !any_fit && !limit && free_slices >= prof.size as u32;
+    let compact = !any_fit && fits_after_compaction(model, &occ, &gpu.gis_profiles(), p);
+    StartExplanation {
+        starts,
+        free_slices,
+        fragmented,
+        fits_after_compaction: compact,
+    }
+}
+
+/// The largest profile (by size, then compute) that could start at slice `u` of a GPU now;
+/// `None` when no profile can (a stranded slice) or the slice is taken.
+pub fn largest_start_at(model: &crate::catalog::GpuModel, occ: &Occupancy, u: u8) -> Option<ProfileId> {
+    if occ.mask & (1 << u) != 0 {
+        return None;
+    }
+    model
+        .cf_profiles()
+        .filter(|&p| occ.can_place(model, p, u))
+        .max_by_key(|&p| (model.profiles[p].size, model.profiles[p].compute, std::cmp::Reverse(p)))
+}
+
+/// Stranded capacity per profile of every class in the fleet (seed 002): free slices of the class
+/// that a GI of the profile cannot use without moving anything.
+pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
+    let catalog = fleet.catalog;
+    let mut classes: Vec<ModelId> = Vec::new();
+    for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        if !classes.iter().any(|&c| catalog.same_class(c, g.model)) {
+            classes.push(g.model);
+        }
+    }
+    let mut out = Vec::new();
+    for m in classes {
+        let model = catalog.model(m);
+        let gpus: Vec<&Occupancy> = fleet
+            .hosts
+            .iter()
+            .flat_map(|h| &h.gpus)
+            .filter(|g| catalog.same_class(m, g.model))
+            .map(|g| &g.occ)
+            .collect();
+        let free: u32 = gpus
+            .iter()
+            .map(|o| model.memory_slices as u32 - o.used_slices())
+            .sum();
+        for p in model.cf_profiles() {
+            let size = model.profiles[p].size as u32;
+            let usable: u32 = gpus.iter().map(|o| mig::capacity(model, o, p) * size).sum();
+            let count = free.saturating_sub(usable);
+            out.push(Stranded {
+                model: m,
+                profile: p,
+                count,
+                share: if free == 0 { 0.0 } else { count as f64 / free as f64 },
+            });
+        }
+    }
+    out
+}
+
+/// Computes the gauges of a fleet at time `now_s`.
+pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Gauges {
+    let catalog = fleet.catalog;
+    let mut used = 0u32;
+    let mut total_active = 0u32;
+    // Gamma per class: active GPUs minus the GPUs the placed slices need at least (Eq. 17).
+    let mut per_class: BTreeMap<String, (ModelId, i64, u32)> = BTreeMap::new();
+    for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        let model = catalog.model(g.model);
+        let e = per_class.entry(model.class.clone()).or_insert((g.model, 0, 0));
+        if !g.occ.is_empty() {
+            used += g.occ.used_slices();
+            total_active += model.memory_slices as u32;
+            e.1 += 1;
+        }
+        e.2 += g.occ.used_slices();
+    }
+    let gamma = per_class
+        .values()
+        .map(|&(m, active, slices)| {
+            let u = catalog.model(m).memory_slices as u32;
+            (m, active - slices.div_ceil(u) as i64)
+        })
+        .collect();
+    let pending = fleet
+        .pending()
+        .iter()
+        .filter_map(|&id| fleet.vm(id))
+        .map(|v| Waiting {
+            vm: v.id,
+            shape: shape(fleet, v),
+            wait_s: (now_s - v.arrival).max(0.0),
+            reason: unplaced_reason(fleet, v),
+        })
+        .collect();
+    Gauges {
+        active_hosts: fleet.active_hosts(),
+        hosts: fleet.hosts.len(),
+        active_gpus: fleet.active_gpus(),
+        gpus: fleet.total_gpus(),
+        packing: if total_active == 0 {
+            0.0
+        } else {
+            used as f64 / total_active as f64
+        },
+        stranded: stranded(fleet),
+        gamma,
+        power_w: fleet.power_w(),
+        energy_kwh,
+        acceptance,
+        pending,
+        placed_vms: fleet.vms().filter(|v| v.placement.is_some()).count(),
+    }
+}
+
+/// The `:` commands [`parse_command`] accepts, with their usage (for completion and help).
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("add", "add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]"),
+    ("remove", "remove VM: take a VM out of the fleet"),
+    ("move", "move VM HOST GPU@START[,GPU@START]: move a running VM by hand"),
+    ("step", "step [DURATION|next]: one 10 s step, a duration (90s, 15m, 1h30m, 2d) or to the next event"),
+    ("next", "next: step to the next departure or arrival"),
+    ("play", "play: start or stop the clock"),
+    ("arrivals", "arrivals on|off|toggle: workload arrivals"),
+    ("optimize", "optimize [auto|admission|consolidation|opt]: run an OrigaMIG call"),
+    ("apply", "apply: execute the previewed plan"),
+    ("discard", "discard: drop the previewed plan"),
+    ("plan-step", "plan-step: play one phase of the next plan step"),
+    ("undo", "undo: take back the last change"),
+    ("redo", "redo: redo what undo took back"),
+    ("policy", "policy NAME|next: switch the arrival policy"),
+    ("w", "w [FILE]: save the scenario (atomically)"),
+    ("e", "e FILE: open a scenario file"),
+    ("q", "q: quit (asks when there are unsaved changes); q! quits anyway"),
+];
+
+/// Parses a `:` command (the palette and the key bindings share these names) into an action.
+/// Commands that only concern the screen (help, quit, moving the cursor) are handled by the
+/// front end before this.
+pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
+    let line = line.trim().trim_start_matches(':');
+    let mut words = line.split_whitespace();
+    let Some(cmd) = words.next() else {
+        bail!("empty command");
+    };
+    let rest: Vec<&str> = words.collect();
+    let arg = rest.join(" ");
+    let vm_id = |t: Option<&&str>| -> Result<VmId> {
+        let t = t.ok_or_else(|| anyhow!("`{cmd}` needs a VM id"))?;
+        t.trim_start_matches('#')
+            .parse()
+            .map_err(|_| anyhow!("`{t}` is not a VM id"))
+    };
+    Ok(match cmd {
+        "step" | "s" => {
+            if arg.is_empty() {
+                Action::Step
+            } else if arg == "next" || arg == "event" {
+                Action::StepToNextEvent
+            } else {
+                Action::StepFor(parse_duration(&arg)?)
+            }
+        }
+        "next" | "next-event" => Action::StepToNextEvent,
+        "play" | "pause" => Action::TogglePlay,
+        "arrivals" => Action::SetArrivals(match arg.as_str() {
+            "on" => true,
+            "off" => false,
+            "toggle" | "" => !s.arrivals(),
+            o => bail!("`arrivals {o}`: say on, off or toggle"),
+        }),
+        "optimize" | "opt" | "o" => Action::Optimize(OptimizeMode::parse(&arg)?),
+        "apply" => Action::ApplyPlan,
+        "discard" => Action::DiscardPlan,
+        "plan-step" => Action::PlanStep,
+        "undo" | "u" => Action::Undo,
+        "redo" => Action::Redo,
+        "w" | "write" | "save" => Action::Save(if arg.is_empty() {
+            None
+        } else {
+            Some(PathBuf::from(arg))
+        }),
+        "e" | "edit" | "open" => {
+            if arg.is_empty() {
+                bail!("`:e` needs a file name");
+            }
+            Action::Open(PathBuf::from(arg))
+        }
+        "policy" => {
+            let names = engine::POLICIES;
+            if arg.is_empty() {
+                bail!("`:policy` needs a name: {}", names.join(", "));
+            }
+            if arg == "next" {
+                let i = names.iter().position(|n| *n == s.policy_name()).unwrap_or(0);
+                Action::SetPolicy(names[(i + 1) % names.len()].to_string())
+            } else {
+                Action::SetPolicy(arg)
+            }
+        }
+        "rm" | "remove" => Action::RemoveVm(vm_id(rest.first())?),
+        "mv" | "move" => {
+            // move VM HOST GPU@START[,GPU@START]
+            let vm = vm_id(rest.first())?;
+            let (Some(host), Some(at)) = (rest.get(1), rest.get(2)) else {
+                bail!("usage: move VM HOST GPU@START[,GPU@START]");
+            };
+            Action::MoveVm {
+                vm,
+                to: parse_placement(s.fleet(), host, at)?,
+            }
+        }
+        "add" => Action::AddVm(parse_add(s, &rest)?),
+        other => bail!("unknown command `{other}` (press ? for the list)"),
+    })
+}
+
+/// `HOST` and `GPU@START[,GPU@START]` into a placement.
+pub fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement> {
+    let h = fleet
+        .hosts
+        .iter()
+        .position(|x| x.name == host)
+        .or_else(|| host.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()))
+        .ok_or_else(|| anyhow!("no host `{host}`"))?;
+    let gis = at
+        .split(',')
+        .map(|a| {
+            let (g, z) = a
+                .split_once('@')
+                .ok_or_else(|| anyhow!("`{a}` is not GPU@START (for example 0@4)"))?;
+            Ok(GiSlot {
+                gpu: g.trim().parse().map_err(|_| anyhow!("`{g}` is not a GPU index"))?,
+                start: z.trim().parse().map_err(|_| anyhow!("`{z}` is not a start slice"))?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Placement { host: h, gis })
+}
+
+/// `add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START,..]`.
+fn parse_add(s: &Session, words: &[&str]) -> Result<VmRequest> {
+    let usage = "usage: add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] \
+                 [at=HOST:GPU@START]";
+    let (Some(model), Some(profiles)) = (words.first(), words.get(1)) else {
+        bail!("{usage}");
+    };
+    let catalog = s.fleet().catalog;
+    let m = catalog
+        .model_id(model)
+        .ok_or_else(|| anyhow!("unknown GPU model `{model}` (known: {})", catalog.model_names()))?;
+    let gm = catalog.model(m);
+    let mut gis = Vec::new();
+    for p in profiles.split(',') {
+        let profile = gm
+            .profile(p)
+            .ok_or_else(|| anyhow!("unknown profile `{p}` for {} (known: {})", gm.name, gm.profile_names()))?;
+        gis.push(GiRequest { model: m, profile });
+    }
+    let compute: u32 = gis.iter().map(|g| gm.profiles[g.profile].compute as u32).sum();
+    let mut req = VmRequest {
+        gis,
+        cores: 4 * compute,
+        ram_gb: 16 * compute,
+        lifetime_s: None,
+        kind: VmKind::Job,
+        tenant: None,
+        pin: None,
+    };
+    for w in &words[2..] {
+        let (k, v) = w
+            .split_once('=')
+            .ok_or_else(|| anyhow!("`{w}`: expected key=value; {usage}"))?;
+        match k {
+            "cores" => req.cores = v.parse().map_err(|_| anyhow!("cores=`{v}` is not a number"))?,
+            "ram" => req.ram_gb = v.parse().map_err(|_| anyhow!("ram=`{v}` is not a number"))?,
+            "life" | "lifetime" => {
+                req.lifetime_s = if v == "open" { None } else { Some(parse_duration(v)?) }
+            }
+            "kind" => {
+                req.kind = match v {
+                    "job" => VmKind::Job,
+                    "tenant" => VmKind::Tenant,
+                    _ => bail!("kind=`{v}`: job or tenant"),
+                }
+            }
+            "tenant" => req.tenant = Some(v.to_string()),
+            "at" => {
+                let (host, at) = v
+                    .split_once(':')
+                    .ok_or_else(|| anyhow!("at=`{v}`: expected HOST:GPU@START"))?;
+                req.pin = Some(parse_placement(s.fleet(), host, at)?);
+            }
+            _ => bail!("unknown option `{k}`; {usage}"),
+        }
+    }
+    Ok(req)
+}

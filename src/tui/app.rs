@@ -1,0 +1,982 @@
+//! The application: the session plus what only the screen needs (cursor, scroll, overlays,
+//! the running solve), and the event loop. Keys become named commands through the key map;
+//! commands that change the fleet become [`Action`]s on the session. The loop is generic over the
+//! ratatui backend, so tests drive it with real key sequences against a `TestBackend`.
+
+use super::keymap::{Key, Keymap, Layer};
+use super::theme::Theme;
+use crate::fleet::{GiRequest, HostId, VmId, VmKind};
+use crate::session::{self, Action, Outcome, Proposal, Session, SolveProgress, VmRequest};
+use anyhow::Result;
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::backend::Backend;
+use ratatui::layout::{Position, Rect};
+use ratatui::Terminal;
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the loop reacts to.
+#[derive(Debug)]
+pub enum Msg {
+    Term(Event),
+    Solver(SolverMsg),
+    /// Time passed while playing or solving (to advance the clock or the elapsed time).
+    Tick,
+    /// Tests: handle nothing else until the running solve has reported its result.
+    WaitIdle,
+}
+
+/// Reports from the solver thread.
+#[derive(Debug)]
+pub enum SolverMsg {
+    Progress(SolveProgress),
+    Done(Box<std::result::Result<Proposal, String>>),
+}
+
+/// The lower panel in a narrow layout (all are visible at once on wide terminals).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Panel {
+    Detail,
+    Gauges,
+    Log,
+    Charts,
+}
+
+impl Panel {
+    pub const ALL: [Panel; 4] = [Panel::Detail, Panel::Gauges, Panel::Log, Panel::Charts];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Panel::Detail => "GPU",
+            Panel::Gauges => "Gauges",
+            Panel::Log => "Log",
+            Panel::Charts => "Charts",
+        }
+    }
+}
+
+/// Where a mouse click lands: areas recorded while drawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Host(HostId),
+    Slice { host: HostId, gpu: usize, slice: u8 },
+    Panel(Panel),
+}
+
+/// The cursor: a host, one of its GPUs and a memory slice of that GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Selection {
+    pub host: HostId,
+    pub gpu: usize,
+    pub slice: u8,
+}
+
+/// A choice in the add-VM form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Model,
+    Profile,
+    Count,
+    Cores,
+    Ram,
+    Lifetime,
+    Kind,
+    Place,
+}
+
+impl Field {
+    pub const ALL: [Field; 8] = [
+        Field::Model,
+        Field::Profile,
+        Field::Count,
+        Field::Cores,
+        Field::Ram,
+        Field::Lifetime,
+        Field::Kind,
+        Field::Place,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Field::Model => "GPU model",
+            Field::Profile => "Profile",
+            Field::Count => "GIs",
+            Field::Cores => "Cores",
+            Field::Ram => "RAM (GB)",
+            Field::Lifetime => "Lifetime",
+            Field::Kind => "Kind",
+            Field::Place => "Placement",
+        }
+    }
+
+    fn is_text(self) -> bool {
+        matches!(self, Field::Cores | Field::Ram | Field::Lifetime | Field::Place)
+    }
+}
+
+/// The add-VM form.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AddForm {
+    pub field: usize,
+    /// Models present in the fleet, by catalog id.
+    pub models: Vec<usize>,
+    pub model: usize,
+    pub profile: usize,
+    pub count: u32,
+    pub cores: String,
+    pub ram: String,
+    pub lifetime: String,
+    pub kind: VmKind,
+    /// `policy`, or `GPU@START[,GPU@START]` on `host`.
+    pub place: String,
+    pub host: HostId,
+    pub error: Option<String>,
+    resources_edited: bool,
+}
+
+/// A destructive action waiting for a yes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Confirm {
+    Remove(VmId),
+    Quit,
+    Open(PathBuf),
+}
+
+/// The `:` command line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Palette {
+    pub input: String,
+    pub history_pos: Option<usize>,
+}
+
+/// A solve running on a worker thread.
+pub struct Solving {
+    pub mode: session::OptimizeMode,
+    pub started: Instant,
+    pub progress: SolveProgress,
+    pub cancel: Arc<AtomicBool>,
+    pub cancelled: bool,
+}
+
+/// Kind of the status message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    Info,
+    Ok,
+    Error,
+}
+
+/// The planner application.
+pub struct App {
+    pub session: Session,
+    pub theme: Theme,
+    pub keymap: Keymap,
+    pub sel: Selection,
+    /// First visible host row; adjusted while drawing to keep the cursor visible.
+    pub scroll: Cell<usize>,
+    /// Rows of hosts the last frame showed (for page up/down).
+    pub page: Cell<usize>,
+    pub panel: Panel,
+    /// Profile index (within the selected GPU's model) the detail explains.
+    pub teach_profile: usize,
+    pub form: Option<AddForm>,
+    pub confirm: Option<Confirm>,
+    pub palette: Option<Palette>,
+    pub help: Option<u16>,
+    /// The VM being moved by hand.
+    pub moving: Option<VmId>,
+    pub solving: Option<Solving>,
+    /// Scroll of the preview's step list.
+    pub preview_scroll: u16,
+    pub message: Option<(String, Tone)>,
+    pub mouse: bool,
+    /// Simulated seconds per play tick.
+    pub play_step_s: f64,
+    pub history: Vec<String>,
+    pub quit: bool,
+    /// Areas of the last frame, for mouse hit-testing.
+    pub hits: RefCell<Vec<(Rect, Target)>>,
+    tx: Sender<Msg>,
+    rx: Receiver<Msg>,
+    deferred: std::collections::VecDeque<Msg>,
+}
+
+/// Wall-clock time between play ticks.
+const TICK: Duration = Duration::from_millis(250);
+
+impl App {
+    pub fn new(session: Session, theme: Theme) -> App {
+        let (tx, rx) = channel();
+        App {
+            session,
+            theme,
+            keymap: Keymap::embedded(),
+            sel: Selection::default(),
+            scroll: Cell::new(0),
+            page: Cell::new(10),
+            panel: Panel::Detail,
+            teach_profile: 0,
+            form: None,
+            confirm: None,
+            palette: None,
+            help: None,
+            moving: None,
+            solving: None,
+            preview_scroll: 0,
+            message: None,
+            mouse: true,
+            play_step_s: 60.0,
+            history: Vec::new(),
+            quit: false,
+            hits: RefCell::new(Vec::new()),
+            tx,
+            rx,
+            deferred: Default::default(),
+        }
+    }
+
+    /// A sender for terminal events (the input thread) or scripted messages (tests).
+    pub fn sender(&self) -> Sender<Msg> {
+        self.tx.clone()
+    }
+
+    /// The layer that receives keys now: the top overlay.
+    pub fn layer(&self) -> Layer {
+        if self.help.is_some() {
+            Layer::Help
+        } else if self.confirm.is_some() {
+            Layer::Confirm
+        } else if self.palette.is_some() {
+            Layer::Palette
+        } else if self.form.is_some() {
+            Layer::Dialog
+        } else if self.solving.is_some() {
+            Layer::Solve
+        } else if self.moving.is_some() {
+            Layer::Move
+        } else if self.session.preview().is_some() {
+            Layer::Preview
+        } else {
+            Layer::Fleet
+        }
+    }
+
+    /// The layer the help explains: the one under the help overlay.
+    pub fn context_layer(&self) -> Layer {
+        let help = self.help;
+        // Same decision as `layer`, skipping the help itself.
+        if help.is_some() {
+            if self.confirm.is_some() {
+                return Layer::Confirm;
+            }
+            if self.palette.is_some() {
+                return Layer::Palette;
+            }
+            if self.form.is_some() {
+                return Layer::Dialog;
+            }
+            if self.solving.is_some() {
+                return Layer::Solve;
+            }
+            if self.moving.is_some() {
+                return Layer::Move;
+            }
+            if self.session.preview().is_some() {
+                return Layer::Preview;
+            }
+            return Layer::Fleet;
+        }
+        self.layer()
+    }
+
+    fn say(&mut self, text: impl Into<String>, tone: Tone) {
+        let t = text.into();
+        self.message = if t.is_empty() { None } else { Some((t, tone)) };
+    }
+
+    /// Handles one message.
+    pub fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Term(Event::Key(k)) if k.kind != KeyEventKind::Release => self.on_key(k),
+            Msg::Term(Event::Mouse(m)) => self.on_mouse(m),
+            Msg::Term(_) => {}
+            Msg::Solver(s) => self.on_solver(s),
+            Msg::Tick => {
+                if self.session.playing() && self.solving.is_none() {
+                    let r = session::update(&mut self.session, Action::PlayTick(self.play_step_s));
+                    if let Err(e) = r {
+                        self.say(format!("{e:#}"), Tone::Error);
+                    }
+                }
+            }
+            Msg::WaitIdle => {
+                while self.solving.is_some() {
+                    match self.rx.recv() {
+                        Ok(Msg::Solver(s)) => self.on_solver(s),
+                        Ok(other) => self.deferred.push_back(other),
+                        Err(_) => break,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether the loop should wake up without input (playing, or showing solve progress).
+    fn wants_tick(&self) -> bool {
+        self.session.playing() || self.solving.is_some()
+    }
+
+    /// The next message: deferred ones first, then the channel (with a tick while playing).
+    fn next_msg(&mut self, block: bool) -> Option<Msg> {
+        if let Some(m) = self.deferred.pop_front() {
+            return Some(m);
+        }
+        if !block {
+            return self.rx.try_recv().ok();
+        }
+        if self.wants_tick() {
+            match self.rx.recv_timeout(TICK) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => Some(Msg::Tick),
+                Err(RecvTimeoutError::Disconnected) => None,
+            }
+        } else {
+            self.rx.recv().ok()
+        }
+    }
+
+    /// Runs until quit: draw, wait for a message, handle it. Redraws only after messages.
+    pub fn run<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()> {
+        loop {
+            terminal.draw(|f| f.render_widget(&*self, f.area()))?;
+            if self.quit {
+                return Ok(());
+            }
+            match self.next_msg(true) {
+                Some(m) => self.handle(m),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// Handles every message already queued, drawing after each, and returns (tests).
+    pub fn run_queued<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()> {
+        terminal.draw(|f| f.render_widget(&*self, f.area()))?;
+        while let Some(m) = self.next_msg(false) {
+            self.handle(m);
+            terminal.draw(|f| f.render_widget(&*self, f.area()))?;
+            if self.quit {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn on_key(&mut self, k: KeyEvent) {
+        let key = Key::from_event(&k);
+        let layer = self.layer();
+        if let Some(cmd) = self.keymap.lookup(layer, &key).map(str::to_string) {
+            self.command(&cmd);
+            return;
+        }
+        // Text input in the palette and in the form's text fields.
+        if let KeyCode::Char(c) = k.code {
+            if key.ctrl || key.alt {
+                return;
+            }
+            if let Some(p) = &mut self.palette {
+                p.input.push(c);
+                return;
+            }
+            if let Some(f) = &mut self.form {
+                let field = Field::ALL[f.field];
+                if field.is_text() {
+                    f.text_mut().push(c);
+                    f.error = None;
+                    if matches!(field, Field::Cores | Field::Ram) {
+                        f.resources_edited = true;
+                    }
+                }
+                return;
+            }
+        }
+        if k.code == KeyCode::Backspace {
+            if let Some(p) = &mut self.palette {
+                if p.input.pop().is_none() {
+                    self.palette = None;
+                }
+                return;
+            }
+            if let Some(f) = &mut self.form {
+                if Field::ALL[f.field].is_text() {
+                    f.text_mut().pop();
+                }
+            }
+        }
+    }
+
+    fn on_mouse(&mut self, m: MouseEvent) {
+        if !self.mouse {
+            return;
+        }
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                if self.layer() != Layer::Fleet && self.layer() != Layer::Move {
+                    return;
+                }
+                let pos = Position::new(m.column, m.row);
+                let hit = self
+                    .hits
+                    .borrow()
+                    .iter()
+                    .rev()
+                    .find(|(r, _)| r.contains(pos))
+                    .map(|(_, t)| *t);
+                match hit {
+                    Some(Target::Host(h)) => self.select(h, None, None),
+                    Some(Target::Slice { host, gpu, slice }) => self.select(host, Some(gpu), Some(slice)),
+                    Some(Target::Panel(p)) => self.panel = p,
+                    None => {}
+                }
+            }
+            MouseEventKind::ScrollDown => self.command("down"),
+            MouseEventKind::ScrollUp => self.command("up"),
+            _ => {}
+        }
+    }
+
+    fn select(&mut self, host: HostId, gpu: Option<usize>, slice: Option<u8>) {
+        let fleet = self.session.fleet();
+        if host >= fleet.hosts.len() {
+            return;
+        }
+        self.sel.host = host;
+        let n = fleet.hosts[host].gpus.len();
+        self.sel.gpu = gpu.unwrap_or(self.sel.gpu).min(n.saturating_sub(1));
+        self.sel.slice = slice.unwrap_or(0);
+        self.clamp_slice();
+    }
+
+    fn clamp_slice(&mut self) {
+        let fleet = self.session.fleet();
+        let Some(h) = fleet.hosts.get(self.sel.host) else {
+            self.sel = Selection::default();
+            return;
+        };
+        if h.gpus.is_empty() {
+            self.sel.gpu = 0;
+            self.sel.slice = 0;
+            return;
+        }
+        self.sel.gpu = self.sel.gpu.min(h.gpus.len() - 1);
+        let slices = fleet.catalog.model(h.gpus[self.sel.gpu].model).memory_slices;
+        self.sel.slice = self.sel.slice.min(slices.saturating_sub(1));
+    }
+
+    /// The VM whose GI covers the cursor.
+    pub fn vm_under_cursor(&self) -> Option<VmId> {
+        let fleet = self.session.fleet();
+        let gpu = fleet.hosts.get(self.sel.host)?.gpus.get(self.sel.gpu)?;
+        gpu.gi_at(fleet.catalog, self.sel.slice).map(|g| g.vm)
+    }
+
+    /// Runs a named command (from a key binding or the palette).
+    pub fn command(&mut self, cmd: &str) {
+        let cmd = cmd.trim();
+        let (head, arg) = cmd.split_once(' ').unwrap_or((cmd, ""));
+        let n_hosts = self.session.fleet().hosts.len();
+        match (self.layer(), head) {
+            (Layer::Help, "close") => self.help = None,
+            (Layer::Help, "down") => self.help = self.help.map(|s| s.saturating_add(1)),
+            (Layer::Help, "up") => self.help = self.help.map(|s| s.saturating_sub(1)),
+            (_, "help") => self.help = Some(0),
+            (Layer::Confirm, "yes") => self.confirmed(),
+            (Layer::Confirm, "no") => {
+                self.confirm = None;
+                self.say("cancelled", Tone::Info);
+            }
+            (Layer::Palette, "close") => self.palette = None,
+            (Layer::Palette, "submit") => {
+                let line = self.palette.take().map(|p| p.input).unwrap_or_default();
+                if !line.trim().is_empty() {
+                    self.history.push(line.clone());
+                    self.command(&line);
+                }
+            }
+            (Layer::Palette, "complete") => self.complete(),
+            (Layer::Palette, "history") => self.history_step(arg == "prev"),
+            (Layer::Dialog, "close") => self.form = None,
+            (Layer::Dialog, "field") => {
+                if let Some(f) = &mut self.form {
+                    let n = Field::ALL.len();
+                    f.field = if arg == "prev" { (f.field + n - 1) % n } else { (f.field + 1) % n };
+                }
+            }
+            (Layer::Dialog, "choice") => {
+                let fleet = self.session.fleet();
+                let sel = self.sel;
+                if let Some(f) = &mut self.form {
+                    f.cycle(fleet, sel, arg != "prev");
+                }
+            }
+            (Layer::Dialog, "submit") => self.submit_form(),
+            (Layer::Move, "close") => {
+                self.moving = None;
+                self.say("move cancelled", Tone::Info);
+            }
+            (Layer::Move, "move-here") => self.move_here(),
+            (Layer::Solve, "cancel") => {
+                if let Some(s) = &mut self.solving {
+                    s.cancel.store(true, Ordering::SeqCst);
+                    s.cancelled = true;
+                    self.say("cancelling: the best plan so far will be shown", Tone::Info);
+                }
+            }
+            (Layer::Preview, "down") => self.preview_scroll = self.preview_scroll.saturating_add(1),
+            (Layer::Preview, "up") => self.preview_scroll = self.preview_scroll.saturating_sub(1),
+            (_, "down") => {
+                self.sel.host = (self.sel.host + 1).min(n_hosts.saturating_sub(1));
+                self.clamp_slice();
+            }
+            (_, "up") => {
+                self.sel.host = self.sel.host.saturating_sub(1);
+                self.clamp_slice();
+            }
+            (_, "page-down") => {
+                self.sel.host = (self.sel.host + self.page.get().max(1)).min(n_hosts.saturating_sub(1));
+                self.clamp_slice();
+            }
+            (_, "page-up") => {
+                self.sel.host = self.sel.host.saturating_sub(self.page.get().max(1));
+                self.clamp_slice();
+            }
+            (_, "top") => self.select(0, Some(0), Some(0)),
+            (_, "bottom") => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
+            (_, "right") => self.cursor_right(),
+            (_, "left") => self.cursor_left(),
+            (_, "panel") => {
+                let i = Panel::ALL.iter().position(|p| *p == self.panel).unwrap_or(0);
+                self.panel = Panel::ALL[(i + 1) % Panel::ALL.len()];
+            }
+            (_, "profile") => {
+                let n = self.selected_model().map(|m| m.profiles.len()).unwrap_or(1).max(1);
+                self.teach_profile = if arg == "prev" {
+                    (self.teach_profile + n - 1) % n
+                } else {
+                    (self.teach_profile + 1) % n
+                };
+            }
+            (_, "speed") => {
+                self.play_step_s = if arg == "up" {
+                    (self.play_step_s * 2.0).min(86400.0)
+                } else {
+                    (self.play_step_s / 2.0).max(session::STEP_S)
+                };
+                let msg = format!(
+                    "play speed: {} of simulated time per tick",
+                    session::format_duration(self.play_step_s)
+                );
+                self.say(msg, Tone::Info);
+            }
+            (_, "mouse") => {
+                self.mouse = !self.mouse;
+                let msg = format!("mouse selection {}", if self.mouse { "on" } else { "off" });
+                self.say(msg, Tone::Info);
+            }
+            (_, "palette") => self.palette = Some(Palette::default()),
+            (_, "add-vm") => {
+                let form = AddForm::new(&self.session, self.sel);
+                match form {
+                    Some(f) => self.form = Some(f),
+                    None => self.say("the fleet has no GPU model to ask for", Tone::Error),
+                }
+            }
+            (_, "remove") => match self.vm_under_cursor() {
+                Some(vm) => self.confirm = Some(Confirm::Remove(vm)),
+                None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
+            },
+            (_, "move") => match self.vm_under_cursor() {
+                Some(vm) => {
+                    self.moving = Some(vm);
+                    self.say(
+                        format!("moving VM {vm}: put the cursor on the target GPU and start, then Enter"),
+                        Tone::Info,
+                    );
+                }
+                None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
+            },
+            (_, "quit") | (_, "q") => {
+                if self.session.modified() {
+                    self.confirm = Some(Confirm::Quit);
+                } else {
+                    self.quit = true;
+                }
+            }
+            (_, "q!") => self.quit = true,
+            (_, "e") | (_, "edit") | (_, "open") if self.session.modified() && !arg.is_empty() => {
+                self.confirm = Some(Confirm::Open(PathBuf::from(arg)));
+            }
+            _ => match session::parse_command(&self.session, cmd) {
+                Ok(action) => self.dispatch(action),
+                Err(e) => self.say(format!("{e:#}"), Tone::Error),
+            },
+        }
+    }
+
+    fn selected_model(&self) -> Option<&'static crate::catalog::GpuModel> {
+        let fleet = self.session.fleet();
+        let gpu = fleet.hosts.get(self.sel.host)?.gpus.get(self.sel.gpu)?;
+        Some(fleet.catalog.model(gpu.model))
+    }
+
+    fn cursor_right(&mut self) {
+        let fleet = self.session.fleet();
+        let Some(h) = fleet.hosts.get(self.sel.host) else { return };
+        let Some(gpu) = h.gpus.get(self.sel.gpu) else { return };
+        let slices = fleet.catalog.model(gpu.model).memory_slices;
+        if self.sel.slice + 1 < slices {
+            self.sel.slice += 1;
+        } else if self.sel.gpu + 1 < h.gpus.len() {
+            self.sel.gpu += 1;
+            self.sel.slice = 0;
+        }
+    }
+
+    fn cursor_left(&mut self) {
+        if self.sel.slice > 0 {
+            self.sel.slice -= 1;
+        } else if self.sel.gpu > 0 {
+            self.sel.gpu -= 1;
+            let fleet = self.session.fleet();
+            let slices = fleet.hosts[self.sel.host].gpus[self.sel.gpu].model;
+            self.sel.slice = fleet.catalog.model(slices).memory_slices.saturating_sub(1);
+        }
+    }
+
+    fn complete(&mut self) {
+        let Some(p) = &mut self.palette else { return };
+        let matches: Vec<&str> = session::COMMANDS
+            .iter()
+            .map(|c| c.0)
+            .filter(|c| c.starts_with(p.input.trim()))
+            .collect();
+        match matches.as_slice() {
+            [one] => p.input = format!("{one} "),
+            [] => {}
+            many => {
+                let list = many.join(" ");
+                self.say(list, Tone::Info);
+            }
+        }
+    }
+
+    fn history_step(&mut self, back: bool) {
+        let Some(p) = &mut self.palette else { return };
+        if self.history.is_empty() {
+            return;
+        }
+        let last = self.history.len() - 1;
+        let pos = match (p.history_pos, back) {
+            (None, true) => Some(last),
+            (None, false) => None,
+            (Some(i), true) => Some(i.saturating_sub(1)),
+            (Some(i), false) if i < last => Some(i + 1),
+            (Some(_), false) => None,
+        };
+        p.history_pos = pos;
+        p.input = pos.map(|i| self.history[i].clone()).unwrap_or_default();
+    }
+
+    fn confirmed(&mut self) {
+        match self.confirm.take() {
+            Some(Confirm::Remove(vm)) => self.dispatch(Action::RemoveVm(vm)),
+            Some(Confirm::Quit) => self.quit = true,
+            Some(Confirm::Open(p)) => self.dispatch(Action::Open(p)),
+            None => {}
+        }
+    }
+
+    fn move_here(&mut self) {
+        let Some(vm) = self.moving else { return };
+        let fleet = self.session.fleet();
+        let Some(v) = fleet.vm(vm) else {
+            self.moving = None;
+            return;
+        };
+        let Some(cur) = v.placement.clone() else {
+            self.moving = None;
+            return;
+        };
+        // The first GI goes to the cursor; the others keep their GPU and start.
+        let mut to = cur.clone();
+        to.host = self.sel.host;
+        if let Some(first) = to.gis.first_mut() {
+            first.gpu = self.sel.gpu;
+            first.start = self.sel.slice;
+        }
+        match session::update(&mut self.session, Action::MoveVm { vm, to }) {
+            Ok(o) => {
+                self.moving = None;
+                self.say(o.message(), Tone::Ok);
+            }
+            Err(e) => self.say(format!("{e:#} (Esc cancels the move)"), Tone::Error),
+        }
+    }
+
+    fn submit_form(&mut self) {
+        let Some(f) = self.form.clone() else { return };
+        let req = match f.request(&self.session) {
+            Ok(r) => r,
+            Err(e) => {
+                if let Some(form) = &mut self.form {
+                    form.error = Some(format!("{e:#}"));
+                }
+                return;
+            }
+        };
+        match session::update(&mut self.session, Action::AddVm(req)) {
+            Ok(o) => {
+                self.form = None;
+                let text = o.message();
+                let tone = if text.contains("pending") { Tone::Error } else { Tone::Ok };
+                self.say(text, tone);
+            }
+            Err(e) => {
+                if let Some(form) = &mut self.form {
+                    form.error = Some(format!("{e:#}"));
+                }
+            }
+        }
+    }
+
+    /// Applies an action to the session; a solve request starts the worker thread.
+    pub fn dispatch(&mut self, action: Action) {
+        let mutates = !matches!(action, Action::Save(_) | Action::TogglePlay);
+        if self.solving.is_some() && mutates {
+            self.say("the optimizer is running: wait, or press c to cancel", Tone::Error);
+            return;
+        }
+        match session::update(&mut self.session, action) {
+            Ok(Outcome::Solve(req)) => self.start_solve(*req),
+            Ok(o) => {
+                let tone = match &o {
+                    Outcome::Changed(_) => Tone::Ok,
+                    _ => Tone::Info,
+                };
+                self.say(o.message(), tone);
+                self.clamp_slice();
+            }
+            Err(e) => self.say(format!("{e:#}"), Tone::Error),
+        }
+    }
+
+    fn start_solve(&mut self, req: session::SolveRequest) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let tx = self.tx.clone();
+        let mode = req.mode;
+        std::thread::spawn(move || {
+            let progress_tx = tx.clone();
+            let result = req.run(&mut |p| {
+                let _ = progress_tx.send(Msg::Solver(SolverMsg::Progress(p)));
+                !flag.load(Ordering::SeqCst)
+            });
+            let _ = tx.send(Msg::Solver(SolverMsg::Done(Box::new(result.map_err(|e| format!("{e:#}"))))));
+        });
+        self.solving = Some(Solving {
+            mode,
+            started: Instant::now(),
+            progress: SolveProgress::default(),
+            cancel,
+            cancelled: false,
+        });
+        self.preview_scroll = 0;
+        self.say(format!("optimizing ({})…", mode.name()), Tone::Info);
+    }
+
+    fn on_solver(&mut self, m: SolverMsg) {
+        match m {
+            SolverMsg::Progress(p) => {
+                if let Some(s) = &mut self.solving {
+                    s.progress = p;
+                }
+            }
+            SolverMsg::Done(result) => {
+                self.solving = None;
+                match *result {
+                    Ok(p) => self.dispatch(Action::Proposed(Box::new(p))),
+                    Err(e) => self.say(format!("optimizer: {e}"), Tone::Error),
+                }
+            }
+        }
+    }
+}
+
+impl AddForm {
+    /// A form for a VM of the selected GPU's model (or the first model of the fleet).
+    pub fn new(session: &Session, sel: super::app::Selection) -> Option<AddForm> {
+        let fleet = session.fleet();
+        let mut models: Vec<usize> = Vec::new();
+        for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
+            if !models.contains(&g.model) {
+                models.push(g.model);
+            }
+        }
+        if models.is_empty() {
+            return None;
+        }
+        let selected = fleet
+            .hosts
+            .get(sel.host)
+            .and_then(|h| h.gpus.get(sel.gpu))
+            .map(|g| g.model);
+        let model = selected
+            .and_then(|m| models.iter().position(|&x| x == m))
+            .unwrap_or(0);
+        let mut f = AddForm {
+            field: 1,
+            models,
+            model,
+            profile: 0,
+            count: 1,
+            cores: String::new(),
+            ram: String::new(),
+            lifetime: "2h".into(),
+            kind: VmKind::Job,
+            place: "policy".into(),
+            host: sel.host,
+            error: None,
+            resources_edited: false,
+        };
+        f.default_resources(fleet);
+        Some(f)
+    }
+
+    pub fn model_id(&self) -> usize {
+        self.models[self.model]
+    }
+
+    fn text_mut(&mut self) -> &mut String {
+        match Field::ALL[self.field] {
+            Field::Cores => &mut self.cores,
+            Field::Ram => &mut self.ram,
+            Field::Lifetime => &mut self.lifetime,
+            _ => &mut self.place,
+        }
+    }
+
+    /// Compute slices asked for in total.
+    fn compute(&self, fleet: &crate::fleet::Fleet) -> u32 {
+        let m = fleet.catalog.model(self.model_id());
+        m.profiles[self.profile].compute as u32 * self.count
+    }
+
+    fn default_resources(&mut self, fleet: &crate::fleet::Fleet) {
+        if !self.resources_edited {
+            // The paper's sizing (§6.2): 4 cores and 16 GB RAM per compute slice.
+            let c = self.compute(fleet);
+            self.cores = (4 * c).to_string();
+            self.ram = (16 * c).to_string();
+        }
+    }
+
+    /// The placements offered by Left/Right on the placement field: the policy, then each
+    /// permitted start of the profile on the selected GPU.
+    pub fn place_choices(&self, fleet: &crate::fleet::Fleet, sel: Selection) -> Vec<String> {
+        let mut out = vec!["policy".to_string()];
+        if self.count != 1 {
+            return out;
+        }
+        if let Some(g) = fleet.hosts.get(sel.host).and_then(|h| h.gpus.get(sel.gpu)) {
+            if fleet.catalog.same_class(g.model, self.model_id()) {
+                let m = fleet.catalog.model(g.model);
+                for z in &m.profiles[self.profile].starts {
+                    out.push(format!("{}@{z}", sel.gpu));
+                }
+            }
+        }
+        out
+    }
+
+    fn cycle(&mut self, fleet: &crate::fleet::Fleet, sel: Selection, fwd: bool) {
+        let step = |i: usize, n: usize| if fwd { (i + 1) % n } else { (i + n - 1) % n };
+        match Field::ALL[self.field] {
+            Field::Model => {
+                self.model = step(self.model, self.models.len());
+                self.profile = 0;
+            }
+            Field::Profile => {
+                let n = fleet.catalog.model(self.model_id()).profiles.len();
+                self.profile = step(self.profile, n);
+            }
+            Field::Count => self.count = if fwd { (self.count % 4) + 1 } else { (self.count + 2) % 4 + 1 },
+            Field::Kind => {
+                self.kind = match self.kind {
+                    VmKind::Job => VmKind::Tenant,
+                    VmKind::Tenant => VmKind::Job,
+                }
+            }
+            Field::Lifetime => {
+                const CHOICES: [&str; 6] = ["open", "30m", "2h", "6h", "24h", "72h"];
+                let i = CHOICES.iter().position(|c| *c == self.lifetime).unwrap_or(0);
+                self.lifetime = CHOICES[step(i, CHOICES.len())].into();
+            }
+            Field::Place => {
+                let choices = self.place_choices(fleet, sel);
+                let i = choices.iter().position(|c| *c == self.place).unwrap_or(0);
+                self.place = choices[step(i, choices.len())].clone();
+                self.host = sel.host;
+            }
+            Field::Cores | Field::Ram => {}
+        }
+        self.default_resources(fleet);
+        self.error = None;
+    }
+
+    /// The request the form describes.
+    pub fn request(&self, session: &Session) -> Result<VmRequest> {
+        let fleet = session.fleet();
+        let m = self.model_id();
+        let cores: u32 = self
+            .cores
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("cores: `{}` is not a whole number", self.cores))?;
+        let ram_gb: u32 = self
+            .ram
+            .trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("RAM: `{}` is not a whole number of GB", self.ram))?;
+        let lifetime_s = match self.lifetime.trim() {
+            "" | "open" => None,
+            t => Some(session::parse_duration(t).map_err(|e| anyhow::anyhow!("lifetime: {e}"))?),
+        };
+        let pin = match self.place.trim() {
+            "" | "policy" => None,
+            p => {
+                let host = &fleet.hosts[self.host.min(fleet.hosts.len().saturating_sub(1))].name;
+                let (h, at) = p.split_once(':').unwrap_or((host.as_str(), p));
+                Some(session::parse_placement(fleet, h, at).map_err(|e| anyhow::anyhow!("placement: {e}"))?)
+            }
+        };
+        Ok(VmRequest {
+            gis: vec![
+                GiRequest {
+                    model: m,
+                    profile: self.profile
+                };
+                self.count as usize
+            ],
+            cores,
+            ram_gb,
+            lifetime_s,
+            kind: self.kind,
+            tenant: None,
+            pin,
+        })
+    }
+}

@@ -1,0 +1,67 @@
+//! The interactive planner: a thin ratatui front end over [`crate::session`]. It draws the
+//! session and maps keys to the session's named actions; it holds no domain logic.
+//!
+//! The terminal is put back (raw mode off, main screen, mouse capture off, cursor shown) on every
+//! way out: a normal quit, an error, and a panic (through a panic hook).
+
+pub mod app;
+pub mod keymap;
+pub mod theme;
+pub mod ui;
+pub mod views;
+pub mod widgets;
+
+pub use app::App;
+
+use crate::session::Session;
+use anyhow::Result;
+use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::terminal::{disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::{cursor, execute};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+use std::io::{stdout, IsTerminal};
+
+/// Arguments of `migplan tui`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario file (TOML) to open.
+    pub file: std::path::PathBuf,
+}
+
+/// Puts the terminal back into its normal state. Safe to call more than once.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(stdout(), DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
+}
+
+/// Runs the planner on a session in the real terminal until the user quits.
+pub fn run(session: Session) -> Result<()> {
+    if !stdout().is_terminal() {
+        anyhow::bail!("the planner needs a terminal (stdout is not one); use the subcommands for batch work");
+    }
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore_terminal();
+        previous(info);
+    }));
+    enable_raw_mode()?;
+    let result = (|| -> Result<()> {
+        execute!(stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+        let mut terminal = Terminal::new(CrosstermBackend::new(stdout()))?;
+        let mut app = App::new(session, theme::Theme::from_env());
+        let tx = app.sender();
+        // Terminal input arrives on its own thread, so the loop can also wait for the solver.
+        std::thread::spawn(move || {
+            while let Ok(ev) = crossterm::event::read() {
+                if tx.send(app::Msg::Term(ev)).is_err() {
+                    break;
+                }
+            }
+        });
+        app.run(&mut terminal)
+    })();
+    restore_terminal();
+    let _ = std::panic::take_hook();
+    result
+}

@@ -1,0 +1,187 @@
+//! The selected GPU in detail: its slice map drawn large, CF (Eq. 2), per-profile free starts
+//! S(F, p) and capacity, and, for one chosen profile, each start with the reason it is open or
+//! blocked (the three fragmentation cases of the paper's Fig. 1).
+
+use super::super::app::App;
+use super::super::widgets::SliceMap;
+use super::fleet::{ghosts_for, truncate};
+use crate::mig;
+use crate::session::{self, StartVerdict};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let fleet = app.session.fleet();
+    let block = Block::bordered().border_style(t.border);
+    let Some(host) = fleet.hosts.get(app.sel.host) else {
+        block.render(area, buf);
+        return;
+    };
+    let Some(gpu) = host.gpus.get(app.sel.gpu) else {
+        let b = block.title(Span::styled(format!(" {} has no GPU ", host.name), t.title));
+        let inner = b.inner(area);
+        b.render(area, buf);
+        if let Some(n) = &host.note {
+            Paragraph::new(Span::styled(n.as_str(), t.note)).render(inner, buf);
+        }
+        return;
+    };
+    let model = fleet.catalog.model(gpu.model);
+    let cf = mig::cf(model, &gpu.occ);
+    let title = Line::from(vec![
+        Span::styled(format!(" GPU {}/{} ", host.name, app.sel.gpu), t.title),
+        Span::styled(
+            format!(
+                "{} · CF {cf} · {}/{} slices used ",
+                model.name,
+                gpu.occ.used_slices(),
+                model.memory_slices
+            ),
+            t.desc,
+        ),
+    ]);
+    let block = block.title(title);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height < 3 {
+        return;
+    }
+    let n = model.memory_slices as u16;
+    let cw = (inner.width.saturating_sub(2) / n).clamp(1, 9);
+    let map_w = cw * n;
+    let map_x = inner.x + 1;
+    // Slice numbers over the map.
+    for u in 0..n {
+        let label = u.to_string();
+        buf.set_string(map_x + u * cw + (cw.saturating_sub(1)) / 2, inner.y, label, t.dim);
+    }
+    let map_h: u16 = if inner.height >= 14 { 3 } else { 1 };
+    let ghosts = ghosts_for(app, app.sel.host, app.sel.gpu);
+    SliceMap::new(fleet, gpu, t)
+        .cursor(Some(app.sel.slice))
+        .ghosts(&ghosts)
+        .render(Rect::new(map_x, inner.y + 1, map_w, map_h), buf);
+    let mut y = inner.y + 1 + map_h;
+    let note = host.gpu_notes.get(&app.sel.gpu).or(host.note.as_ref());
+    if let Some(note) = note {
+        if y < inner.bottom() {
+            buf.set_string(
+                inner.x + 1,
+                y,
+                truncate(note, inner.width.saturating_sub(2) as usize),
+                t.note,
+            );
+            y += 1;
+        }
+    }
+    if y >= inner.bottom() {
+        return;
+    }
+    let rest = Rect::new(inner.x, y, inner.width, inner.bottom() - y);
+    let teach = app.teach_profile % model.profiles.len().max(1);
+    let table = profile_table(app, gpu, teach);
+    let explain = explanation(app, gpu, teach);
+    if rest.width >= 70 {
+        let table_w = 34u16;
+        let left = Rect::new(rest.x + 1, rest.y, rest.width - table_w - 2, rest.height);
+        let right = Rect::new(rest.right() - table_w, rest.y, table_w, rest.height);
+        Paragraph::new(explain).render(left, buf);
+        Paragraph::new(table).render(right, buf);
+    } else {
+        let mut lines = explain;
+        lines.push(Line::default());
+        lines.extend(table);
+        Paragraph::new(lines).render(Rect::new(rest.x + 1, rest.y, rest.width - 1, rest.height), buf);
+    }
+}
+
+fn profile_table(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let model = app.session.fleet().catalog.model(gpu.model);
+    let mut lines = vec![Line::from(Span::styled(
+        format!("{:<11}{:>2} {:<14}{:>4}", "profile", "g", "free starts", "cap"),
+        t.header,
+    ))];
+    for (p, prof) in model.profiles.iter().enumerate() {
+        let starts: Vec<String> = mig::free_starts(model, &gpu.occ, p).map(|z| z.to_string()).collect();
+        let starts = if starts.is_empty() {
+            "-".to_string()
+        } else {
+            starts.join(",")
+        };
+        let cap = mig::capacity(model, &gpu.occ, p);
+        let style = if p == teach {
+            t.selected
+        } else if cap == 0 {
+            t.dim
+        } else {
+            t.base
+        };
+        lines.push(Line::from(Span::styled(
+            format!("{:<11}{:>2} {:<14}{:>4}", prof.name, prof.size, truncate(&starts, 13), cap),
+            style,
+        )));
+    }
+    lines
+}
+
+fn explanation(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let fleet = app.session.fleet();
+    let model = fleet.catalog.model(gpu.model);
+    let prof = &model.profiles[teach];
+    let ex = session::explain_starts(fleet, gpu, teach);
+    let keys = app
+        .keymap
+        .key_for(super::super::keymap::Layer::Fleet, "profile next")
+        .unwrap_or_default();
+    let mut lines = vec![Line::from(vec![
+        Span::styled(format!("Where can {} start? ", prof.name), t.header),
+        Span::styled(format!("({keys}: next)"), t.dim),
+    ])];
+    let permitted: Vec<String> = prof.starts.iter().map(|z| z.to_string()).collect();
+    lines.push(Line::from(Span::styled(
+        format!("{} slices; permitted starts {}", prof.size, permitted.join(",")),
+        t.desc,
+    )));
+    let (ok, no): (Style, Style) = (t.ok, t.warn);
+    for (z, v) in &ex.starts {
+        let (mark, style, text) = match v {
+            StartVerdict::Fits { cf_after, default } => (
+                "✓",
+                ok,
+                format!(
+                    "fits, CF after {cf_after}{}",
+                    if *default { " (default, Eq. 3)" } else { "" }
+                ),
+            ),
+            StartVerdict::Occupied { slice, vm } => ("✗", no, format!("slice {slice} taken by VM {vm}")),
+            StartVerdict::NotPermitted => ("✗", no, "free, not a permitted start (Fig. 1b)".to_string()),
+            StartVerdict::Limit { max } => ("✗", no, format!("limit of {max} per GPU reached")),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{mark} {z}: "), style),
+            Span::styled(text, t.base),
+        ]));
+    }
+    if ex.fragmented {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "{} free slices, none {} in a row at a permitted start (Fig. 1a)",
+                ex.free_slices, prof.size
+            ),
+            t.warn,
+        )));
+    }
+    if ex.fits_after_compaction {
+        lines.push(Line::from(Span::styled(
+            "fits after compacting this GPU (Fig. 1c): o optimizes",
+            t.warn,
+        )));
+    }
+    lines
+}

@@ -1,0 +1,182 @@
+//! The gauges: simulated clock, active hosts and GPUs, packing, power and energy, acceptance,
+//! Γh per class (Eq. 17), stranded capacity per profile (seed 002) and the pending queue with
+//! its waits. Figures come precomputed from the session.
+
+use super::super::app::App;
+use super::super::widgets::Bar;
+use super::fleet::truncate;
+use crate::session;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+
+const LABEL_W: u16 = 9;
+
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let s = &app.session;
+    let g = s.gauges();
+    let block = Block::bordered()
+        .title(Span::styled(" Gauges ", t.title))
+        .border_style(t.border);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height == 0 || inner.width < 30 {
+        return;
+    }
+    let x = inner.x + 1;
+    let w = inner.width - 2;
+    let mut y = inner.y;
+    let bottom = inner.bottom();
+    let label = |buf: &mut Buffer, y: u16, text: &str| {
+        buf.set_string(x, y, text, t.header);
+    };
+    // Clock.
+    let play = if s.playing() {
+        format!(
+            "▶ playing ({}/tick)",
+            session::format_duration(app.play_step_s)
+        )
+    } else {
+        "paused".into()
+    };
+    label(buf, y, "Clock");
+    buf.set_stringn(
+        x + LABEL_W,
+        y,
+        format!(
+            "{}  +{}  {play}",
+            s.now_date().format("%a %Y-%m-%d %H:%M:%S"),
+            session::format_duration(s.now_s())
+        ),
+        (w - LABEL_W) as usize,
+        t.base,
+    );
+    y += 1;
+    let bars: [(&str, f64, String); 3] = [
+        (
+            "Hosts on",
+            ratio(g.active_hosts, g.hosts),
+            format!("{}/{}", g.active_hosts, g.hosts),
+        ),
+        (
+            "GPUs on",
+            ratio(g.active_gpus, g.gpus),
+            format!("{}/{}", g.active_gpus, g.gpus),
+        ),
+        (
+            "Packing",
+            g.packing,
+            format!("{:.0}% of active GPUs' slices", 100.0 * g.packing),
+        ),
+    ];
+    for (name, r, text) in bars {
+        if y >= bottom {
+            return;
+        }
+        label(buf, y, name);
+        let bw = (w - LABEL_W).min(48);
+        Bar {
+            ratio: r,
+            text,
+            theme: t,
+        }
+        .render(Rect::new(x + LABEL_W, y, bw, 1), buf);
+        y += 1;
+    }
+    let lines: Vec<(&str, Line)> = vec![
+        (
+            "Power",
+            Line::from(format!(
+                "{:.2} kW now · {:.2} kWh so far · acceptance {:.1}%",
+                g.power_w / 1000.0,
+                g.energy_kwh,
+                100.0 * g.acceptance
+            )),
+        ),
+        ("Γh gap", Line::from(gamma_text(app))),
+        ("Stranded", Line::from(stranded_text(app))),
+    ];
+    for (name, line) in lines {
+        if y >= bottom {
+            return;
+        }
+        label(buf, y, name);
+        Paragraph::new(line).render(Rect::new(x + LABEL_W, y, w - LABEL_W, 1), buf);
+        y += 1;
+    }
+    if y >= bottom {
+        return;
+    }
+    label(buf, y, "Pending");
+    if g.pending.is_empty() {
+        buf.set_string(x + LABEL_W, y, "none", t.dim);
+        return;
+    }
+    buf.set_string(
+        x + LABEL_W,
+        y,
+        format!("{} waiting (oldest first)", g.pending.len()),
+        t.warn,
+    );
+    y += 1;
+    for p in &g.pending {
+        if y >= bottom {
+            break;
+        }
+        let head = format!(" #{} {} · waits {} · ", p.vm, p.shape, session::format_duration(p.wait_s));
+        let hw = head.chars().count();
+        buf.set_stringn(x, y, &head, w as usize, t.base);
+        if hw + 4 < w as usize {
+            buf.set_string(x + hw as u16, y, truncate(&p.reason, w as usize - hw), t.dim);
+        }
+        y += 1;
+    }
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn gamma_text(app: &App) -> String {
+    let s = &app.session;
+    let catalog = s.fleet().catalog;
+    let g = s.gauges();
+    if g.gamma.is_empty() {
+        return "no GPUs".into();
+    }
+    g.gamma
+        .iter()
+        .map(|(m, v)| format!("{} {v}", catalog.model(*m).class))
+        .collect::<Vec<_>>()
+        .join(" · ")
+        + "  (Eq. 17)"
+}
+
+fn stranded_text(app: &App) -> String {
+    let s = &app.session;
+    let catalog = s.fleet().catalog;
+    let g = s.gauges();
+    let mut worst: Vec<&session::Stranded> = g.stranded.iter().filter(|x| x.count > 0).collect();
+    if worst.is_empty() {
+        return "none: every free slice can take every profile".into();
+    }
+    worst.sort_by(|a, b| b.share.total_cmp(&a.share).then(b.count.cmp(&a.count)));
+    worst
+        .iter()
+        .map(|x| {
+            format!(
+                "{} {} ({:.0}%)",
+                catalog.model(x.model).profiles[x.profile].name,
+                x.count,
+                100.0 * x.share
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
+}

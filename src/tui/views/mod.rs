@@ -1,0 +1,10 @@
+//! The views of the planner, each drawing from `&App` only.
+
+pub mod charts;
+pub mod detail;
+pub mod fleet;
+pub mod gauges;
+pub mod log;
+pub mod overlays;
+pub mod preview;
+pub mod status;

@@ -1,0 +1,329 @@
+//! Small custom widgets: the MIG slice map of one GPU and a one-line bar gauge.
+//!
+//! A slice map is a discrete grid of 4 to 8 memory slices, so it is drawn cell by cell into the
+//! buffer rather than on a canvas: each memory slice gets `width / slices` columns; a GI is one
+//! block over its slices, labelled with as much of `profile VM` as fits; a free slice shows the
+//! compute size (`Ng`) of the largest profile that could start there, or `·` when none can.
+
+use super::theme::Theme;
+use crate::fleet::{Fleet, Gpu, VmId};
+use crate::session;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::widgets::Widget;
+
+/// A GI that a plan step is creating (or destroying), drawn over free slices.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ghost {
+    pub start: u8,
+    pub size: u8,
+    pub vm: VmId,
+    /// `+` being created, `-` being destroyed.
+    pub sign: char,
+}
+
+/// The slice map of one GPU.
+pub struct SliceMap<'a> {
+    pub fleet: &'a Fleet,
+    pub gpu: &'a Gpu,
+    pub theme: &'a Theme,
+    /// Slice under the cursor.
+    pub cursor: Option<u8>,
+    pub ghosts: &'a [Ghost],
+}
+
+impl<'a> SliceMap<'a> {
+    pub fn new(fleet: &'a Fleet, gpu: &'a Gpu, theme: &'a Theme) -> Self {
+        SliceMap {
+            fleet,
+            gpu,
+            theme,
+            cursor: None,
+            ghosts: &[],
+        }
+    }
+
+    pub fn cursor(mut self, c: Option<u8>) -> Self {
+        self.cursor = c;
+        self
+    }
+
+    pub fn ghosts(mut self, g: &'a [Ghost]) -> Self {
+        self.ghosts = g;
+        self
+    }
+}
+
+/// The longest label of a GI that fits in `width` columns.
+fn gi_label(profile: &str, vm: VmId, width: usize) -> String {
+    let short = profile.split('.').next().unwrap_or(profile);
+    let candidates = [
+        format!("{profile} VM {vm}"),
+        format!("{profile} #{vm}"),
+        format!("{short} #{vm}"),
+        format!("#{vm}"),
+        format!("{vm}"),
+    ];
+    candidates
+        .into_iter()
+        .find(|c| c.chars().count() <= width)
+        .unwrap_or_default()
+}
+
+/// Writes `text` centred in `width` columns starting at `x`, over cells already filled.
+fn put_centred(buf: &mut Buffer, x: u16, y: u16, width: u16, text: &str, style: Style) {
+    let len = text.chars().count() as u16;
+    if len == 0 || len > width {
+        return;
+    }
+    let x0 = x + (width - len) / 2;
+    buf.set_string(x0, y, text, style);
+}
+
+fn fill(buf: &mut Buffer, area: Rect, ch: char, style: Style) {
+    let mut s = [0u8; 4];
+    let sym: &str = ch.encode_utf8(&mut s);
+    for y in area.top()..area.bottom() {
+        for x in area.left()..area.right() {
+            if let Some(c) = buf.cell_mut((x, y)) {
+                c.set_symbol(sym).set_style(style);
+            }
+        }
+    }
+}
+
+impl Widget for SliceMap<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let catalog = self.fleet.catalog;
+        let model = catalog.model(self.gpu.model);
+        let n = model.memory_slices as u16;
+        if area.width < n || area.height == 0 {
+            return;
+        }
+        let cw = area.width / n;
+        let mid = area.y + (area.height - 1) / 2;
+        let g = &self.theme.glyphs;
+        let cell = |u: u16, w: u16| Rect::new(area.x + u * cw, area.y, w, area.height);
+        let mut u = 0u16;
+        while u < n {
+            if let Some(gi) = self.gpu.gi_at(catalog, u as u8) {
+                let prof = &model.profiles[gi.profile];
+                let w = (prof.size as u16).min(n - u) * cw;
+                let r = cell(u, w);
+                fill(buf, r, g.gi, self.theme.gi_style(gi.vm));
+                let label = gi_label(&prof.name, gi.vm, w as usize);
+                put_centred(buf, r.x, mid, w, &label, self.theme.gi_label_style(gi.vm));
+                u += prof.size as u16;
+                continue;
+            }
+            let ghost = self
+                .ghosts
+                .iter()
+                .find(|gh| gh.start as u16 <= u && u < gh.start as u16 + gh.size as u16);
+            if let Some(gh) = ghost {
+                let end = (gh.start as u16 + gh.size as u16).min(n);
+                // Only the free part of the ghost from here on (a real GI wins).
+                let mut stop = u;
+                while stop < end && self.gpu.gi_at(catalog, stop as u8).is_none() {
+                    stop += 1;
+                }
+                let w = (stop - u) * cw;
+                let r = cell(u, w);
+                fill(buf, r, g.ghost, self.theme.ghost);
+                let label = format!("{}{}", gh.sign, gi_label("", gh.vm, w as usize - 1).trim());
+                if label.chars().count() as u16 <= w {
+                    put_centred(buf, r.x, mid, w, &label, self.theme.ghost);
+                }
+                u = stop;
+                continue;
+            }
+            let r = cell(u, cw);
+            match session::largest_start_at(model, &self.gpu.occ, u as u8) {
+                Some(p) => {
+                    fill(buf, r, g.free, self.theme.free);
+                    if cw >= 2 {
+                        let c = model.profiles[p].compute;
+                        let text = if cw >= 4 { format!("{c}g") } else { c.to_string() };
+                        buf.set_string(r.x + 1, mid, text, self.theme.free);
+                    }
+                }
+                None => {
+                    fill(buf, r, ' ', self.theme.stranded);
+                    let mut s = [0u8; 4];
+                    put_centred(buf, r.x, mid, cw, g.stranded.encode_utf8(&mut s), self.theme.stranded);
+                }
+            }
+            u += 1;
+        }
+        if let Some(c) = self.cursor.filter(|&c| (c as u16) < n) {
+            buf.set_style(Rect::new(area.x + c as u16 * cw, mid, cw, 1), self.theme.cursor);
+        }
+    }
+}
+
+/// A one-line gauge: `label ███████░░░ text`, drawn with theme styles only.
+pub struct Bar<'a> {
+    pub ratio: f64,
+    pub text: String,
+    pub theme: &'a Theme,
+}
+
+impl Widget for Bar<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.height == 0 || area.width == 0 {
+            return;
+        }
+        let text_w = self.text.chars().count() as u16 + 1;
+        let bar_w = area.width.saturating_sub(text_w);
+        let ratio = if self.ratio.is_finite() {
+            self.ratio.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let filled = (ratio * bar_w as f64).round() as u16;
+        for i in 0..bar_w {
+            let (sym, st) = if i < filled {
+                ("█", self.theme.gauge_fill)
+            } else {
+                ("░", self.theme.gauge_empty)
+            };
+            if let Some(c) = buf.cell_mut((area.x + i, area.y)) {
+                c.set_symbol(sym).set_style(st);
+            }
+        }
+        buf.set_stringn(
+            area.x + bar_w + 1.min(bar_w),
+            area.y,
+            &self.text,
+            area.width.saturating_sub(bar_w) as usize,
+            self.theme.base,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+
+    fn lines(buf: &Buffer) -> Vec<String> {
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| (a.left()..a.right()).map(|x| buf[(x, y)].symbol()).collect())
+            .collect()
+    }
+
+    /// One A100 with 1g.5gb at 0 (VM 1) and 3g.20gb at 4 (VM 2).
+    fn fleet() -> Fleet {
+        let c = embedded();
+        let m = c.model_id("a100-40gb").unwrap();
+        let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
+        for (id, p, z) in [(1, "1g.5gb", 0), (2, "3g.20gb", 4)] {
+            let vm = Vm {
+                id,
+                gis: vec![GiRequest {
+                    model: m,
+                    profile: c.model(m).profile(p).unwrap(),
+                }],
+                cores: 4,
+                ram_gb: 16,
+                kind: VmKind::Job,
+                arrival: 0.0,
+                lifetime: None,
+                admitted_at: None,
+                tenant: None,
+                placement: None,
+            };
+            f.add_placed(
+                vm,
+                Placement {
+                    host: 0,
+                    gis: vec![GiSlot { gpu: 0, start: z }],
+                },
+            )
+            .unwrap();
+        }
+        f
+    }
+
+    #[test]
+    fn mono_map_reads_from_glyphs() {
+        let f = fleet();
+        let theme = Theme::mono();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 16, 1));
+        SliceMap::new(&f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);
+        // Slice 1: only 1g.5gb starts there; slice 2: 2g.10gb; slice 3: 1g.5gb; 4-7 the 3g GI.
+        assert_eq!(lines(&buf), vec!["#1░1░2░1█3g #2██"]);
+        let label = theme.gi_label.unwrap();
+        assert_eq!(buf[(0, 0)].style().add_modifier, label.add_modifier);
+        assert_eq!(buf[(8, 0)].symbol(), "█");
+        assert_eq!(buf[(2, 0)].symbol(), "░");
+    }
+
+    #[test]
+    fn stranded_slice_shows_a_dot() {
+        // A 1g.5gb at 6 leaves slice 7 free where nothing can start (1g.5gb starts end at 6).
+        let c = embedded();
+        let m = c.model_id("a100-40gb").unwrap();
+        let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
+        let vm = Vm {
+            id: 3,
+            gis: vec![GiRequest {
+                model: m,
+                profile: c.model(m).profile("1g.5gb").unwrap(),
+            }],
+            cores: 1,
+            ram_gb: 1,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        };
+        f.add_placed(
+            vm,
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 6 }],
+            },
+        )
+        .unwrap();
+        let theme = Theme::mono();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 8, 1));
+        SliceMap::new(&f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);
+        assert_eq!(lines(&buf), vec!["░░░░░░3·"]);
+        let mut buf = Buffer::empty(Rect::new(0, 0, 24, 3));
+        SliceMap::new(&f, &f.hosts[0].gpus[0], &theme)
+            .cursor(Some(7))
+            .render(buf.area, &mut buf);
+        // Slice 0: 4g.20gb is the largest that starts there (7g.40gb would need slice 6);
+        // slice 4: 2g.10gb (3g.20gb would need 6); slice 7: nothing can start.
+        assert_eq!(
+            lines(&buf),
+            vec![
+                "░░░░░░░░░░░░░░░░░░███   ",
+                "░4░░1░░2░░1░░2░░1░#3█ · ",
+                "░░░░░░░░░░░░░░░░░░███   ",
+            ]
+        );
+        assert!(buf[(22, 1)]
+            .style()
+            .add_modifier
+            .contains(ratatui::style::Modifier::UNDERLINED));
+    }
+
+    #[test]
+    fn colour_map_uses_vm_block_styles() {
+        let f = fleet();
+        let theme = Theme::color();
+        let mut buf = Buffer::empty(Rect::new(0, 0, 32, 1));
+        SliceMap::new(&f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);
+        assert_eq!(lines(&buf), vec![" #1 ░1g░░2g░░1g░  3g.20gb VM 2  "]);
+        assert_eq!(buf[(0, 0)].style().bg, theme.gi_style(1).bg);
+        assert_eq!(buf[(20, 0)].style().bg, theme.gi_style(2).bg);
+        assert_eq!(buf[(5, 0)].style().fg, theme.free.fg);
+    }
+}
