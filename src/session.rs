@@ -16,8 +16,8 @@ use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 mod engine;
-pub use engine::{Event, EventKind};
 use engine::Engine;
+pub use engine::{Event, EventKind};
 
 /// Length of one simulation step (§6.1).
 pub const STEP_S: f64 = 10.0;
@@ -78,7 +78,10 @@ pub struct VmRequest {
 pub enum Action {
     AddVm(VmRequest),
     RemoveVm(VmId),
-    MoveVm { vm: VmId, to: Placement },
+    MoveVm {
+        vm: VmId,
+        to: Placement,
+    },
     /// One simulation step (10 s).
     Step,
     /// Advance the clock by this many seconds.
@@ -358,7 +361,11 @@ impl Session {
     /// A session over a loaded scenario; `path` is where `:w` saves.
     pub fn new(scenario: Scenario, path: Option<PathBuf>) -> Result<Session> {
         let engine = Engine::new(&scenario)?;
-        let undo_cap = if scenario.fleet.hosts.len() > 1024 { 16 } else { 100 };
+        let undo_cap = if scenario.fleet.hosts.len() > 1024 {
+            16
+        } else {
+            100
+        };
         let mut s = Session {
             state: State {
                 engine,
@@ -564,14 +571,23 @@ impl Session {
             }
         }
         self.state.engine.step_until(t)?;
-        // A plan computed for an earlier fleet may no longer fit; keep it only if it still does.
+        // A departure only removes steps (§5.4): drop targets of VMs that left, and keep the
+        // plan only if the rest still runs on the fleet as it is now.
         if let Some(p) = self.state.preview.take() {
-            match plan::schedule(self.fleet(), &p.proposal.plan) {
-                Ok(_) => {
-                    let rebuilt = build_preview(self.fleet(), p.proposal.clone(), p.horizon_h)?;
-                    self.state.preview = Some(rebuilt);
+            let mut proposal = p.proposal.clone();
+            let fleet = self.state.engine.fleet();
+            proposal.plan.targets.retain(|id, _| fleet.vm(*id).is_some());
+            if proposal.plan.targets.is_empty() {
+                self.note(EventKind::Plan, "plan dropped: its VMs have left".into());
+            } else {
+                match build_preview(fleet, proposal, p.horizon_h, self.scenario.policy.delta) {
+                    Ok(rebuilt) if rebuilt.schedule.steps.is_empty() => self.note(
+                        EventKind::Plan,
+                        "plan dropped: nothing of it is left to do".into(),
+                    ),
+                    Ok(rebuilt) => self.state.preview = Some(rebuilt),
+                    Err(e) => self.note(EventKind::Plan, format!("plan dropped: the fleet changed ({e})")),
                 }
-                Err(e) => self.note(EventKind::Plan, format!("plan dropped: the fleet changed ({e})")),
             }
         }
         Ok(())
@@ -625,7 +641,9 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
                 let t = t.max(s.now_s() + STEP_S).min(s.now_s() + 365.0 * 86400.0);
                 step_to(s, t)
             }
-            None => Ok(Outcome::Info("no event ahead: no VM departs and arrivals are off".into())),
+            None => Ok(Outcome::Info(
+                "no event ahead: no VM departs and arrivals are off".into(),
+            )),
         },
         TogglePlay => {
             s.playing = !s.playing;
@@ -687,7 +705,7 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
                     p.solve_s
                 )));
             }
-            let preview = build_preview(s.fleet(), *p, 24.0)?;
+            let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.delta)?;
             let msg = format!(
                 "plan: {} step(s), {} admitted, active hosts {:+}, GPUs {:+}: a apply, d discard",
                 preview.schedule.steps.len(),
@@ -706,7 +724,7 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
             s.checkpoint();
             let rest = Schedule {
                 steps: p.schedule.steps[p.done..].to_vec(),
-                parking_penalty: 0.0,
+                ..Default::default()
             };
             let n = rest.steps.len();
             apply_steps(s, &rest)?;
@@ -733,13 +751,19 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
                 s.checkpoint();
                 s.note(
                     EventKind::Plan,
-                    format!("plan stopped after {} of {} steps", p.done, p.schedule.steps.len()),
+                    format!(
+                        "plan stopped after {} of {} steps",
+                        p.done,
+                        p.schedule.steps.len()
+                    ),
                 );
                 if p.phase == PlanPhase::Migrated {
                     s.state.preview = None;
                 }
                 s.changed();
-                return Ok(Outcome::Changed("plan stopped; the steps played stay applied".into()));
+                return Ok(Outcome::Changed(
+                    "plan stopped; the steps played stay applied".into(),
+                ));
             }
             Ok(Outcome::Info("plan discarded".into()))
         }
@@ -819,7 +843,10 @@ fn step_to(s: &mut Session, t: f64) -> Result<Outcome> {
     }
     s.redo.clear();
     s.changed();
-    Ok(Outcome::Changed(format!("stepped {}", format_duration(s.now_s() - before))))
+    Ok(Outcome::Changed(format!(
+        "stepped {}",
+        format_duration(s.now_s() - before)
+    )))
 }
 
 fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
@@ -915,23 +942,30 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
                 s,
                 &Schedule {
                     steps: vec![st.clone()],
-                    parking_penalty: 0.0,
+                    ..Default::default()
                 },
             )?;
             p.done += 1;
             p.phase = PlanPhase::Pending;
-            format!("step {}: created the GIs of VM {} and started it on {label}", p.done, st.vm)
+            format!(
+                "step {}: created the GIs of VM {} and started it on {label}",
+                p.done, st.vm
+            )
         }
         (_, PlanPhase::Pending) => {
             p.phase = PlanPhase::Created;
-            format!("step {}: created the new GIs of VM {} on {label}", p.done + 1, st.vm)
+            format!(
+                "step {}: created the new GIs of VM {} on {label}",
+                p.done + 1,
+                st.vm
+            )
         }
         (_, PlanPhase::Created) => {
             apply_steps(
                 s,
                 &Schedule {
                     steps: vec![st.clone()],
-                    parking_penalty: 0.0,
+                    ..Default::default()
                 },
             )?;
             p.phase = PlanPhase::Migrated;
@@ -954,8 +988,10 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
 }
 
 /// Schedules a proposal's plan on the fleet and computes the fleet after it.
-pub fn build_preview(fleet: &Fleet, proposal: Proposal, horizon_h: f64) -> Result<Preview> {
-    let schedule = plan::schedule(fleet, &proposal.plan).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
+/// `delta` prices parking moves (§5.3).
+pub fn build_preview(fleet: &Fleet, proposal: Proposal, horizon_h: f64, delta: f64) -> Result<Preview> {
+    let schedule =
+        plan::schedule_with(fleet, &proposal.plan, delta).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
     let mut after = fleet.clone();
     plan::execute(&mut after, &schedule).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
     let admitted = schedule
@@ -1116,7 +1152,12 @@ pub fn unplaced_reason(fleet: &Fleet, vm: &Vm) -> String {
             .iter()
             .filter(|x| fits_after_compaction(model, &x.occ, &x.gis_profiles(), g.profile))
             .count();
-        let mut s = format!("{} fits on none of the {} {} GPUs", prof.name, gpus.len(), model.class);
+        let mut s = format!(
+            "{} fits on none of the {} {} GPUs",
+            prof.name,
+            gpus.len(),
+            model.class
+        );
         if enough > 0 {
             s += &format!(
                 "; {enough} have {} free slices but not at a permitted start",
@@ -1262,7 +1303,13 @@ pub fn largest_start_at(model: &crate::catalog::GpuModel, occ: &Occupancy, u: u8
     model
         .cf_profiles()
         .filter(|&p| occ.can_place(model, p, u))
-        .max_by_key(|&p| (model.profiles[p].size, model.profiles[p].compute, std::cmp::Reverse(p)))
+        .max_by_key(|&p| {
+            (
+                model.profiles[p].size,
+                model.profiles[p].compute,
+                std::cmp::Reverse(p),
+            )
+        })
 }
 
 /// Stranded capacity per profile of every class in the fleet (seed 002): free slices of the class
@@ -1297,7 +1344,11 @@ pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
                 model: m,
                 profile: p,
                 count,
-                share: if free == 0 { 0.0 } else { count as f64 / free as f64 },
+                share: if free == 0 {
+                    0.0
+                } else {
+                    count as f64 / free as f64
+                },
             });
         }
     }
@@ -1361,14 +1412,26 @@ pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Ga
 
 /// The `:` commands [`parse_command`] accepts, with their usage (for completion and help).
 pub const COMMANDS: &[(&str, &str)] = &[
-    ("add", "add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]"),
+    (
+        "add",
+        "add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]",
+    ),
     ("remove", "remove VM: take a VM out of the fleet"),
-    ("move", "move VM HOST GPU@START[,GPU@START]: move a running VM by hand"),
-    ("step", "step [DURATION|next]: one 10 s step, a duration (90s, 15m, 1h30m, 2d) or to the next event"),
+    (
+        "move",
+        "move VM HOST GPU@START[,GPU@START]: move a running VM by hand",
+    ),
+    (
+        "step",
+        "step [DURATION|next]: one 10 s step, a duration (90s, 15m, 1h30m, 2d) or to the next event",
+    ),
     ("next", "next: step to the next departure or arrival"),
     ("play", "play: start or stop the clock"),
     ("arrivals", "arrivals on|off|toggle: workload arrivals"),
-    ("optimize", "optimize [auto|admission|consolidation|opt]: run an OrigaMIG call"),
+    (
+        "optimize",
+        "optimize [auto|admission|consolidation|opt]: run an OrigaMIG call",
+    ),
     ("apply", "apply: execute the previewed plan"),
     ("discard", "discard: drop the previewed plan"),
     ("plan-step", "plan-step: play one phase of the next plan step"),
@@ -1377,7 +1440,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("policy", "policy NAME|next: switch the arrival policy"),
     ("w", "w [FILE]: save the scenario (atomically)"),
     ("e", "e FILE: open a scenario file"),
-    ("q", "q: quit (asks when there are unsaved changes); q! quits anyway"),
+    (
+        "q",
+        "q: quit (asks when there are unsaved changes); q! quits anyway",
+    ),
 ];
 
 /// Parses a `:` command (the palette and the key bindings share these names) into an action.
@@ -1476,8 +1542,14 @@ pub fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement>
                 .split_once('@')
                 .ok_or_else(|| anyhow!("`{a}` is not GPU@START (for example 0@4)"))?;
             Ok(GiSlot {
-                gpu: g.trim().parse().map_err(|_| anyhow!("`{g}` is not a GPU index"))?,
-                start: z.trim().parse().map_err(|_| anyhow!("`{z}` is not a start slice"))?,
+                gpu: g
+                    .trim()
+                    .parse()
+                    .map_err(|_| anyhow!("`{g}` is not a GPU index"))?,
+                start: z
+                    .trim()
+                    .parse()
+                    .map_err(|_| anyhow!("`{z}` is not a start slice"))?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -1498,9 +1570,13 @@ fn parse_add(s: &Session, words: &[&str]) -> Result<VmRequest> {
     let gm = catalog.model(m);
     let mut gis = Vec::new();
     for p in profiles.split(',') {
-        let profile = gm
-            .profile(p)
-            .ok_or_else(|| anyhow!("unknown profile `{p}` for {} (known: {})", gm.name, gm.profile_names()))?;
+        let profile = gm.profile(p).ok_or_else(|| {
+            anyhow!(
+                "unknown profile `{p}` for {} (known: {})",
+                gm.name,
+                gm.profile_names()
+            )
+        })?;
         gis.push(GiRequest { model: m, profile });
     }
     let compute: u32 = gis.iter().map(|g| gm.profiles[g.profile].compute as u32).sum();
@@ -1521,7 +1597,11 @@ fn parse_add(s: &Session, words: &[&str]) -> Result<VmRequest> {
             "cores" => req.cores = v.parse().map_err(|_| anyhow!("cores=`{v}` is not a number"))?,
             "ram" => req.ram_gb = v.parse().map_err(|_| anyhow!("ram=`{v}` is not a number"))?,
             "life" | "lifetime" => {
-                req.lifetime_s = if v == "open" { None } else { Some(parse_duration(v)?) }
+                req.lifetime_s = if v == "open" {
+                    None
+                } else {
+                    Some(parse_duration(v)?)
+                }
             }
             "kind" => {
                 req.kind = match v {

@@ -2,7 +2,7 @@
 //! against what the action must do, the invariants of DESIGN §1, and that undo restores the
 //! state exactly.
 
-use migplan::fleet::{GiRequest, GiSlot, Placement, VmKind};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
 use migplan::session::{self, update, Action, EventKind, Outcome, Session, VmRequest};
 
 fn demo() -> Session {
@@ -19,7 +19,10 @@ fn req(model: &str, profiles: &[&str]) -> VmRequest {
             profile: c.model(m).profile(p).unwrap(),
         })
         .collect();
-    let compute: u32 = gis.iter().map(|g| c.model(m).profiles[g.profile].compute as u32).sum();
+    let compute: u32 = gis
+        .iter()
+        .map(|g| c.model(m).profiles[g.profile].compute as u32)
+        .sum();
     VmRequest {
         gis,
         cores: 4 * compute,
@@ -57,7 +60,10 @@ fn add_places_by_first_fit_and_undo_redo_restore_exactly() {
     assert!(s.modified());
     update(&mut s, Action::Undo).unwrap();
     assert_eq!(s.fleet(), &before);
-    assert!(!s.modified(), "undo back to the opened state clears the modified mark");
+    assert!(
+        !s.modified(),
+        "undo back to the opened state clears the modified mark"
+    );
     update(&mut s, Action::Redo).unwrap();
     assert!(s.fleet().vm(id).unwrap().placement.is_some());
     assert!(update(&mut s, Action::Redo).is_err(), "nothing left to redo");
@@ -66,46 +72,131 @@ fn add_places_by_first_fit_and_undo_redo_restore_exactly() {
 #[test]
 fn a_request_that_fits_nowhere_waits_with_the_reason() {
     let mut s = demo();
-    // The only empty A100 (a100-3 GPU 1) takes the first whole-GPU request.
-    update(&mut s, Action::AddVm(req("a100-40gb", &["7g.40gb"]))).unwrap();
+    // Every A100 of the demo holds a GI, so a whole-GPU request fits nowhere.
     let pending_before = s.fleet().pending().len();
     let out = update(&mut s, Action::AddVm(req("a100-40gb", &["7g.40gb"]))).unwrap();
     let msg = out.message();
     assert!(msg.contains("does not fit: pending"), "{msg}");
-    assert!(msg.contains("7g.40gb fits on none of the 8 a100-40gb GPUs"), "{msg}");
+    assert!(
+        msg.contains("7g.40gb fits on none of the 8 a100-40gb GPUs"),
+        "{msg}"
+    );
     assert_eq!(s.fleet().pending().len(), pending_before + 1);
     let waiting = &s.gauges().pending;
     assert_eq!(waiting.len(), s.fleet().pending().len());
-    assert!(waiting.iter().all(|w| !w.reason.is_empty()));
+    assert!(waiting.iter().all(|w| w.reason.contains("fits on none")));
     s.fleet().check_invariants().unwrap();
+}
+
+/// One host with one A100 holding 1g.5gb GIs at the given starts.
+fn small_gis_at(starts: &[u8]) -> Fleet {
+    let c = migplan::catalog::embedded();
+    let m = c.model_id("a100-40gb").unwrap();
+    let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
+    for &z in starts {
+        let r = req("a100-40gb", &["1g.5gb"]);
+        let vm = Vm {
+            id: 0,
+            gis: r.gis,
+            cores: r.cores,
+            ram_gb: r.ram_gb,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        };
+        f.add_placed(
+            vm,
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: z }],
+            },
+        )
+        .unwrap();
+    }
+    f
 }
 
 #[test]
 fn fragmented_gpu_reason_names_compaction() {
-    // A GPU with 1g.5gb at 0 and 5: a 3g.20gb has 6 free slices but no free permitted start
-    // (0 and 4 are blocked); packing the two small GIs to 0 and 1 frees start 4 (Fig. 1c).
-    let mut s = demo();
-    let h = host(&s, "a100-3");
-    // a100-3 GPU 0 holds VM 9 (1g.5gb at 1). Fill GPU 1 the fragmented way and block GPU 0.
-    for (gpu, start) in [(1, 0), (1, 5)] {
-        let mut r = req("a100-40gb", &["1g.5gb"]);
-        r.pin = Some(Placement {
-            host: h,
-            gis: vec![GiSlot { gpu, start }],
-        });
-        update(&mut s, Action::AddVm(r)).unwrap();
-    }
-    let gpu = &s.fleet().hosts[h].gpus[1];
-    let p3 = s.fleet().catalog.model(gpu.model).profile("3g.20gb").unwrap();
-    let ex = session::explain_starts(s.fleet(), gpu, p3);
+    // 1g.5gb at 0 and 5: a 3g.20gb has 6 free slices but no free permitted start (0 and 4 are
+    // blocked); packing the two small GIs to 0 and 1 frees start 4 (Fig. 1c).
+    let f = small_gis_at(&[0, 5]);
+    let gpu = &f.hosts[0].gpus[0];
+    let p3 = f.catalog.model(gpu.model).profile("3g.20gb").unwrap();
+    let ex = session::explain_starts(&f, gpu, p3);
     assert!(ex.fragmented && ex.fits_after_compaction, "{ex:?}");
     assert_eq!(ex.free_slices, 6);
     let verdicts: Vec<(u8, String)> = ex.starts.iter().map(|(z, v)| (*z, format!("{v:?}"))).collect();
-    assert_eq!(verdicts[0].0, 0);
-    assert!(verdicts[0].1.starts_with("Occupied { slice: 0"), "{verdicts:?}");
-    // Slices 1-4 are free but 1 is not a permitted start of a 3g.20gb (Fig. 1b).
-    assert!(verdicts.contains(&(1, "NotPermitted".into())), "{verdicts:?}");
-    assert!(verdicts.iter().any(|(z, v)| *z == 4 && v.starts_with("Occupied { slice: 5")));
+    assert_eq!(
+        verdicts,
+        vec![
+            (0, "Occupied { slice: 0, vm: 1 }".to_string()),
+            // Slices 1-4 are free but 1 is not a permitted start of a 3g.20gb (Fig. 1b).
+            (1, "NotPermitted".to_string()),
+            (4, "Occupied { slice: 5, vm: 2 }".to_string()),
+        ]
+    );
+    let r = req("a100-40gb", &["3g.20gb"]);
+    let vm = Vm {
+        id: 99,
+        gis: r.gis,
+        cores: r.cores,
+        ram_gb: r.ram_gb,
+        kind: VmKind::Job,
+        arrival: 0.0,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    };
+    let why = session::unplaced_reason(&f, &vm);
+    assert_eq!(
+        why,
+        "3g.20gb fits on none of the 1 a100-40gb GPUs; 1 have 4 free slices but not at a permitted \
+         start; 1 would fit it after compaction (try the optimizer: o)"
+    );
+}
+
+#[test]
+fn fig1_scenario_explains_the_three_fragmentation_cases() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/fig1.toml");
+    let s = Session::open(std::path::Path::new(path)).unwrap();
+    let f = s.fleet();
+    let explain = |host: &str, profile: &str| {
+        let gpu = &f.hosts[f.hosts.iter().position(|h| h.name == host).unwrap()].gpus[0];
+        let p = f.catalog.model(gpu.model).profile(profile).unwrap();
+        session::explain_starts(f, gpu, p)
+    };
+    // (a) Free slices 0, 2, 4 are not contiguous: no 1g.10gb or 2g.10gb start is free.
+    for p in ["1g.10gb", "2g.10gb"] {
+        let ex = explain("fig1a", p);
+        assert!(ex.fragmented, "{p}: {ex:?}");
+        assert!(!ex
+            .starts
+            .iter()
+            .any(|(_, v)| matches!(v, session::StartVerdict::Fits { .. })));
+    }
+    // (b) Slices 1-2 are free and contiguous, but 2g.10gb may not start at 1.
+    let ex = explain("fig1b", "2g.10gb");
+    assert!(
+        ex.starts.contains(&(1, session::StartVerdict::NotPermitted)),
+        "{ex:?}"
+    );
+    assert!(ex.fragmented);
+    // (c) Only slice 7 is free; compacting the GPU's GIs makes room for a 1g.5gb.
+    let ex = explain("fig1c", "1g.5gb");
+    assert_eq!(ex.free_slices, 1);
+    assert!(
+        ex.starts.contains(&(7, session::StartVerdict::NotPermitted)),
+        "{ex:?}"
+    );
+    assert!(ex.fits_after_compaction);
+    // A profile that does not fit even after compaction says so.
+    let ex = explain("fig1c", "2g.10gb");
+    assert!(!ex.fits_after_compaction);
 }
 
 #[test]
@@ -157,15 +248,15 @@ fn a_move_that_breaks_a_rule_is_refused_with_the_reason_and_changes_nothing() {
     assert!(err.contains("permitted starts are [0, 4]"), "{err}");
     assert_eq!(s.fleet(), &before);
     assert!(!s.can_undo(), "a refused action leaves no undo entry");
-    // A legal move: to the empty GPU 1 of a100-3.
-    let h3 = host(&s, "a100-3");
+    // A legal move: to slices 4-7 of a100-2 GPU 1 (VM 8 holds 2-3).
+    let h2 = host(&s, "a100-2");
     update(
         &mut s,
         Action::MoveVm {
             vm: 4,
             to: Placement {
-                host: h3,
-                gis: vec![GiSlot { gpu: 1, start: 0 }],
+                host: h2,
+                gis: vec![GiSlot { gpu: 1, start: 4 }],
             },
         },
     )
@@ -266,7 +357,9 @@ fn save_and_open_round_trip_and_track_the_modified_mark() {
 #[test]
 fn policy_switch_names_the_choices() {
     let mut s = demo();
-    let err = update(&mut s, Action::SetPolicy("bogus".into())).unwrap_err().to_string();
+    let err = update(&mut s, Action::SetPolicy("bogus".into()))
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("bogus") && err.contains("ff"), "{err}");
     let out = update(&mut s, Action::SetPolicy("ff".into())).unwrap();
     assert!(matches!(out, Outcome::Info(_)), "already ff");

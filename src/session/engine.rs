@@ -215,7 +215,9 @@ impl Engine {
     /// Offers every pending VM, oldest first, to the arrival policy.
     fn retry_pending(&mut self) {
         for id in self.fleet.pending().to_vec() {
-            let Some(vm) = self.fleet.vm(id).cloned() else { continue };
+            let Some(vm) = self.fleet.vm(id).cloned() else {
+                continue;
+            };
             if let Some(p) = self.policy.on_arrival(&self.fleet, &vm, self.now_s) {
                 if self.fleet.place(id, p.clone()).is_ok() {
                     self.admitted(id);

@@ -513,7 +513,11 @@ impl App {
             (Layer::Dialog, "field") => {
                 if let Some(f) = &mut self.form {
                     let n = Field::ALL.len();
-                    f.field = if arg == "prev" { (f.field + n - 1) % n } else { (f.field + 1) % n };
+                    f.field = if arg == "prev" {
+                        (f.field + n - 1) % n
+                    } else {
+                        (f.field + 1) % n
+                    };
                 }
             }
             (Layer::Dialog, "choice") => {
@@ -563,7 +567,11 @@ impl App {
                 self.panel = Panel::ALL[(i + 1) % Panel::ALL.len()];
             }
             (_, "profile") => {
-                let n = self.selected_model().map(|m| m.profiles.len()).unwrap_or(1).max(1);
+                let n = self
+                    .selected_model()
+                    .map(|m| m.profiles.len())
+                    .unwrap_or(1)
+                    .max(1);
                 self.teach_profile = if arg == "prev" {
                     (self.teach_profile + n - 1) % n
                 } else {
@@ -635,8 +643,12 @@ impl App {
 
     fn cursor_right(&mut self) {
         let fleet = self.session.fleet();
-        let Some(h) = fleet.hosts.get(self.sel.host) else { return };
-        let Some(gpu) = h.gpus.get(self.sel.gpu) else { return };
+        let Some(h) = fleet.hosts.get(self.sel.host) else {
+            return;
+        };
+        let Some(gpu) = h.gpus.get(self.sel.gpu) else {
+            return;
+        };
         let slices = fleet.catalog.model(gpu.model).memory_slices;
         if self.sel.slice + 1 < slices {
             self.sel.slice += 1;
@@ -742,7 +754,11 @@ impl App {
             Ok(o) => {
                 self.form = None;
                 let text = o.message();
-                let tone = if text.contains("pending") { Tone::Error } else { Tone::Ok };
+                let tone = if text.contains("pending") {
+                    Tone::Error
+                } else {
+                    Tone::Ok
+                };
                 self.say(text, tone);
             }
             Err(e) => {
@@ -757,7 +773,10 @@ impl App {
     pub fn dispatch(&mut self, action: Action) {
         let mutates = !matches!(action, Action::Save(_) | Action::TogglePlay);
         if self.solving.is_some() && mutates {
-            self.say("the optimizer is running: wait, or press c to cancel", Tone::Error);
+            self.say(
+                "the optimizer is running: wait, or press c to cancel",
+                Tone::Error,
+            );
             return;
         }
         match session::update(&mut self.session, action) {
@@ -785,7 +804,9 @@ impl App {
                 let _ = progress_tx.send(Msg::Solver(SolverMsg::Progress(p)));
                 !flag.load(Ordering::SeqCst)
             });
-            let _ = tx.send(Msg::Solver(SolverMsg::Done(Box::new(result.map_err(|e| format!("{e:#}"))))));
+            let _ = tx.send(Msg::Solver(SolverMsg::Done(Box::new(
+                result.map_err(|e| format!("{e:#}")),
+            ))));
         });
         self.solving = Some(Solving {
             mode,
@@ -913,7 +934,13 @@ impl AddForm {
                 let n = fleet.catalog.model(self.model_id()).profiles.len();
                 self.profile = step(self.profile, n);
             }
-            Field::Count => self.count = if fwd { (self.count % 4) + 1 } else { (self.count + 2) % 4 + 1 },
+            Field::Count => {
+                self.count = if fwd {
+                    (self.count % 4) + 1
+                } else {
+                    (self.count + 2) % 4 + 1
+                }
+            }
             Field::Kind => {
                 self.kind = match self.kind {
                     VmKind::Job => VmKind::Tenant,

@@ -128,9 +128,11 @@ impl Key {
             "PageDown" => KeyCode::PageDown,
             "Delete" => KeyCode::Delete,
             "Backspace" => KeyCode::Backspace,
-            f if f.starts_with('F') && f.len() > 1 => {
-                KeyCode::F(f[1..].parse().map_err(|_| anyhow!("`{s}`: unknown function key"))?)
-            }
+            f if f.starts_with('F') && f.len() > 1 => KeyCode::F(
+                f[1..]
+                    .parse()
+                    .map_err(|_| anyhow!("`{s}`: unknown function key"))?,
+            ),
             c if c.chars().count() == 1 => KeyCode::Char(c.chars().next().unwrap_or(' ')),
             _ => bail!("`{s}`: unknown key name"),
         };
@@ -201,8 +203,8 @@ impl Keymap {
 
     /// Parses a key map; errors name the layer and the key.
     pub fn parse(text: &str) -> Result<Keymap> {
-        let file: BTreeMap<String, LayerFile> =
-            toml::from_str(text).map_err(|e| anyhow!("keymap: {}", crate::catalog::one_line(&e.to_string())))?;
+        let file: BTreeMap<String, LayerFile> = toml::from_str(text)
+            .map_err(|e| anyhow!("keymap: {}", crate::catalog::one_line(&e.to_string())))?;
         let mut layers = BTreeMap::new();
         for (name, lf) in file {
             let layer = Layer::ALL
@@ -211,11 +213,10 @@ impl Keymap {
                 .ok_or_else(|| anyhow!("keymap: unknown layer `{name}`"))?;
             let mut out: Vec<(Vec<Key>, Binding)> = Vec::new();
             for b in lf.keymap {
-                let keys = b
-                    .on
-                    .iter()
-                    .map(|k| Key::parse(k).map_err(|e| anyhow!("keymap layer `{name}`: {e}")))
-                    .collect::<Result<Vec<_>>>()?;
+                let keys =
+                    b.on.iter()
+                        .map(|k| Key::parse(k).map_err(|e| anyhow!("keymap layer `{name}`: {e}")))
+                        .collect::<Result<Vec<_>>>()?;
                 for k in &keys {
                     if let Some((_, o)) = out.iter().find(|(ks, _)| ks.contains(k)) {
                         bail!(

@@ -89,7 +89,9 @@ impl Theme {
             header: fg(Color::Gray).add_modifier(Modifier::BOLD),
             dim: fg(Color::DarkGray),
             note: fg(Color::Yellow).add_modifier(Modifier::ITALIC),
-            selected: Style::new().bg(Color::Rgb(40, 44, 52)).add_modifier(Modifier::BOLD),
+            selected: Style::new()
+                .bg(Color::Rgb(40, 44, 52))
+                .add_modifier(Modifier::BOLD),
             cursor: Style::new().add_modifier(Modifier::REVERSED | Modifier::UNDERLINED),
             host_on: fg(Color::Green),
             host_off: fg(Color::DarkGray),
@@ -113,11 +115,19 @@ impl Theme {
             key: fg(Color::Cyan).add_modifier(Modifier::BOLD),
             desc: fg(Color::Gray),
             status: Style::new().fg(Color::White).bg(Color::Rgb(30, 34, 42)),
-            mode: Style::new().fg(Color::Black).bg(Color::Cyan).add_modifier(Modifier::BOLD),
+            mode: Style::new()
+                .fg(Color::Black)
+                .bg(Color::Cyan)
+                .add_modifier(Modifier::BOLD),
             modified: fg(Color::Yellow).add_modifier(Modifier::BOLD),
             gauge_fill: fg(Color::Cyan),
             gauge_empty: fg(Color::DarkGray),
-            series: [fg(Color::Cyan), fg(Color::Yellow), fg(Color::Green), fg(Color::Red)],
+            series: [
+                fg(Color::Cyan),
+                fg(Color::Yellow),
+                fg(Color::Green),
+                fg(Color::Red),
+            ],
             popup: Style::new().bg(Color::Rgb(22, 24, 30)),
             input: fg(Color::White).add_modifier(Modifier::BOLD),
         }

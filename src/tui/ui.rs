@@ -31,12 +31,8 @@ fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)
         too_small(app, area, buf);
         return;
     }
-    let [main, msg, status] = Layout::vertical([
-        Constraint::Min(1),
-        Constraint::Length(1),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let [main, msg, status] =
+        Layout::vertical([Constraint::Min(1), Constraint::Length(1), Constraint::Length(1)]).areas(area);
     if area.width >= WIDE_W {
         let right_w = (area.width / 2).clamp(64, 84);
         let [left, right] = Layout::horizontal([Constraint::Min(1), Constraint::Length(right_w)]).areas(main);

@@ -112,7 +112,9 @@ impl Widget for SliceMap<'_> {
                 let w = (prof.size as u16).min(n - u) * cw;
                 let r = cell(u, w);
                 fill(buf, r, g.gi, self.theme.gi_style(gi.vm));
-                let label = gi_label(&prof.name, gi.vm, w as usize);
+                // In monochrome a block keeps at least one glyph, so it reads as a GI.
+                let room = if self.theme.mono { w.saturating_sub(1) } else { w };
+                let label = gi_label(&prof.name, gi.vm, room as usize);
                 put_centred(buf, r.x, mid, w, &label, self.theme.gi_label_style(gi.vm));
                 u += prof.size as u16;
                 continue;
@@ -151,7 +153,14 @@ impl Widget for SliceMap<'_> {
                 None => {
                     fill(buf, r, ' ', self.theme.stranded);
                     let mut s = [0u8; 4];
-                    put_centred(buf, r.x, mid, cw, g.stranded.encode_utf8(&mut s), self.theme.stranded);
+                    put_centred(
+                        buf,
+                        r.x,
+                        mid,
+                        cw,
+                        g.stranded.encode_utf8(&mut s),
+                        self.theme.stranded,
+                    );
                 }
             }
             u += 1;
@@ -255,7 +264,8 @@ mod tests {
         let mut buf = Buffer::empty(Rect::new(0, 0, 16, 1));
         SliceMap::new(&f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);
         // Slice 1: only 1g.5gb starts there; slice 2: 2g.10gb; slice 3: 1g.5gb; 4-7 the 3g GI.
-        assert_eq!(lines(&buf), vec!["#1░1░2░1█3g #2██"]);
+        // A GI keeps at least one `█` in monochrome, so the 1-slice GI of VM 1 shows `1█`.
+        assert_eq!(lines(&buf), vec!["1█░1░2░1█3g #2██"]);
         let label = theme.gi_label.unwrap();
         assert_eq!(buf[(0, 0)].style().add_modifier, label.add_modifier);
         assert_eq!(buf[(8, 0)].symbol(), "█");
@@ -294,7 +304,7 @@ mod tests {
         let theme = Theme::mono();
         let mut buf = Buffer::empty(Rect::new(0, 0, 8, 1));
         SliceMap::new(&f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);
-        assert_eq!(lines(&buf), vec!["░░░░░░3·"]);
+        assert_eq!(lines(&buf), vec!["░░░░░░█·"]);
         let mut buf = Buffer::empty(Rect::new(0, 0, 24, 3));
         SliceMap::new(&f, &f.hosts[0].gpus[0], &theme)
             .cursor(Some(7))

@@ -32,7 +32,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Layout::vertical([Constraint::Min(3), Constraint::Length(spark_rows)]).areas(inner);
     let data = [Dataset::default()
         .name("active hosts")
-        .marker(if t.mono { symbols::Marker::Dot } else { symbols::Marker::Braille })
+        .marker(if t.mono {
+            symbols::Marker::Dot
+        } else {
+            symbols::Marker::Braille
+        })
         .graph_type(GraphType::Line)
         .style(t.series[0])
         .data(&hours)];
@@ -75,7 +79,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             "strand",
             tail(&|x| (x.stranded * 1000.0) as u64),
             1000,
-            format!("{:.0}%", 100.0 * samples.last().map(|x| x.stranded).unwrap_or(0.0)),
+            format!(
+                "{:.0}%",
+                100.0 * samples.last().map(|x| x.stranded).unwrap_or(0.0)
+            ),
         ),
     ];
     let rows = Layout::vertical(vec![Constraint::Length(1); spark_rows as usize]).split(sparks);

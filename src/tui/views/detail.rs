@@ -107,7 +107,9 @@ fn profile_table(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'
         t.header,
     ))];
     for (p, prof) in model.profiles.iter().enumerate() {
-        let starts: Vec<String> = mig::free_starts(model, &gpu.occ, p).map(|z| z.to_string()).collect();
+        let starts: Vec<String> = mig::free_starts(model, &gpu.occ, p)
+            .map(|z| z.to_string())
+            .collect();
         let starts = if starts.is_empty() {
             "-".to_string()
         } else {
@@ -122,7 +124,13 @@ fn profile_table(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'
             t.base
         };
         lines.push(Line::from(Span::styled(
-            format!("{:<11}{:>2} {:<14}{:>4}", prof.name, prof.size, truncate(&starts, 13), cap),
+            format!(
+                "{:<11}{:>2} {:<14}{:>4}",
+                prof.name,
+                prof.size,
+                truncate(&starts, 13),
+                cap
+            ),
             style,
         )));
     }
@@ -145,7 +153,12 @@ fn explanation(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'st
     ])];
     let permitted: Vec<String> = prof.starts.iter().map(|z| z.to_string()).collect();
     lines.push(Line::from(Span::styled(
-        format!("{} slices; permitted starts {}", prof.size, permitted.join(",")),
+        format!(
+            "{} slice{}; permitted starts {}",
+            prof.size,
+            if prof.size == 1 { "" } else { "s" },
+            permitted.join(",")
+        ),
         t.desc,
     )));
     let (ok, no): (Style, Style) = (t.ok, t.warn);

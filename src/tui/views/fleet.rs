@@ -135,7 +135,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
         Span::styled(
             format!(
                 "{} hosts, {} on · {}/{} GPUs active · policy {} ",
-                g.hosts, g.active_hosts, g.active_gpus, g.gpus, s.policy_name()
+                g.hosts,
+                g.active_hosts,
+                g.active_gpus,
+                g.gpus,
+                s.policy_name()
             ),
             t.desc,
         ),

@@ -34,10 +34,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     // Clock.
     let play = if s.playing() {
-        format!(
-            "▶ playing ({}/tick)",
-            session::format_duration(app.play_step_s)
-        )
+        format!("▶ playing ({}/tick)", session::format_duration(app.play_step_s))
     } else {
         "paused".into()
     };
@@ -125,7 +122,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         if y >= bottom {
             break;
         }
-        let head = format!(" #{} {} · waits {} · ", p.vm, p.shape, session::format_duration(p.wait_s));
+        let head = format!(
+            " #{} {} · waits {} · ",
+            p.vm,
+            p.shape,
+            session::format_duration(p.wait_s)
+        );
         let hw = head.chars().count();
         buf.set_stringn(x, y, &head, w as usize, t.base);
         if hw + 4 < w as usize {

@@ -38,7 +38,13 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
             Field::Model => (format!("◂ {} ▸", model.name), String::new()),
             Field::Profile => (
                 format!("◂ {} ▸", prof.name),
-                format!("{} slices, {} compute, {} GB", prof.size, prof.compute, prof.memory_gb),
+                format!(
+                    "{} slice{}, {} compute, {} GB",
+                    prof.size,
+                    if prof.size == 1 { "" } else { "s" },
+                    prof.compute,
+                    prof.memory_gb
+                ),
             ),
             Field::Count => (format!("◂ {} ▸", f.count), "GIs of this profile".into()),
             Field::Cores => (f.cores.clone(), "4 per compute slice by default".into()),
@@ -63,7 +69,8 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
                 },
             ),
         };
-        let cursor = if focused && matches!(field, Field::Cores | Field::Ram | Field::Lifetime | Field::Place) {
+        let cursor = if focused && matches!(field, Field::Cores | Field::Ram | Field::Lifetime | Field::Place)
+        {
             "▏"
         } else {
             ""
@@ -82,7 +89,7 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
     match &f.error {
         Some(e) => lines.push(Line::from(Span::styled(e.clone(), t.error))),
         None => lines.push(Line::from(Span::styled(
-            "A request that fits nowhere waits in the pending queue, with the reason.",
+            "A request that fits nowhere waits in the queue, with the reason.",
             t.dim,
         ))),
     }
@@ -90,13 +97,14 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
         .keymap
         .bindings(Layer::Dialog)
         .filter(|b| b.run != "help")
-        .take(4)
+        .take(3)
         .map(|b| format!("{} {}", b.keys_label(), b.desc))
         .collect();
     lines.push(Line::from(Span::styled(keys.join(" · "), t.desc)));
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .render(Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height), buf);
+    Paragraph::new(lines).wrap(Wrap { trim: false }).render(
+        Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height),
+        buf,
+    );
 }
 
 pub fn solving(app: &App, area: Rect, buf: &mut Buffer) {
@@ -131,7 +139,10 @@ pub fn solving(app: &App, area: Rect, buf: &mut Buffer) {
             t.dim,
         )),
     ];
-    Paragraph::new(lines).render(Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height), buf);
+    Paragraph::new(lines).render(
+        Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height),
+        buf,
+    );
 }
 
 pub fn confirm(app: &App, c: &Confirm, area: Rect, buf: &mut Buffer) {
@@ -150,7 +161,10 @@ pub fn confirm(app: &App, c: &Confirm, area: Rect, buf: &mut Buffer) {
                     format!("{}{at}", session::shape(fleet, v))
                 })
                 .unwrap_or_default();
-            (" Remove a VM ", format!("Remove VM {vm} ({what})? Undo (u) brings it back."))
+            (
+                " Remove a VM ",
+                format!("Remove VM {vm} ({what})? Undo (u) brings it back."),
+            )
         }
         Confirm::Quit => (
             " Quit ",
@@ -177,7 +191,10 @@ pub fn confirm(app: &App, c: &Confirm, area: Rect, buf: &mut Buffer) {
         Line::from(Span::styled(keys.join(" · "), t.key)),
     ])
     .wrap(Wrap { trim: true })
-    .render(Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height), buf);
+    .render(
+        Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height),
+        buf,
+    );
 }
 
 pub fn palette(app: &App, p: &Palette, line: Rect, buf: &mut Buffer) {
@@ -222,7 +239,10 @@ pub fn help_lines(app: &App, layer: Layer) -> Vec<Line<'static>> {
         }
         lines.push(Line::default());
     }
-    lines.push(Line::from(Span::styled("Commands (type : then a command)", t.title)));
+    lines.push(Line::from(Span::styled(
+        "Commands (type : then a command)",
+        t.title,
+    )));
     for (name, usage) in session::COMMANDS {
         lines.push(Line::from(vec![
             Span::styled(format!("  {name:<10}"), t.key),
@@ -253,11 +273,12 @@ pub fn help_lines(app: &App, layer: Layer) -> Vec<Line<'static>> {
 
 pub fn help(app: &App, scroll: u16, area: Rect, buf: &mut Buffer) {
     let layer = app.context_layer();
-    let r = centred(area, 100, area.height);
+    let r = centred(area, 120, area.height);
     let inner = popup(app, format!(" Help · {} (Esc closes) ", layer.title()), r, buf);
     let lines = help_lines(app, layer);
     let max = (lines.len() as u16).saturating_sub(inner.height);
-    Paragraph::new(lines)
-        .scroll((scroll.min(max), 0))
-        .render(Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height), buf);
+    Paragraph::new(lines).scroll((scroll.min(max), 0)).render(
+        Rect::new(inner.x + 1, inner.y, inner.width - 1, inner.height),
+        buf,
+    );
 }

@@ -18,7 +18,6 @@ use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(p) = app.session.preview() else { return };
     let t = &app.theme;
-    let area = Rect::new(area.x + 1, area.y, area.width.saturating_sub(2), area.height);
     Clear.render(area, buf);
     buf.set_style(area, t.popup);
     let prop = &p.proposal;
@@ -51,9 +50,21 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let mut lines: Vec<Line> = Vec::new();
     lines.push(Line::from(vec![
         Span::styled("Δ ", t.header),
-        delta(app, "active hosts", p.delta_hosts() as f64, p.before.active_hosts(), p.after.active_hosts()),
+        delta(
+            app,
+            "active hosts",
+            p.delta_hosts() as f64,
+            p.before.active_hosts(),
+            p.after.active_hosts(),
+        ),
         Span::raw(" · "),
-        delta(app, "GPUs", p.delta_gpus() as f64, p.before.active_gpus(), p.after.active_gpus()),
+        delta(
+            app,
+            "GPUs",
+            p.delta_gpus() as f64,
+            p.before.active_gpus(),
+            p.after.active_gpus(),
+        ),
         Span::raw(" · "),
         Span::styled(
             format!(
@@ -127,14 +138,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         buf,
     );
     let touched = p.touched_hosts();
-    let maps_h = (touched.len() as u16 + 1).min(inner.height.saturating_sub(head_h + 3) / 2 + 1).max(2);
-    let steps_h = inner.height.saturating_sub(head_h + maps_h + 1).max(1);
-    steps(app, p, Rect::new(inner.x + 1, inner.y + head_h, inner.width - 2, steps_h), buf);
+    // The steps get what they need up to a third of the room; the maps get the rest.
+    let room = inner.height.saturating_sub(head_h + 1);
+    let n_steps = p.schedule.steps.len() as u16;
+    let steps_h = n_steps.min((room / 3).max(1)).max(1);
+    steps(
+        app,
+        p,
+        Rect::new(inner.x + 1, inner.y + head_h, inner.width - 2, steps_h),
+        buf,
+    );
+    let maps_y = inner.y + head_h + steps_h + 1;
     let maps = Rect::new(
         inner.x + 1,
-        inner.y + head_h + steps_h + 1,
+        maps_y,
         inner.width - 2,
-        inner.bottom().saturating_sub(inner.y + head_h + steps_h + 1),
+        inner.bottom().saturating_sub(maps_y),
     );
     let playing = p.done > 0 || p.phase != PlanPhase::Pending;
     let mut columns: Vec<(&str, &Fleet, bool)> = Vec::new();
@@ -147,7 +166,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     columns.push(("After", &p.after, false));
     let col_w = maps.width / columns.len() as u16;
     for (i, (name, f, live)) in columns.iter().enumerate() {
-        let r = Rect::new(maps.x + i as u16 * col_w, maps.y, col_w.saturating_sub(1), maps.height);
+        let r = Rect::new(
+            maps.x + i as u16 * col_w,
+            maps.y,
+            col_w.saturating_sub(1),
+            maps.height,
+        );
         host_maps(app, name, f, &touched, *live, r, buf);
     }
 }
@@ -241,14 +265,18 @@ fn host_maps(
         .max()
         .unwrap_or(1)
         .max(1);
-    let cw = (area.width.saturating_sub(name_w + 1) / slices).clamp(1, 3);
+    let cw = (area.width.saturating_sub(name_w + 1) / slices).clamp(1, 4);
+    // Taller maps when there is room: up to three rows a host, one blank row between hosts.
+    let per_host = (area.height.saturating_sub(1) / hosts.len().max(1) as u16).clamp(1, 4);
+    let map_h = if per_host >= 3 && cw >= 2 { per_host - 1 } else { 1 };
+    let step = if map_h > 1 { per_host } else { 1 };
     for (row, &h) in hosts.iter().enumerate() {
-        let y = area.y + 1 + row as u16;
-        if y >= area.bottom() {
+        let y = area.y + 1 + row as u16 * step;
+        if y + map_h > area.bottom() {
             break;
         }
         let Some(host) = fleet.hosts.get(h) else { continue };
-        buf.set_stringn(area.x, y, &host.name, name_w as usize, t.base);
+        buf.set_stringn(area.x, y + (map_h - 1) / 2, &host.name, name_w as usize, t.base);
         let mut x = area.x + name_w + 1;
         for (k, gpu) in host.gpus.iter().enumerate() {
             let n = fleet.catalog.model(gpu.model).memory_slices as u16;
@@ -259,7 +287,7 @@ fn host_maps(
             let ghosts = if live { ghosts_for(app, h, k) } else { Vec::new() };
             SliceMap::new(fleet, gpu, t)
                 .ghosts(&ghosts)
-                .render(Rect::new(x, y, w, 1), buf);
+                .render(Rect::new(x, y, w, map_h), buf);
             x += w + 1;
         }
     }

@@ -29,7 +29,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let wide = area.width >= 120;
     let clock = s
         .now_date()
-        .format(if wide { "%Y-%m-%d %H:%M:%S" } else { "%m-%d %H:%M:%S" })
+        .format(if wide {
+            "%Y-%m-%d %H:%M:%S"
+        } else {
+            "%m-%d %H:%M:%S"
+        })
         .to_string();
     buf.set_string(x, area.y, &clock, t.status);
     x += clock.len() as u16 + 2;
@@ -41,7 +45,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     }
     x += 2;
     let pol = if wide {
-        format!("{} · arrivals {}", s.policy_name(), if s.arrivals() { "on" } else { "off" })
+        format!(
+            "{} · arrivals {}",
+            s.policy_name(),
+            if s.arrivals() { "on" } else { "off" }
+        )
     } else {
         s.policy_name().to_string()
     };

@@ -1,0 +1,103 @@
+//! Driving the planner's loop with real key sequences against a `TestBackend`.
+#![allow(dead_code)]
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use migplan::session::Session;
+use migplan::tui::app::Msg;
+use migplan::tui::keymap::Key;
+use migplan::tui::theme::Theme;
+use migplan::tui::App;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+pub struct Harness {
+    pub app: App,
+    pub term: Terminal<TestBackend>,
+}
+
+impl Harness {
+    pub fn demo(w: u16, h: u16, theme: Theme) -> Harness {
+        Harness::new(Session::demo().unwrap(), w, h, theme)
+    }
+
+    pub fn new(session: Session, w: u16, h: u16, theme: Theme) -> Harness {
+        let app = App::new(session, theme);
+        let term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let mut h = Harness { app, term };
+        h.app.run_queued(&mut h.term).unwrap();
+        h
+    }
+
+    /// Sends keys written as in the key map, separated by spaces: `a <Tab> <Enter> :step 1h<Enter>`
+    /// (a word not in `<>` is typed character by character), then runs the loop until idle.
+    pub fn keys(&mut self, keys: &str) -> &mut Self {
+        let tx = self.app.sender();
+        for word in keys.split(' ').filter(|w| !w.is_empty()) {
+            for k in split_keys(word) {
+                let key = Key::parse(&k).unwrap_or_else(|e| panic!("{k}: {e}"));
+                let mut mods = KeyModifiers::NONE;
+                if key.ctrl {
+                    mods |= KeyModifiers::CONTROL;
+                }
+                if key.code == KeyCode::BackTab {
+                    mods |= KeyModifiers::SHIFT;
+                }
+                tx.send(Msg::Term(Event::Key(KeyEvent::new(key.code, mods))))
+                    .unwrap();
+            }
+        }
+        self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    /// Waits for a running solve to report, then handles what is queued.
+    pub fn wait_solver(&mut self) -> &mut Self {
+        self.app.sender().send(Msg::WaitIdle).unwrap();
+        self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    pub fn resize(&mut self, w: u16, h: u16) -> &mut Self {
+        self.term.backend_mut().resize(w, h);
+        self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    /// The screen as text, one line per row, trailing spaces trimmed.
+    pub fn screen(&self) -> String {
+        let buf = self.term.backend().buffer();
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                let line: String = (a.left()..a.right()).map(|x| buf[(x, y)].symbol()).collect();
+                line.trim_end().to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn message(&self) -> String {
+        self.app.message.as_ref().map(|m| m.0.clone()).unwrap_or_default()
+    }
+}
+
+/// `abc<Enter>` -> `a`, `b`, `c`, `<Enter>`.
+fn split_keys(word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
+            let mut name = String::from("<");
+            for n in chars.by_ref() {
+                name.push(n);
+                if n == '>' {
+                    break;
+                }
+            }
+            out.push(name);
+        } else {
+            out.push(c.to_string());
+        }
+    }
+    out
+}
