@@ -10,10 +10,13 @@ use crate::catalog::{ModelId, ProfileId};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, Vm, VmId, VmKind};
 use crate::mig::{self, Occupancy};
 use crate::plan::{self, Plan, Schedule, StepKind};
+use crate::policy::origamig::{self, bilp, bilp::SolveControl};
 use crate::scenario::{self, PolicySettings, Scenario};
 use anyhow::{anyhow, bail, Result};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 mod engine;
 use engine::Engine;
@@ -26,36 +29,19 @@ const LOG_CAP: usize = 2000;
 /// Most chart samples kept; when full, every other old sample is dropped.
 const SAMPLE_CAP: usize = 2048;
 
+use crate::policy::origamig::objective::Terms;
 /// Which kind of OrigaMIG call to run (§5): decided by the triggers, or forced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OptimizeMode {
-    /// Admission if requests wait, else consolidation of the most fragmented class.
-    Auto,
-    Admission,
-    Consolidation,
-    /// The BILP over the whole fleet (small fleets only).
-    Opt,
-}
+pub use crate::policy::origamig::CallMode as OptimizeMode;
 
-impl OptimizeMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            OptimizeMode::Auto => "auto",
-            OptimizeMode::Admission => "admission",
-            OptimizeMode::Consolidation => "consolidation",
-            OptimizeMode::Opt => "opt",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Self> {
-        Ok(match s {
-            "" | "auto" => OptimizeMode::Auto,
-            "admission" | "admit" => OptimizeMode::Admission,
-            "consolidation" | "consolidate" => OptimizeMode::Consolidation,
-            "opt" | "full" => OptimizeMode::Opt,
-            other => bail!("unknown optimizer mode `{other}` (auto, admission, consolidation, opt)"),
-        })
-    }
+/// Parses an optimizer mode: `auto`, `admission`, `consolidation`, `opt`.
+pub fn parse_mode(s: &str) -> Result<OptimizeMode> {
+    Ok(match s {
+        "" | "auto" => OptimizeMode::Auto,
+        "admission" | "admit" => OptimizeMode::Admission,
+        "consolidation" | "consolidate" => OptimizeMode::Consolidation,
+        "opt" | "full" => OptimizeMode::Opt,
+        other => bail!("unknown optimizer mode `{other}` (auto, admission, consolidation, opt)"),
+    })
 }
 
 /// A VM to add by hand.
@@ -155,36 +141,27 @@ pub struct SolveRequest {
 }
 
 impl SolveRequest {
-    /// Runs the optimizer. `progress` is called now and then; returning `false` cancels the
-    /// solve, which then returns the best plan found so far.
-    pub fn run(self, progress: &mut dyn FnMut(SolveProgress) -> bool) -> Result<Proposal> {
-        let t0 = std::time::Instant::now();
-        let _ = progress(SolveProgress::default());
-        let outcome = optimizer::propose(&self.fleet, self.mode, &self.settings, progress)?;
-        Ok(Proposal {
-            mode: self.mode,
-            revision: self.revision,
-            plan: outcome.plan,
-            hosts: outcome.hosts,
-            status: outcome.status,
-            gap: outcome.gap,
-            solve_s: outcome.solve_s.max(t0.elapsed().as_secs_f64()),
-            terms: outcome.terms,
-        })
+    /// Runs one OrigaMIG call (§5) on the copied fleet. Setting `cancel` stops the solver soon
+    /// after, keeping the best plan found so far; `progress` hears from the solving thread.
+    pub fn run(
+        self,
+        cancel: Arc<AtomicBool>,
+        progress: impl Fn(SolveProgress) + Send + Sync + 'static,
+    ) -> Result<Proposal> {
+        let control = SolveControl {
+            cancel,
+            progress: Some(Arc::new(move |p: &bilp::Progress| {
+                progress(SolveProgress {
+                    elapsed_s: p.elapsed_s,
+                    incumbent: p.incumbent,
+                    bound: p.bound,
+                })
+            })),
+            ..Default::default()
+        };
+        let call = origamig::propose_with(&self.fleet, self.mode, None, &self.settings, &control)?;
+        Ok(Proposal::from_call(call, self.revision))
     }
-}
-
-mod optimizer;
-
-/// The four objective terms of Eq. 5 for one placement, as the optimizer reports them.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct ObjectiveTerms {
-    pub admitted: f64,
-    pub hosts: f64,
-    pub gpus: f64,
-    pub migrations: f64,
-    pub free_starts: f64,
-    pub total: f64,
 }
 
 /// What a solve returned: a plan (target placements) and how it was found.
@@ -199,8 +176,64 @@ pub struct Proposal {
     pub status: String,
     pub gap: f64,
     pub solve_s: f64,
-    /// Objective terms before and after, when the optimizer reports them.
-    pub terms: Option<(ObjectiveTerms, ObjectiveTerms)>,
+    /// Eq. (5) over the neighborhood for the current placement and for the plan's.
+    pub terms: Option<(Terms, Terms)>,
+    /// Eq. (5) after minus the parking penalties (what §5.3 compares).
+    pub value_after: f64,
+    /// The plan strictly improves Eq. (5): OrigaMIG itself would apply it.
+    pub improves: bool,
+    /// Why the executor could not order the plan (no parking place), if it could not.
+    pub discarded: Option<String>,
+    /// Pending VMs of the neighborhood the plan does not admit.
+    pub not_admitted: Vec<VmId>,
+}
+
+impl Proposal {
+    /// A proposal from an OrigaMIG call made on the session's fleet at `revision`.
+    pub fn from_call(call: origamig::Proposal, revision: u64) -> Proposal {
+        let not_admitted = call
+            .neighborhood
+            .pending
+            .iter()
+            .copied()
+            .filter(|id| !call.plan.targets.contains_key(id))
+            .collect();
+        Proposal {
+            mode: call.mode,
+            revision,
+            hosts: call.neighborhood.hosts.clone(),
+            status: call
+                .status
+                .map(|s| s.to_string())
+                .unwrap_or_else(|| "nothing to solve".into()),
+            gap: call.gap,
+            solve_s: call.solve_s,
+            terms: Some((call.before, call.after)),
+            value_after: call.value_after,
+            improves: call.improves,
+            discarded: call.discarded,
+            not_admitted,
+            plan: call.plan,
+        }
+    }
+
+    /// A proposal for a plan written by hand (tests, scripts): no objective figures.
+    pub fn by_hand(plan: Plan, revision: u64) -> Proposal {
+        Proposal {
+            mode: OptimizeMode::Auto,
+            revision,
+            hosts: Vec::new(),
+            status: "by hand".into(),
+            gap: 0.0,
+            solve_s: 0.0,
+            terms: None,
+            value_after: 0.0,
+            improves: true,
+            discarded: None,
+            not_admitted: Vec::new(),
+            plan,
+        }
+    }
 }
 
 /// Where the playback of a plan is: steps before `step` are done; `phase` is what the next
@@ -696,6 +729,12 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
         Proposed(p) => {
             if p.revision != s.state.revision {
                 bail!("the fleet changed while the optimizer ran; its plan was dropped (run it again)");
+            }
+            if let Some(why) = &p.discarded {
+                return Ok(Outcome::Info(format!(
+                    "the {} call's plan cannot be ordered into steps ({why}); nothing changes",
+                    p.mode.name()
+                )));
             }
             if p.plan.targets.is_empty() {
                 return Ok(Outcome::Info(format!(
@@ -1481,7 +1520,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             "toggle" | "" => !s.arrivals(),
             o => bail!("`arrivals {o}`: say on, off or toggle"),
         }),
-        "optimize" | "opt" | "o" => Action::Optimize(OptimizeMode::parse(&arg)?),
+        "optimize" | "opt" | "o" => Action::Optimize(parse_mode(&arg)?),
         "apply" => Action::ApplyPlan,
         "discard" => Action::DiscardPlan,
         "plan-step" => Action::PlanStep,

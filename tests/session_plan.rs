@@ -5,7 +5,7 @@
 
 use migplan::fleet::{GiSlot, Placement};
 use migplan::plan::{Plan, StepKind};
-use migplan::session::{update, Action, OptimizeMode, PlanPhase, Proposal, Session};
+use migplan::session::{update, Action, PlanPhase, Proposal, Session};
 
 fn host(s: &Session, name: &str) -> usize {
     s.fleet().hosts.iter().position(|h| h.name == name).unwrap()
@@ -33,16 +33,7 @@ fn proposal(s: &Session) -> Proposal {
             gis: vec![GiSlot { gpu: 0, start: 0 }],
         },
     );
-    Proposal {
-        mode: OptimizeMode::Admission,
-        revision: s.revision(),
-        plan,
-        hosts: vec![h1, h3],
-        status: "optimal".into(),
-        gap: 0.0,
-        solve_s: 0.1,
-        terms: None,
-    }
+    Proposal::by_hand(plan, s.revision())
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 use common::Harness;
 use migplan::fleet::{GiSlot, Placement};
 use migplan::plan::Plan;
-use migplan::session::{OptimizeMode, Proposal};
+use migplan::session::Proposal;
 use migplan::tui::app::{Msg, SolverMsg};
 use migplan::tui::theme::Theme;
 
@@ -113,16 +113,7 @@ fn plan_preview_at_160x48_and_80x24() {
             gis: vec![GiSlot { gpu: 0, start: 0 }],
         },
     );
-    let p = Proposal {
-        mode: OptimizeMode::Admission,
-        revision: s.revision(),
-        plan,
-        hosts: vec![host("a100-1"), host("a100-3")],
-        status: "optimal".into(),
-        gap: 0.0,
-        solve_s: 0.25,
-        terms: None,
-    };
+    let p = Proposal::by_hand(plan, s.revision());
     // The answer of a solver thread, as the loop receives it.
     h.app
         .sender()

@@ -603,11 +603,21 @@ impl App {
                     None => self.say("the fleet has no GPU model to ask for", Tone::Error),
                 }
             }
+            (_, "remove") | (_, "rm") if !arg.is_empty() => {
+                match session::parse_command(&self.session, cmd) {
+                    // From the palette: the same confirmation as the key.
+                    Ok(Action::RemoveVm(vm)) if self.session.fleet().vm(vm).is_some() => {
+                        self.confirm = Some(Confirm::Remove(vm))
+                    }
+                    Ok(_) => self.say(format!("no VM `{arg}`"), Tone::Error),
+                    Err(e) => self.say(format!("{e:#}"), Tone::Error),
+                }
+            }
             (_, "remove") => match self.vm_under_cursor() {
                 Some(vm) => self.confirm = Some(Confirm::Remove(vm)),
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, "move") => match self.vm_under_cursor() {
+            (_, "move") if arg.is_empty() => match self.vm_under_cursor() {
                 Some(vm) => {
                     self.moving = Some(vm);
                     self.say(
@@ -800,9 +810,8 @@ impl App {
         let mode = req.mode;
         std::thread::spawn(move || {
             let progress_tx = tx.clone();
-            let result = req.run(&mut |p| {
+            let result = req.run(flag, move |p| {
                 let _ = progress_tx.send(Msg::Solver(SolverMsg::Progress(p)));
-                !flag.load(Ordering::SeqCst)
             });
             let _ = tx.send(Msg::Solver(SolverMsg::Done(Box::new(
                 result.map_err(|e| format!("{e:#}")),

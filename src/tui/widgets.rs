@@ -112,8 +112,13 @@ impl Widget for SliceMap<'_> {
                 let w = (prof.size as u16).min(n - u) * cw;
                 let r = cell(u, w);
                 fill(buf, r, g.gi, self.theme.gi_style(gi.vm));
-                // In monochrome a block keeps at least one glyph, so it reads as a GI.
-                let room = if self.theme.mono { w.saturating_sub(1) } else { w };
+                // In monochrome a block keeps at least one glyph, so it reads as a GI; wide
+                // blocks keep a margin so that neighbouring labels do not run together.
+                let room = if self.theme.mono || w >= 4 {
+                    w.saturating_sub(1)
+                } else {
+                    w
+                };
                 let label = gi_label(&prof.name, gi.vm, room as usize);
                 put_centred(buf, r.x, mid, w, &label, self.theme.gi_label_style(gi.vm));
                 u += prof.size as u16;

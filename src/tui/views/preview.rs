@@ -93,33 +93,57 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .collect();
         format!("admits {}", list.join(", "))
     };
-    let mut info = vec![Span::styled(admitted, t.ok)];
-    if p.schedule.parking_penalty > 0.0 {
-        info.push(Span::styled(
-            format!(" · parking penalty {:.0}", p.schedule.parking_penalty),
-            t.warn,
-        ));
-    }
-    lines.push(Line::from(info));
+    lines.push(Line::from(Span::styled(admitted, t.ok)));
     if let Some((b, a)) = &prop.terms {
+        let verdict = if prop.improves {
+            Span::styled("improves Eq. 5: OrigaMIG would apply it", t.ok)
+        } else {
+            Span::styled("does not improve Eq. 5: OrigaMIG would not apply it", t.warn)
+        };
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!(
+                    "Eq. 5 over {} hosts: {:.1} -> {:.1}",
+                    prop.hosts.len(),
+                    b.total,
+                    prop.value_after
+                ),
+                t.base,
+            ),
+            Span::styled(
+                if p.schedule.parking_penalty > 0.0 {
+                    format!(" (parking -{:.0})", p.schedule.parking_penalty)
+                } else {
+                    String::new()
+                },
+                t.dim,
+            ),
+            Span::raw(" · "),
+            verdict,
+        ]));
         lines.push(Line::from(Span::styled(
             format!(
-                "objective (Eq. 5) {:.1} -> {:.1}: admitted {:.0}->{:.0} hosts {:.0}->{:.0} GPUs {:.0}->{:.0} \
-                 migrations {:.0}->{:.0} free starts {:.0}->{:.0}",
-                b.total,
-                a.total,
-                b.admitted,
-                a.admitted,
-                b.hosts,
-                a.hosts,
-                b.gpus,
-                a.gpus,
-                b.migrations,
-                a.migrations,
-                b.free_starts,
-                a.free_starts
+                "terms before -> after: admitted {} -> {} · hosts {} -> {} · GPUs {} -> {} \
+                 · migrations {} -> {} · free starts {} -> {}",
+                signed(b.admitted),
+                signed(a.admitted),
+                signed(-b.hosts),
+                signed(-a.hosts),
+                signed(-b.gpus),
+                signed(-a.gpus),
+                signed(-b.migrations),
+                signed(-a.migrations),
+                signed(b.free_starts),
+                signed(a.free_starts)
             ),
             t.desc,
+        )));
+    }
+    if !prop.not_admitted.is_empty() {
+        let ids: Vec<String> = prop.not_admitted.iter().map(|v| format!("VM {v}")).collect();
+        lines.push(Line::from(Span::styled(
+            format!("not admitted (they stay in the queue): {}", ids.join(", ")),
+            t.warn,
         )));
     }
     let keys: Vec<String> = app
@@ -173,6 +197,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             maps.height,
         );
         host_maps(app, name, f, &touched, *live, r, buf);
+    }
+}
+
+/// `+80`, `-200`, `0`: a term's contribution to Eq. 5.
+fn signed(v: f64) -> String {
+    if v.abs() < 0.5 {
+        "0".into()
+    } else {
+        format!("{v:+.0}")
     }
 }
 
