@@ -126,3 +126,20 @@ fn plan_preview_at_160x48_and_80x24() {
     h.resize(80, 24);
     insta::assert_snapshot!("preview_playing_80x24", h.screen());
 }
+
+#[test]
+fn readme_lists_every_key_of_the_keymap() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let km = migplan::tui::keymap::Keymap::embedded();
+    for layer in migplan::tui::keymap::Layer::ALL {
+        for b in km.bindings(layer) {
+            let row = format!("| `{}` | {} |", b.run, b.desc);
+            assert!(
+                readme.contains(&row),
+                "README lacks the {} binding `{}`",
+                layer.name(),
+                b.run
+            );
+        }
+    }
+}

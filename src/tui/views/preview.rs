@@ -165,7 +165,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     // The steps get what they need up to a third of the room; the maps get the rest.
     let room = inner.height.saturating_sub(head_h + 1);
     let n_steps = p.schedule.steps.len() as u16;
-    let steps_h = n_steps.min((room / 3).max(1)).max(1);
+    let maps_need = touched.len() as u16 + 2;
+    let steps_h = n_steps.min(room.saturating_sub(maps_need).max(room / 3)).max(1);
     steps(
         app,
         p,

@@ -1,0 +1,109 @@
+//! End to end: the real `migplan` binary in a real pseudo-terminal (tmux), driven by keys and
+//! read back with `capture-pane`. Skipped, with a note, where tmux is not installed.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
+    }
+
+    /// Waits until the screen contains `text` (the program redraws on its own schedule).
+    fn wait_for(&self, text: &str) -> String {
+        let t0 = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            if t0.elapsed() > Duration::from_secs(20) {
+                panic!("`{text}` never appeared; the screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "e2e"];
+        args.extend_from_slice(keys);
+        assert!(self.run(&args).status.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // Only this test's own server (its own socket) is stopped.
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+#[test]
+fn the_binary_opens_the_demo_answers_keys_and_quits_cleanly() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("note: tmux is not installed; the end-to-end TUI test is skipped");
+        return;
+    }
+    let t = Tmux {
+        socket: format!("migplan-e2e-{}", std::process::id()),
+    };
+    let bin = env!("CARGO_BIN_EXE_migplan");
+    let out = t.run(&["new-session", "-d", "-s", "e2e", "-x", "160", "-y", "48", bin]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = t.wait_for("Fleet");
+    assert!(s.contains("a100-0") && s.contains("a30-1"), "{s}");
+    assert!(s.contains("FLEET") && s.contains("demo"), "{s}");
+    assert!(s.contains("Pending  1 waiting"), "{s}");
+    // Help, generated from the key map, then back.
+    t.keys(&["?"]);
+    t.wait_for("Help · Fleet view");
+    t.keys(&["Escape"]);
+    t.wait_for("GPU a100-0/0");
+    // Step an hour: the clock moves and VM 11 departs into the log.
+    t.keys(&[">"]);
+    let s = t.wait_for("09:00:00");
+    assert!(s.contains("depart"), "{s}");
+    // The state is modified: q asks, n keeps it running, q then y quits.
+    t.keys(&["q"]);
+    t.wait_for("Quit without saving?");
+    t.keys(&["n"]);
+    t.wait_for("cancelled");
+    t.keys(&["q", "y"]);
+    let t0 = Instant::now();
+    while t.run(&["has-session", "-t", "e2e"]).status.success() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the program did not quit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn the_binary_reports_a_bad_scenario_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[[host]]\nname = \"h\"\ncores = 8\nram_gb = 16\ngpus = [\"a100-41gb\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_migplan"))
+        .arg("tui")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("bad.toml:5") && err.contains("a100-41gb"), "{err}");
+}
