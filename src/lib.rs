@@ -5,6 +5,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod explore;
 pub mod fleet;
 pub mod mig;
 pub mod ops;

@@ -8,6 +8,8 @@ mod check;
 mod export;
 mod layout;
 mod solve;
+mod explore;
+mod gpu;
 
 /// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
 #[derive(Parser, Debug)]
@@ -31,6 +33,10 @@ pub enum Command {
     Chargeback(chargeback::Args),
     /// Export the fleet's current layouts (mig-parted config).
     Export(export::Args),
+    /// Configuration-space statistics of a GPU model (paper §3).
+    Explore(explore::Args),
+    /// One GPU with given GIs: slice map, CF, free starts, capacity, and why a profile fits or not.
+    Gpu(gpu::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -66,5 +72,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Solve(a)) => solve::run(a),
         Some(Command::Chargeback(a)) => chargeback::run(a),
         Some(Command::Export(a)) => export::run(a),
+        Some(Command::Explore(a)) => explore::run(a),
+        Some(Command::Gpu(a)) => gpu::run(a),
     }
 }
