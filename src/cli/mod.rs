@@ -5,11 +5,11 @@ use clap::{Parser, Subcommand};
 
 mod chargeback;
 mod check;
+mod explore;
 mod export;
+mod gpu;
 mod layout;
 mod solve;
-mod explore;
-mod gpu;
 
 /// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
 #[derive(Parser, Debug)]
