@@ -214,6 +214,8 @@ pub fn render(fleet: &Fleet, p: &Proposal) -> String {
         )
     } else if p.discarded.is_some() {
         "not applied: no executable order".to_string()
+    } else if p.status.is_none() {
+        "not applied: no call to make (empty neighborhood)".to_string()
     } else if p.plan.targets.is_empty() {
         "not applied: the solver keeps the current placement".to_string()
     } else {
