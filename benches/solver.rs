@@ -19,6 +19,7 @@ use migplan::scenario::PolicySettings;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp};
+use std::collections::BTreeSet;
 
 struct Args {
     hosts: usize,
@@ -30,6 +31,10 @@ struct Args {
     compare: bool,
     verbose: bool,
     presolve: bool,
+    only: Option<usize>,
+    lp: bool,
+    opts: Vec<(String, String)>,
+    rehint: bool,
 }
 
 fn parse_args() -> Args {
@@ -43,6 +48,10 @@ fn parse_args() -> Args {
         compare: false,
         verbose: false,
         presolve: false,
+        only: None,
+        lp: false,
+        opts: Vec::new(),
+        rehint: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -53,12 +62,14 @@ fn parse_args() -> Args {
             "--instances" => a.instances = val(i).parse().expect("--instances N"),
             "--seed" => a.seed = val(i).parse().expect("--seed N"),
             "--load" => a.load = val(i).parse().expect("--load X"),
+            "--only" => a.only = Some(val(i).parse().expect("--only N")),
             "--limit" => a.limit = val(i).parse().expect("--limit S"),
             "--formulation" => {
                 a.formulation = match val(i).as_str() {
                     "plain" => Formulation::Plain,
                     "tight" => Formulation::Tight,
                     "config" => Formulation::Config,
+                    "pattern" => Formulation::Pattern,
                     other => panic!("unknown formulation {other}"),
                 }
             }
@@ -69,6 +80,21 @@ fn parse_args() -> Args {
             }
             "--verbose" => {
                 a.verbose = true;
+                i += 1;
+                continue;
+            }
+            "--opt" => {
+                let kv = val(i);
+                let (k, v) = kv.split_once('=').expect("--opt key=value");
+                a.opts.push((k.to_string(), v.to_string()));
+            }
+            "--rehint" => {
+                a.rehint = true;
+                i += 1;
+                continue;
+            }
+            "--lp" => {
+                a.lp = true;
                 i += 1;
                 continue;
             }
@@ -187,6 +213,48 @@ fn generate(hosts: usize, count: usize, seed: u64, load: f64) -> Vec<Instance> {
     out
 }
 
+/// Prints each host's VMs and GPU slices.
+fn print_state(f: &Fleet) {
+    for (h, host) in f.hosts.iter().enumerate() {
+        let mut line = format!("pm{h}: cores {}/{}", host.used_cores, host.cores);
+        for (k, gpu) in host.gpus.iter().enumerate() {
+            let m = f.catalog.model(gpu.model);
+            line += &format!(" | gpu{k}:");
+            for g in &gpu.gis {
+                line += &format!(
+                    " vm{}.{}:{}@{}",
+                    g.vm, g.index, m.profiles[g.profile].name, g.start
+                );
+            }
+        }
+        println!("{line}");
+    }
+    for &id in f.pending() {
+        let vm = f.vm(id).expect("pending VM exists");
+        let names: Vec<String> = vm
+            .gis
+            .iter()
+            .map(|g| f.catalog.model(g.model).profiles[g.profile].name.clone())
+            .collect();
+        println!("pending vm{id}: {names:?}");
+    }
+}
+
+/// CPU seconds (user + system) of this process so far, from /proc (0 where unavailable). The
+/// machine is shared, so CPU time is reported beside wall time.
+fn cpu_s() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the parenthesized command name: utime and stime are fields 14 and 15.
+    let Some(rest) = stat.rsplit_once(')').map(|r| r.1) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn percentile(sorted: &[f64], q: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
@@ -204,7 +272,7 @@ fn main() {
     };
     let insts = generate(args.hosts, args.instances, args.seed, args.load);
     let forms: Vec<Formulation> = if args.compare {
-        vec![Formulation::Plain, Formulation::Tight, Formulation::Config]
+        vec![Formulation::Tight, Formulation::Config, Formulation::Pattern]
     } else {
         vec![args.formulation]
     };
@@ -218,6 +286,7 @@ fn main() {
     );
     for form in forms {
         let mut times = Vec::new();
+        let mut cpus = Vec::new();
         let mut optimal = 0;
         let mut vms = Vec::new();
         let mut gains = 0usize;
@@ -225,13 +294,61 @@ fn main() {
             formulation: form,
             verbose: args.verbose,
             presolve: args.presolve,
+            highs_options: args.opts.clone(),
             ..Default::default()
         };
         for (n, inst) in insts.iter().enumerate() {
+            if args.only.is_some_and(|o| o != n) {
+                continue;
+            }
             let hosts: Vec<HostId> = (0..inst.fleet.hosts.len()).collect();
             let nvm = inst.fleet.vms().count();
+            if args.lp {
+                print_state(&inst.fleet);
+                let (v, cols) = bilp::lp_relaxation(&inst.fleet, &hosts, &inst.pending, &settings, form, &[])
+                    .expect("LP relaxation");
+                println!("LP relaxation {v}");
+                for (n, x) in cols {
+                    println!("  {n} = {x:.4}");
+                }
+            }
+            let c0 = cpu_s();
             let out = bilp::solve_with(&inst.fleet, &hosts, &inst.pending, &settings, &ctl)
                 .unwrap_or_else(|e| panic!("instance {n}: {e}"));
+            let cpu = cpu_s() - c0;
+            if args.rehint {
+                // Diagnostics: solve again from the solution found, to time the proof alone.
+                let on: BTreeSet<HostId> = out.targets.values().map(|p| p.host).collect();
+                let ctl2 = SolveControl {
+                    hint: Some(out.targets.clone()),
+                    fix_hosts: hosts.iter().map(|&h| (h, on.contains(&h))).collect(),
+                    ..ctl.clone()
+                };
+                let c1 = cpu_s();
+                let again = bilp::solve_with(&inst.fleet, &hosts, &inst.pending, &settings, &ctl2)
+                    .expect("second solve");
+                println!(
+                    "  re-solve from the solution: {} {:.3}s cpu {:.2}s obj {}",
+                    again.status,
+                    again.solve_s,
+                    cpu_s() - c1,
+                    again.objective
+                );
+            }
+            if args.lp {
+                let on: BTreeSet<HostId> = out.targets.values().map(|p| p.host).collect();
+                let fix: Vec<(usize, bool)> = hosts.iter().map(|&h| (h, on.contains(&h))).collect();
+                let (v, cols) =
+                    bilp::lp_relaxation(&inst.fleet, &hosts, &inst.pending, &settings, form, &fix)
+                        .expect("LP relaxation");
+                for (n, x) in cols.iter().filter(|c| (c.1 - c.1.round()).abs() > 1e-6) {
+                    println!("  fixed-phi LP: {n} = {x:.4}");
+                }
+                println!(
+                    "LP with phi fixed to the solution's {:?}: {v}",
+                    fix.iter().filter(|f| !f.1).collect::<Vec<_>>()
+                );
+            }
             assert!(out.objective >= out.start_objective);
             if out.status == SolveStatus::Optimal {
                 optimal += 1;
@@ -240,13 +357,14 @@ fn main() {
                 gains += 1;
             }
             println!(
-                "  #{n:<3} t={:>6.1}h vms={:<3} pending={} active={:<2} {:>9} {:>7.3}s obj {:>7} -> {:>7} bound {:>9.1} gap {:.4} rows {} cols {}",
+                "  #{n:<3} t={:>6.1}h vms={:<3} pending={} active={:<2} {:>9} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} bound {:>9.1} gap {:.4} rows {} cols {}",
                 inst.at_h,
                 nvm,
                 inst.pending.len(),
                 inst.fleet.active_hosts(),
                 out.status.to_string(),
                 out.solve_s,
+                cpu,
                 out.start_objective,
                 out.objective,
                 out.bound,
@@ -255,16 +373,21 @@ fn main() {
                 out.cols
             );
             times.push(out.solve_s);
+            cpus.push(cpu);
             vms.push(nvm);
         }
         times.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
         let max_vms = vms.iter().max().copied().unwrap_or(0);
         let mean_vms = vms.iter().sum::<usize>() as f64 / vms.len().max(1) as f64;
         println!(
-            "{form:?}: median {:.3} s, p95 {:.3} s, max {:.3} s, proven optimal {}/{} ({:.0} %), improved {} ; VMs mean {:.1} max {}",
+            "{form:?}: wall median {:.3} s, p95 {:.3} s, max {:.3} s; cpu median {:.2} s, p95 {:.2} s, max {:.2} s; proven optimal {}/{} ({:.0} %), improved {} ; VMs mean {:.1} max {}",
             percentile(&times, 0.5),
             percentile(&times, 0.95),
             times.last().copied().unwrap_or(f64::NAN),
+            percentile(&cpus, 0.5),
+            percentile(&cpus, 0.95),
+            cpus.last().copied().unwrap_or(f64::NAN),
             optimal,
             times.len(),
             100.0 * optimal as f64 / times.len().max(1) as f64,

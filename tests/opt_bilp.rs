@@ -198,7 +198,12 @@ fn control(f: Formulation) -> SolveControl {
     }
 }
 
-const ALL: [Formulation; 3] = [Formulation::Plain, Formulation::Tight, Formulation::Config];
+const ALL: [Formulation; 4] = [
+    Formulation::Plain,
+    Formulation::Tight,
+    Formulation::Config,
+    Formulation::Pattern,
+];
 
 /// Checks an outcome against the fleet's rules and Eq. (5).
 fn check_outcome(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], out: &bilp::SolveOutcome) {
@@ -287,7 +292,7 @@ fn reformulations_have_the_plain_optimum() {
         )
         .unwrap();
         assert_eq!(plain.status, SolveStatus::Optimal);
-        for f in [Formulation::Tight, Formulation::Config] {
+        for f in [Formulation::Tight, Formulation::Config, Formulation::Pattern] {
             let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &control(f)).unwrap();
             assert_eq!(out.status, SolveStatus::Optimal, "seed {seed} {f:?}");
             assert_eq!(out.objective, plain.objective, "seed {seed} {f:?}");
@@ -438,4 +443,41 @@ fn rejects_bad_neighborhoods() {
     assert!(bilp::solve(&fleet, &[0, 1], &[12345], &settings()).is_err());
     let empty = bilp::solve(&Fleet::new(embedded(), vec![]), &[], &[], &settings()).unwrap();
     assert_eq!(empty.status, SolveStatus::Trivial);
+}
+
+#[test]
+fn a_hint_starts_the_solver_and_keeps_the_optimum() {
+    for seed in 300..303u64 {
+        let (fleet, pending) = random_fleet(seed, 4, 2, 7, 2, false);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let first = bilp::solve(&fleet, &hosts, &pending, &settings()).unwrap();
+        assert_eq!(first.status, SolveStatus::Optimal);
+        let ctl = SolveControl {
+            hint: Some(first.targets.clone()),
+            ..Default::default()
+        };
+        let again = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &ctl).unwrap();
+        assert_eq!(again.status, SolveStatus::Optimal);
+        assert_eq!(again.objective, first.objective);
+        check_outcome(&fleet, &hosts, &pending, &again);
+        // Stopped at once, the hint is what comes back (it is better than the start).
+        let quick = PolicySettings {
+            time_limit_s: 0.001,
+            ..Default::default()
+        };
+        let hinted = bilp::solve_with(&fleet, &hosts, &pending, &quick, &ctl).unwrap();
+        check_outcome(&fleet, &hosts, &pending, &hinted);
+        assert!(hinted.objective >= first.objective.min(hinted.start_objective));
+        // An invalid hint (a running VM missing) is ignored.
+        let mut bad = first.targets.clone();
+        if let Some(&k) = bad.keys().next() {
+            bad.remove(&k);
+        }
+        let ctl = SolveControl {
+            hint: Some(bad),
+            ..Default::default()
+        };
+        let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &ctl).unwrap();
+        assert_eq!(out.objective, first.objective);
+    }
 }

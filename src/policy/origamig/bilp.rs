@@ -10,6 +10,7 @@
 
 mod configs;
 mod model;
+mod pattern;
 mod run;
 
 use super::objective::{self, Terms, Weights};
@@ -30,12 +31,16 @@ pub enum Formulation {
     /// Plain with exact reductions: variables that cannot be non-zero dropped, rows tightened,
     /// hosts that some optimum keeps on fixed (see `model.rs`).
     Tight,
+    /// Tight, with each VM's GIs assigned to GPUs as one pattern per (VM, host, GPU per GI), and
+    /// each GPU's arrangement one configuration column per profile multiset; see `pattern.rs`.
+    /// The fastest: the default.
+    #[default]
+    Pattern,
     /// Tight, with each GPU's slices described by configuration columns: one binary per
     /// configuration of the GPU (§3's configuration space: 723 on an A100-40GB), linked to the
     /// GIs by one equality per (profile, start). It replaces gamma, f and the slice rows: gamma is
     /// the sum of the GPU's configuration columns and a configuration's free-start reward is its
-    /// CF. Same feasible placements and objective, much tighter LP.
-    #[default]
+    /// CF. Same feasible placements and objective; its LP turned out no tighter than Tight's.
     Config,
 }
 
@@ -95,6 +100,16 @@ pub struct SolveControl {
     pub verbose: bool,
     /// Run HiGHS's presolve (default: off, see SOLVER-NOTES).
     pub presolve: bool,
+    /// A placement to start from instead of the current one (every running VM of the
+    /// neighborhood, plus any admitted pending VMs), used when it is valid and better by Eq. (5)
+    /// (pattern formulation only).
+    pub hint: Option<BTreeMap<VmId, Placement>>,
+    /// Extra HiGHS options (name, value), for tuning experiments.
+    #[doc(hidden)]
+    pub highs_options: Vec<(String, String)>,
+    /// Hosts forced on or off, for experiments (pattern formulation only).
+    #[doc(hidden)]
+    pub fix_hosts: Vec<(HostId, bool)>,
 }
 
 impl std::fmt::Debug for SolveControl {
@@ -156,6 +171,8 @@ pub(crate) struct Inst<'a> {
     pub vms: Vec<VmRec>,
     pub index: HashMap<VmId, usize>,
     pub w: Weights,
+    /// Hosts whose phi is fixed by the caller (experiments), by position.
+    pub phi_fix: Vec<Option<bool>>,
 }
 
 impl<'a> Inst<'a> {
@@ -216,6 +233,7 @@ impl<'a> Inst<'a> {
             vms,
             index,
             w,
+            phi_fix: vec![None; hosts.len()],
         })
     }
 
@@ -257,7 +275,12 @@ pub fn solve_with(
 ) -> anyhow::Result<SolveOutcome> {
     let t0 = Instant::now();
     let w = Weights::from_settings(settings);
-    let inst = Inst::new(fleet, hosts, pending, w)?;
+    let mut inst = Inst::new(fleet, hosts, pending, w)?;
+    for &(h, on) in &control.fix_hosts {
+        if let Some(p) = hosts.iter().position(|&x| x == h) {
+            inst.phi_fix[p] = Some(on);
+        }
+    }
     let start_terms = objective::evaluate(fleet, fleet, hosts, &w);
     let threads = run::process_threads(settings.threads);
     if inst.vms.is_empty() {
@@ -279,12 +302,21 @@ pub fn solve_with(
     let built = model::build(&inst, control.formulation);
     let model::Built {
         problem,
-        start,
+        mut start,
         offset,
-        x,
-        y,
+        decode,
         integral,
+        ..
     } = built;
+    if let Some(hint) = &control.hint {
+        if let Ok(f) = apply(fleet, &inst, hint) {
+            if objective::evaluate(fleet, &f, hosts, &w).total > start_terms.total {
+                if let Some(v) = decode.start_from(&inst, hint) {
+                    start = v;
+                }
+            }
+        }
+    }
     let highs_model = problem
         .try_into_inner()
         .map_err(|e| anyhow::anyhow!("building the HiGHS model: {e}"))?;
@@ -294,6 +326,7 @@ pub fn solve_with(
         presolve: control.presolve,
         abs_gap: if integral { 0.99 } else { 1e-6 },
         verbose: control.verbose,
+        extra: control.highs_options.clone(),
     };
     let res = run::run(highs_model, &start, &opts, control, offset, t0, "full")?;
     let status = match res.status {
@@ -305,7 +338,7 @@ pub fn solve_with(
     // The solver's placement, or the current one when it has none.
     let mut targets = inst.current_targets();
     if let Some(colv) = &res.columns {
-        targets = extract(&inst, &x, &y, colv)?;
+        targets = decode.targets(&inst, colv)?;
     }
     let after = apply(fleet, &inst, &targets)?;
     let mut terms = objective::evaluate(fleet, &after, hosts, &w);
@@ -355,6 +388,51 @@ pub fn solve_with(
     })
 }
 
+/// Diagnostics: the LP relaxation of the model of a neighborhood, solved; returns its value and
+/// the columns with a non-zero value (name = value), fractional ones first.
+#[doc(hidden)]
+pub fn lp_relaxation(
+    fleet: &Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    settings: &PolicySettings,
+    formulation: Formulation,
+    fix_on: &[(usize, bool)],
+) -> anyhow::Result<(f64, Vec<(String, f64)>)> {
+    let w = Weights::from_settings(settings);
+    let inst = Inst::new(fleet, hosts, pending, w)?;
+    let built = model::build_with(&inst, formulation, true, true);
+    let offset = built.offset;
+    let names = built.names.unwrap_or_default();
+    let mut m = built
+        .problem
+        .try_into_inner()
+        .map_err(|e| anyhow::anyhow!("building the HiGHS model: {e}"))?;
+    m.set_option("threads", run::process_threads(settings.threads) as i32);
+    for &(h, on) in fix_on {
+        if let Some(c) = names.iter().position(|n| *n == format!("phi[{h}]")) {
+            let v = if on { 1.0 } else { 0.0 };
+            // SAFETY: `m` owns a live HiGHS instance and `c` is one of its columns.
+            unsafe { highs_sys::Highs_changeColBounds(m.as_mut_ptr(), c as _, v, v) };
+        }
+    }
+    let solved = m.try_solve().map_err(|e| anyhow::anyhow!("LP: {e:?}"))?;
+    let sol = solved.get_solution();
+    let mut out: Vec<(String, f64)> = sol
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(_, &v)| v > 1e-6)
+        .map(|(i, &v)| (names[i].clone(), v))
+        .collect();
+    out.sort_by(|a, b| {
+        let fa = (a.1 - a.1.round()).abs() > 1e-6;
+        let fb = (b.1 - b.1.round()).abs() > 1e-6;
+        fb.cmp(&fa).then(a.0.cmp(&b.0))
+    });
+    Ok((solved.objective_value() + offset, out))
+}
+
 /// Seconds left of a call's time limit (`limit` <= 0 or not finite: no limit), at least 1 ms.
 fn remaining(limit: f64, t0: Instant) -> f64 {
     if limit.is_finite() && limit > 0.0 {
@@ -362,47 +440,6 @@ fn remaining(limit: f64, t0: Instant) -> f64 {
     } else {
         f64::INFINITY
     }
-}
-
-/// Reads the placement out of the solver's column values.
-fn extract(
-    inst: &Inst,
-    x: &[Vec<Option<usize>>],
-    y: &model::YMap,
-    colv: &[f64],
-) -> anyhow::Result<BTreeMap<VmId, Placement>> {
-    let mut out = BTreeMap::new();
-    for (i, vm) in inst.vms.iter().enumerate() {
-        let hosts: Vec<usize> = (0..inst.hosts.len())
-            .filter(|&h| x[i][h].is_some_and(|c| colv[c] > 0.5))
-            .collect();
-        match hosts.as_slice() {
-            [] => {
-                if vm.old.is_some() {
-                    anyhow::bail!("solver left running VM {} unplaced", vm.id);
-                }
-            }
-            [h] => {
-                let mut gis = Vec::with_capacity(vm.gis.len());
-                for (v, ys) in y[i].iter().enumerate() {
-                    let on: Vec<_> = ys.iter().filter(|e| e.h == *h && colv[e.col] > 0.5).collect();
-                    let [e] = on.as_slice() else {
-                        anyhow::bail!("solver gave GI {v} of VM {} {} slots", vm.id, on.len());
-                    };
-                    gis.push(GiSlot { gpu: e.k, start: e.z });
-                }
-                out.insert(
-                    vm.id,
-                    Placement {
-                        host: inst.hosts[*h],
-                        gis,
-                    },
-                );
-            }
-            _ => anyhow::bail!("solver put VM {} on {} hosts", vm.id, hosts.len()),
-        }
-    }
-    Ok(out)
 }
 
 /// The fleet with the neighborhood's VMs at `targets` (validated by the fleet's own rules).

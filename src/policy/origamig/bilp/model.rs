@@ -5,28 +5,74 @@
 use super::configs::{self, Config};
 use super::{Formulation, Inst};
 use crate::catalog::{GpuModel, ModelId};
+use crate::fleet::{GiSlot, Placement, VmId};
 use crate::mig::{self, Occupancy};
 use good_lp::{constraint, variable, Constraint, Expression, ProblemVariables, Variable};
 use std::collections::BTreeMap;
 
 /// Columns in creation order (= HiGHS column order) with their start values.
-struct Cols {
+pub(crate) struct Cols {
     pv: ProblemVariables,
     v: Vec<Variable>,
     start: Vec<f64>,
+    /// Diagnostics: continuous variables (the LP relaxation) and column names.
+    relax: bool,
+    names: Option<Vec<String>>,
 }
 
 impl Cols {
-    fn bin(&mut self, start: bool) -> usize {
-        self.v.push(self.pv.add(variable().binary()));
+    fn def(&self) -> good_lp::VariableDefinition {
+        if self.relax {
+            variable().min(0.0).max(1.0)
+        } else {
+            variable().binary()
+        }
+    }
+
+    pub(crate) fn new(relax: bool, named: bool) -> Cols {
+        Cols {
+            pv: ProblemVariables::new(),
+            v: Vec::new(),
+            start: Vec::new(),
+            relax,
+            names: named.then(Vec::new),
+        }
+    }
+
+    /// Columns so far.
+    pub(crate) fn len(&self) -> usize {
+        self.v.len()
+    }
+
+    pub(crate) fn bin(&mut self, start: bool, name: impl FnOnce() -> String) -> usize {
+        let d = self.def();
+        self.v.push(self.pv.add(d));
         self.start.push(if start { 1.0 } else { 0.0 });
+        if let Some(n) = &mut self.names {
+            n.push(name());
+        }
+        self.v.len() - 1
+    }
+
+    /// A binary fixed at 0 (experiments).
+    pub(crate) fn zero(&mut self, name: impl FnOnce() -> String) -> usize {
+        let d = self.def().max(0.0);
+        self.v.push(self.pv.add(d));
+        self.start.push(0.0);
+        if let Some(n) = &mut self.names {
+            n.push(name());
+        }
         self.v.len() - 1
     }
 
     /// A binary fixed at 1 (an exact fixing; HiGHS drops it at no cost).
-    fn one(&mut self) -> usize {
-        self.v.push(self.pv.add(variable().binary().min(1.0)));
+    pub(crate) fn one(&mut self, name: impl FnOnce() -> String) -> usize {
+        let d = self.def().min(1.0);
+        self.v.push(self.pv.add(d));
         self.start.push(1.0);
+        if let Some(n) = &mut self.names {
+            n.push(name());
+        }
         self.v.len() - 1
     }
 }
@@ -50,12 +96,12 @@ pub(crate) struct Built {
     pub start: Vec<f64>,
     /// Objective constant that HiGHS does not see.
     pub offset: f64,
-    /// x[vm][host position] column, when the variable exists.
-    pub x: Vec<Vec<Option<usize>>>,
-    /// y[vm][gi]: the GI's columns.
-    pub y: YMap,
+    /// How to read a placement out of the column values.
+    pub decode: Decode,
     /// Whether every objective coefficient is an integer.
     pub integral: bool,
+    /// Column names (diagnostics only).
+    pub names: Option<Vec<String>>,
 }
 
 /// Which reductions a formulation applies.
@@ -96,11 +142,12 @@ impl Flags {
             },
             Formulation::Tight => all,
             Formulation::Config => Flags { configs: true, ..all },
+            Formulation::Pattern => all,
         }
     }
 }
 
-fn sum(cols: &Cols, terms: &[(f64, usize)]) -> Expression {
+pub(crate) fn sum(cols: &Cols, terms: &[(f64, usize)]) -> Expression {
     let mut e = Expression::with_capacity(terms.len());
     for &(c, i) in terms {
         e.add_mul(c, cols.v[i]);
@@ -156,7 +203,7 @@ pub(crate) fn host_can_hold(inst: &Inst, i: usize, h: usize) -> bool {
 ///
 /// (b) Capacity. If the running VMs of the neighborhood need more cores, RAM or memory slices
 /// of a class than the other hosts have in total, j cannot be off (Eq. 6-10).
-fn forced_on(inst: &Inst) -> Vec<bool> {
+pub(crate) fn forced_on(inst: &Inst) -> Vec<bool> {
     let cat = inst.fleet.catalog;
     let w = &inst.w;
     let models: Vec<ModelId> = inst
@@ -243,17 +290,21 @@ fn forced_on(inst: &Inst) -> Vec<bool> {
 
 /// Builds the model of `inst` in formulation `form`.
 pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
+    build_with(inst, form, false, false)
+}
+
+/// [`build`], optionally as the LP relaxation and with column names (diagnostics).
+pub(crate) fn build_with(inst: &Inst, form: Formulation, relax: bool, named: bool) -> Built {
     let fl = Flags::of(form);
     let fleet = inst.fleet;
     let cat = fleet.catalog;
     let w = &inst.w;
     let nh = inst.hosts.len();
     let nv = inst.vms.len();
-    let mut cols = Cols {
-        pv: ProblemVariables::new(),
-        v: Vec::new(),
-        start: Vec::new(),
-    };
+    if form == Formulation::Pattern {
+        return super::pattern::build(inst, relax, named);
+    }
+    let mut cols = Cols::new(relax, named);
     let mut obj: Vec<(f64, usize)> = Vec::new();
     let mut offset = 0.0;
     let mut rows: Vec<Constraint> = Vec::new();
@@ -267,7 +318,11 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
     let mut phi = Vec::with_capacity(nh);
     for (h, &hid) in inst.hosts.iter().enumerate() {
         let active = fleet.hosts[hid].is_active();
-        let c = if forced[h] { cols.one() } else { cols.bin(active) };
+        let c = if forced[h] {
+            cols.one(|| format!("phi[{h}]=1"))
+        } else {
+            cols.bin(active, || format!("phi[{h}]"))
+        };
         obj.push((-w.host, c));
         phi.push(c);
     }
@@ -281,7 +336,7 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
                 continue;
             }
             let start = vm.old.as_ref().is_some_and(|(oh, _)| *oh == h);
-            let c = cols.bin(start);
+            let c = cols.bin(start, || format!("x[vm{}][{h}]", vm.id));
             obj.push((w.admit, c));
             *xh = Some(c);
         }
@@ -303,7 +358,7 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
                             .old
                             .as_ref()
                             .is_some_and(|(oh, slots)| *oh == h && slots[v].gpu == k && slots[v].start == z);
-                        let c = cols.bin(start);
+                        let c = cols.bin(start, || format!("y[vm{}.{v}][{h}.{k}@{z}]", vm.id));
                         list.push(YCol { h, k, z, col: c });
                     }
                 }
@@ -323,16 +378,16 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
             if fl.drop_new_mw && delta == 0.0 {
                 continue;
             }
-            let m = cols.bin(false);
+            let m = cols.bin(false, || format!("m[vm{}]", vm.id));
             obj.push((-delta, m));
             if !vm.gis.is_empty() || !fl.drop_new_mw {
-                let om = cols.bin(false);
+                let om = cols.bin(false, || format!("w[vm{}]", vm.id));
                 obj.push((-delta, om));
             }
             continue;
         }
         let (oh, slots) = vm.old.as_ref().expect("running");
-        let m = cols.bin(false);
+        let m = cols.bin(false, || format!("m[vm{}]", vm.id));
         obj.push((-delta, m));
         // Eq. (14): m_i >= 1 - x_{i, old host}.
         let xo = x[i][*oh].expect("the old host can hold the VM");
@@ -341,7 +396,7 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
             // No GI: Eq. (15) is empty, omega_i = 0 at the optimum; dropped.
             continue;
         }
-        let om = cols.bin(false);
+        let om = cols.bin(false, || format!("w[vm{}]", vm.id));
         obj.push((-delta, om));
         for (v, s) in slots.iter().enumerate() {
             // Eq. (15), per GI: omega_i >= 1 - y at the GI's old host, GPU and start.
@@ -429,7 +484,7 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
                 );
                 continue;
             }
-            let gamma = cols.bin(active_now);
+            let gamma = cols.bin(active_now, || format!("gamma[{h}.{k}]"));
             obj.push((-w.gpu, gamma));
             if fl.gamma_le_phi {
                 // gamma_jk <= phi_j: a GPU holds a GI only on a host that runs its VM (Eq. 9, 12);
@@ -464,7 +519,7 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
                     Vec::new()
                 };
                 for &z in &prof.starts {
-                    let f = cols.bin(free_now.contains(&z));
+                    let f = cols.bin(free_now.contains(&z), || format!("f[{h}.{k}][{}@{z}]", prof.name));
                     obj.push((w.free_start, f));
                     for u in z..z + prof.size {
                         in_window[u as usize] = true;
@@ -500,9 +555,20 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
         }
     }
 
-    let integral = w.integral();
-    let objective = sum(&cols, &obj) + offset;
-    let Cols { pv, start, .. } = cols;
+    finish(cols, &obj, offset, rows, Decode::Slots { x, y }, w.integral())
+}
+
+/// Finishes a model: objective, rows, and the good_lp problem.
+pub(crate) fn finish(
+    cols: Cols,
+    obj: &[(f64, usize)],
+    offset: f64,
+    rows: Vec<Constraint>,
+    decode: Decode,
+    integral: bool,
+) -> Built {
+    let objective = sum(&cols, obj) + offset;
+    let Cols { pv, start, names, .. } = cols;
     let mut problem = pv.maximise(objective).using(good_lp::solvers::highs::highs);
     for r in rows {
         good_lp::SolverModel::add_constraint(&mut problem, r);
@@ -511,10 +577,77 @@ pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
         problem,
         start,
         offset,
-        x,
-        y,
+        decode,
         integral,
+        names,
     }
+}
+
+/// How a model's columns encode a placement.
+pub(crate) enum Decode {
+    /// x per VM and host, y per GI, host, GPU and start (§4).
+    Slots { x: Vec<Vec<Option<usize>>>, y: YMap },
+    /// Placement patterns and GPU configurations ([`super::pattern`]).
+    Patterns(super::pattern::Decode),
+}
+
+impl Decode {
+    /// The placement of every VM the column values place.
+    /// A start vector for a placement other than the current one (pattern models only).
+    pub(crate) fn start_from(&self, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> Option<Vec<f64>> {
+        match self {
+            Decode::Slots { .. } => None,
+            Decode::Patterns(d) => d.start_from(inst, targets),
+        }
+    }
+
+    pub(crate) fn targets(&self, inst: &Inst, colv: &[f64]) -> anyhow::Result<BTreeMap<VmId, Placement>> {
+        match self {
+            Decode::Slots { x, y } => extract_slots(inst, x, y, colv),
+            Decode::Patterns(d) => d.targets(inst, colv),
+        }
+    }
+}
+
+/// Reads the placement out of x and y.
+fn extract_slots(
+    inst: &Inst,
+    x: &[Vec<Option<usize>>],
+    y: &YMap,
+    colv: &[f64],
+) -> anyhow::Result<BTreeMap<VmId, Placement>> {
+    let mut out = BTreeMap::new();
+    for (i, vm) in inst.vms.iter().enumerate() {
+        let hosts: Vec<usize> = (0..inst.hosts.len())
+            .filter(|&h| x[i][h].is_some_and(|c| colv[c] > 0.5))
+            .collect();
+        match hosts.as_slice() {
+            [] => {
+                if vm.old.is_some() {
+                    anyhow::bail!("solver left running VM {} unplaced", vm.id);
+                }
+            }
+            [h] => {
+                let mut gis = Vec::with_capacity(vm.gis.len());
+                for (v, ys) in y[i].iter().enumerate() {
+                    let on: Vec<_> = ys.iter().filter(|e| e.h == *h && colv[e.col] > 0.5).collect();
+                    let [e] = on.as_slice() else {
+                        anyhow::bail!("solver gave GI {v} of VM {} {} slots", vm.id, on.len());
+                    };
+                    gis.push(GiSlot { gpu: e.k, start: e.z });
+                }
+                out.insert(
+                    vm.id,
+                    Placement {
+                        host: inst.hosts[*h],
+                        gis,
+                    },
+                );
+            }
+            _ => anyhow::bail!("solver put VM {} on {} hosts", vm.id, hosts.len()),
+        }
+    }
+    Ok(out)
 }
 
 /// Per-profile instance limits (DESIGN §1; e.g. one +me GI per GPU). Not in the paper's model,
@@ -586,7 +719,7 @@ fn gpu_configs(
             b.sort();
             a == b
         };
-        let col = cols.bin(is_current);
+        let col = cols.bin(is_current, || format!("lambda[{:?}]{:?}", phi, c.gis));
         obj.push((-w.gpu + w.free_start * c.cf as f64, col));
         lambdas.push((col, c));
     }

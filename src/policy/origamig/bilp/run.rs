@@ -36,6 +36,8 @@ pub(crate) struct RunOptions {
     /// optimum exactly).
     pub abs_gap: f64,
     pub verbose: bool,
+    /// Extra options: integers, floats and booleans are parsed, anything else is a string.
+    pub extra: Vec<(String, String)>,
 }
 
 /// HiGHS's thread pool is global to the process: the first thread count used wins and a later
@@ -150,6 +152,17 @@ pub(crate) fn run(
     )?;
     set_option(&mut model, "mip_rel_gap", 0.0)?;
     set_option(&mut model, "mip_abs_gap", opts.abs_gap)?;
+    for (k, v) in &opts.extra {
+        if let Ok(i) = v.parse::<i32>() {
+            set_option(&mut model, k, i)?;
+        } else if let Ok(f) = v.parse::<f64>() {
+            set_option(&mut model, k, f)?;
+        } else if let Ok(b) = v.parse::<bool>() {
+            set_option(&mut model, k, b)?;
+        } else {
+            set_option(&mut model, k, v.as_str())?;
+        }
+    }
     if opts.verbose {
         let _ = model.try_set_option("output_flag", true);
         let _ = model.try_set_option("log_to_console", true);
