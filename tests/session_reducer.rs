@@ -363,6 +363,16 @@ fn policy_switch_names_the_choices() {
     assert!(err.contains("bogus") && err.contains("ff"), "{err}");
     let out = update(&mut s, Action::SetPolicy("ff".into())).unwrap();
     assert!(matches!(out, Outcome::Info(_)), "already ff");
+    update(&mut s, Action::SetPolicy("packing".into())).unwrap();
+    assert_eq!(s.policy_name(), "packing");
+    assert!(s.modified());
+    update(&mut s, Action::Undo).unwrap();
+    assert_eq!(s.policy_name(), "ff");
+    let next = session::parse_command(&s, "policy next").unwrap();
+    assert!(
+        matches!(next, Action::SetPolicy(ref n) if n == "origamig"),
+        "{next:?}"
+    );
 }
 
 #[test]

@@ -61,13 +61,19 @@ impl Policy for FirstFit {
 }
 
 /// Names of the arrival policies this build offers, in the order `policy next` cycles.
-pub const POLICIES: &[&str] = &["ff"];
+pub const POLICIES: &[&str] = &["ff", "origamig", "packing"];
 
 /// The arrival policy with this name.
-pub fn policy_by_name(name: &str, _settings: &PolicySettings) -> Result<Box<dyn Policy>> {
+/// The session places arrivals with it; optimizer calls are made by hand (`o`), not on steps.
+pub fn policy_by_name(name: &str, settings: &PolicySettings) -> Result<Box<dyn Policy>> {
     match name {
         "ff" => Ok(Box::new(FirstFit)),
-        other => bail!("unknown or unavailable arrival policy `{other}` (available: ff)"),
+        "origamig" => Ok(Box::new(crate::policy::origamig::Origamig::new(settings))),
+        "packing" => Ok(Box::new(crate::ops::packing::Packing::new(settings))),
+        other => bail!(
+            "unknown or unavailable arrival policy `{other}` (available: {})",
+            POLICIES.join(", ")
+        ),
     }
 }
 
