@@ -143,9 +143,16 @@ pub struct WorkloadSettings {
     /// Profile weights per model (model -> profile -> weight); uniform when absent.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub profile_mix: BTreeMap<String, BTreeMap<String, f64>>,
+    /// Weight multiplier of the larger profiles (at least half a GPU's memory slices) in the
+    /// profile draw: Table 9's "larger profiles half or twice as likely" is 0.5 or 2 (default 1).
+    pub large_profile_weight: f64,
     /// A pod-list CSV (Alibaba GPU 2023 format) replacing the synthetic generator.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<String>,
+    /// Trace replay: keep the pods created in the trace's last this many days (§6.5: 34).
+    pub trace_window_days: f64,
+    /// Trace replay: GPU model the pods are mapped to (§6.5: the A100-40GB).
+    pub trace_model: String,
 }
 
 impl Default for WorkloadSettings {
@@ -166,7 +173,10 @@ impl Default for WorkloadSettings {
             measure_h: 72.0,
             media_ext: false,
             profile_mix: BTreeMap::new(),
+            large_profile_weight: 1.0,
             trace: None,
+            trace_window_days: 34.0,
+            trace_model: "a100-40gb".into(),
         }
     }
 }

@@ -10,6 +10,8 @@ mod export;
 mod gpu;
 mod layout;
 mod solve;
+pub mod simulate;
+pub mod sweep;
 
 /// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
 #[derive(Parser, Debug)]
@@ -37,6 +39,11 @@ pub enum Command {
     Explore(explore::Args),
     /// One GPU with given GIs: slice map, CF, free starts, capacity, and why a profile fits or not.
     Gpu(gpu::Args),
+    /// Run one simulation of a policy over a scenario and print its metrics.
+    Simulate(simulate::Args),
+    /// Run every combination of policies, loads and seeds in parallel; CSV rows, means with
+    /// 95 % confidence intervals and Fig. 4 as SVG.
+    Sweep(sweep::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -74,5 +81,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Export(a)) => export::run(a),
         Some(Command::Explore(a)) => explore::run(a),
         Some(Command::Gpu(a)) => gpu::run(a),
+        Some(Command::Simulate(a)) => simulate::run(a),
+        Some(Command::Sweep(a)) => sweep::run(a),
     }
 }

@@ -6,6 +6,25 @@ pub mod origamig;
 
 use crate::fleet::{Fleet, Placement, Vm};
 use crate::plan::Plan;
+use crate::scenario::PolicySettings;
+
+pub mod cache;
+pub mod ff;
+pub mod mfi;
+pub mod tc;
+
+/// Names [`by_name`] knows.
+pub const NAMES: &[&str] = &["ff", "mfi", "tc"];
+
+/// The policy called `name` (case-insensitive), configured from `settings`.
+pub fn by_name(name: &str, settings: &PolicySettings) -> anyhow::Result<Box<dyn Policy>> {
+    match name.to_ascii_lowercase().as_str() {
+        "ff" => Ok(Box::new(ff::FirstFit)),
+        "mfi" => Ok(Box::new(mfi::Mfi::new())),
+        "tc" => Ok(Box::new(tc::Tc::new(settings))),
+        other => anyhow::bail!("unknown policy `{other}` (known: {})", NAMES.join(", ")),
+    }
+}
 
 /// A placement policy driven by the simulation clock.
 pub trait Policy: Send {

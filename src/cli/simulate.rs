@@ -1,0 +1,321 @@
+//! `migplan simulate SCENARIO`: one run of a policy over a scenario's fleet and workload
+//! (§6.1-§6.3), with the metrics of the measurement window as text, JSON or one CSV row.
+
+use crate::metrics::Summary;
+use crate::policy;
+use crate::scenario::{self, Scenario};
+use crate::sim::Simulator;
+use anyhow::Context;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// Policy (ff, mfi, tc, ...); default: the scenario's `policy.arrival`.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// Seed of the workload (default: the scenario's `workload.seed`).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Offered load rho (default: the scenario's `workload.load`).
+    #[arg(long)]
+    pub load: Option<f64>,
+    /// Hours measured after the warm-up (default: the scenario's `workload.measure_h`).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// Hours of warm-up (default: the scenario's `workload.warmup_h`).
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Replay a pod-list CSV (Alibaba GPU 2023 format, §6.5) instead of the synthetic workload.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print a CSV header and one row.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// The result of one run: its settings and its metrics.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub scenario: String,
+    pub policy: String,
+    pub seed: u64,
+    pub load: f64,
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// Wall-clock seconds the run took.
+    pub wall_s: f64,
+}
+
+/// The scalar columns of a CSV row, in order (shared with `sweep`).
+pub const CSV_COLUMNS: &[&str] = &[
+    "scenario",
+    "policy",
+    "seed",
+    "load",
+    "measured_h",
+    "acceptance_pct",
+    "active_hosts",
+    "active_hosts_pct",
+    "active_gpus_pct",
+    "packing_pct",
+    "energy_mwh",
+    "kwh_per_gpu_hour",
+    "switch_ons_per_h",
+    "migrations_per_h",
+    "gb_per_h",
+    "wait_s_mean",
+    "requests",
+    "admitted",
+    "rejected",
+    "migration_s_mean",
+    "plans",
+    "mean_power_kw",
+    "wall_s",
+];
+
+impl Row {
+    /// The row's values in [`CSV_COLUMNS`] order.
+    pub fn csv(&self) -> String {
+        let s = &self.summary;
+        let name = if self.scenario.contains([',', '"']) {
+            format!("\"{}\"", self.scenario.replace('"', "\"\""))
+        } else {
+            self.scenario.clone()
+        };
+        [
+            name,
+            self.policy.clone(),
+            self.seed.to_string(),
+            format!("{}", self.load),
+            format!("{:.3}", s.measured_h),
+            format!("{:.4}", s.acceptance_pct),
+            format!("{:.4}", s.active_hosts),
+            format!("{:.4}", s.active_hosts_pct),
+            format!("{:.4}", s.active_gpus_pct),
+            format!("{:.4}", s.packing_pct),
+            format!("{:.5}", s.energy_mwh),
+            format!("{:.5}", s.kwh_per_gpu_hour),
+            format!("{:.4}", s.switch_ons_per_h),
+            format!("{:.4}", s.migrations_per_h),
+            format!("{:.3}", s.gb_per_h),
+            format!("{:.3}", s.wait_s_mean),
+            s.requests.to_string(),
+            s.admitted.to_string(),
+            s.rejected.to_string(),
+            format!("{:.3}", s.migration_s_mean),
+            s.plans.to_string(),
+            format!("{:.4}", s.mean_power_kw),
+            format!("{:.3}", self.wall_s),
+        ]
+        .join(",")
+    }
+}
+
+/// A relative trace path is taken from the working directory, or else beside the scenario.
+pub fn resolve_trace(scenario: &mut Scenario, scenario_path: &Path) {
+    if let Some(t) = &scenario.workload.trace {
+        let p = PathBuf::from(t);
+        if p.is_relative() && !p.exists() {
+            if let Some(dir) = scenario_path.parent() {
+                let beside = dir.join(&p);
+                if beside.exists() {
+                    scenario.workload.trace = Some(beside.display().to_string());
+                }
+            }
+        }
+    }
+}
+
+/// Settings of one run on top of a scenario.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub policy: Option<String>,
+    pub seed: Option<u64>,
+    pub load: Option<f64>,
+    pub hours: Option<f64>,
+    pub warmup: Option<f64>,
+}
+
+/// Applies overrides to a scenario and returns the policy name.
+pub fn apply(scenario: &mut Scenario, o: &Overrides) -> anyhow::Result<String> {
+    if let Some(s) = o.seed {
+        scenario.workload.seed = s;
+    }
+    if let Some(l) = o.load {
+        anyhow::ensure!(
+            l >= 0.0 && l.is_finite(),
+            "--load must be a non-negative number, not {l}"
+        );
+        scenario.workload.load = l;
+    }
+    if let Some(h) = o.hours {
+        anyhow::ensure!(h > 0.0 && h.is_finite(), "--hours must be positive, not {h}");
+        scenario.workload.measure_h = h;
+    }
+    if let Some(h) = o.warmup {
+        anyhow::ensure!(
+            h >= 0.0 && h.is_finite(),
+            "--warmup must be non-negative, not {h}"
+        );
+        scenario.workload.warmup_h = h;
+    }
+    Ok(o.policy
+        .clone()
+        .unwrap_or_else(|| scenario.policy.arrival.clone()))
+}
+
+/// Runs one simulation to the end of its window; `progress` gets the fraction done.
+pub fn run_one(scenario: &Scenario, policy_name: &str, progress: &mut dyn FnMut(f64)) -> anyhow::Result<Row> {
+    let policy = policy::by_name(policy_name, &scenario.policy)?;
+    let mut sim = Simulator::new(scenario, policy)?;
+    let t = Instant::now();
+    sim.run_with(progress);
+    Ok(Row {
+        scenario: scenario.name.clone(),
+        policy: policy_name.to_ascii_lowercase(),
+        seed: scenario.workload.seed,
+        load: scenario.workload.load,
+        summary: sim.metrics(),
+        wall_s: t.elapsed().as_secs_f64(),
+    })
+}
+
+/// A progress bar on stderr that appears only once a run has taken a second.
+pub struct LateBar {
+    bar: indicatif::ProgressBar,
+    started: Instant,
+    shown: bool,
+}
+
+impl LateBar {
+    pub fn new(len: u64, msg: &str) -> Self {
+        let bar =
+            indicatif::ProgressBar::with_draw_target(Some(len), indicatif::ProgressDrawTarget::hidden());
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {percent:>3}% {elapsed}")
+        {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        bar.set_message(msg.to_string());
+        LateBar {
+            bar,
+            started: Instant::now(),
+            shown: false,
+        }
+    }
+
+    pub fn set(&mut self, pos: u64) {
+        if !self.shown && self.started.elapsed() > Duration::from_secs(1) {
+            self.shown = true;
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        self.bar.set_position(pos);
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let mut scenario = scenario::load(&a.scenario)?;
+    if let Some(t) = &a.trace {
+        anyhow::ensure!(t.exists(), "{}: no such trace file", t.display());
+        scenario.workload.trace = Some(t.display().to_string());
+        scenario.workload.enabled = true;
+    }
+    resolve_trace(&mut scenario, &a.scenario);
+    let name = apply(
+        &mut scenario,
+        &Overrides {
+            policy: a.policy.clone(),
+            seed: a.seed,
+            load: a.load,
+            hours: a.hours,
+            warmup: a.warmup,
+        },
+    )?;
+    let mut bar = LateBar::new(1000, &format!("{} {}", scenario.name, name));
+    let row = run_one(&scenario, &name, &mut |f| bar.set((f * 1000.0) as u64))
+        .with_context(|| format!("{}", a.scenario.display()))?;
+    bar.finish();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&row)?);
+    } else if a.csv {
+        println!("{}", CSV_COLUMNS.join(","));
+        println!("{}", row.csv());
+    } else {
+        print!("{}", human(&scenario, &row));
+    }
+    Ok(())
+}
+
+fn human(scenario: &Scenario, row: &Row) -> String {
+    use std::fmt::Write;
+    let s = &row.summary;
+    let w = &scenario.workload;
+    let from = scenario.start + chrono::Duration::seconds((scenario.now_s + w.warmup_h * 3600.0) as i64);
+    let to = from + chrono::Duration::seconds((s.measured_h * 3600.0) as i64);
+    let mut o = String::new();
+    let source = match &w.trace {
+        Some(t) => format!("trace {t}"),
+        None => "synthetic".into(),
+    };
+    let _ = writeln!(
+        o,
+        "{}: policy {}, seed {}, load {}, {} workload; {} h warm-up, measured {} .. {}",
+        row.scenario,
+        row.policy,
+        row.seed,
+        row.load,
+        source,
+        w.warmup_h,
+        from.format("%Y-%m-%d %H:%M"),
+        to.format("%Y-%m-%d %H:%M UTC")
+    );
+    let hosts = scenario.fleet.hosts.len();
+    let _ = writeln!(
+        o,
+        "  acceptance      {:6.2} % of requested memory slices ({} of {} requests admitted, {} rejected)",
+        s.acceptance_pct, s.admitted, s.requests, s.rejected
+    );
+    let _ = writeln!(
+        o,
+        "  active hosts    {:6.1} of {hosts} ({:.1} %)",
+        s.active_hosts, s.active_hosts_pct
+    );
+    let _ = writeln!(o, "  active GPUs     {:6.1} %", s.active_gpus_pct);
+    let _ = writeln!(
+        o,
+        "  packing         {:6.1} % of the active GPUs' slices",
+        s.packing_pct
+    );
+    let _ = writeln!(
+        o,
+        "  energy          {:6.3} MWh ({:.4} kWh per admitted GPU-hour, mean {:.1} kW)",
+        s.energy_mwh, s.kwh_per_gpu_hour, s.mean_power_kw
+    );
+    let _ = writeln!(o, "  switch-ons      {:6.1} per hour", s.switch_ons_per_h);
+    let _ = writeln!(
+        o,
+        "  migrations      {:6.1} per hour, {:.0} GB copied per hour",
+        s.migrations_per_h, s.gb_per_h
+    );
+    let _ = writeln!(o, "  wait in queue   {:6.1} s mean", s.wait_s_mean);
+    if !s.stranded.is_empty() {
+        let parts: Vec<String> = s
+            .stranded
+            .iter()
+            .map(|x| format!("{} {:.0} %", x.profile, 100.0 * x.share))
+            .collect();
+        let _ = writeln!(o, "  stranded        {} (share of free slices)", parts.join(", "));
+    }
+    let _ = writeln!(o, "  ran in {:.2} s", row.wall_s);
+    o
+}

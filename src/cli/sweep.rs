@@ -1,0 +1,564 @@
+//! `migplan sweep SCENARIO --policies .. --loads .. --seeds ..`: every combination as an
+//! independent run, in parallel on all cores; one CSV row per run, means and 95 % confidence
+//! intervals per (policy, load), and Fig. 4's four panels as an SVG (§6.4).
+//!
+//! A run depends only on (scenario, policy, load, seed), so a sweep larger than one machine can
+//! be split by seed across a batch system and the rows concatenated; `--aggregate` turns such
+//! rows into the summary and the figure.
+
+use super::simulate::{self, LateBar, Overrides, Row, CSV_COLUMNS};
+use crate::scenario;
+use anyhow::{bail, Context};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario file (TOML); not needed with --aggregate.
+    #[arg(required_unless_present = "aggregate")]
+    pub scenario: Option<PathBuf>,
+    /// Policies, comma-separated (e.g. ff,mfi,tc).
+    #[arg(long, value_delimiter = ',', default_value = "ff")]
+    pub policies: Vec<String>,
+    /// Offered loads, comma-separated (default: the scenario's).
+    #[arg(long, value_delimiter = ',')]
+    pub loads: Vec<f64>,
+    /// Seeds: a list `1,2,3` or a range `1..5` (inclusive).
+    #[arg(long)]
+    pub seeds: Option<String>,
+    /// Hours measured after the warm-up (default: the scenario's).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// Hours of warm-up (default: the scenario's).
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Parallel runs (default: all cores).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Write runs.csv, summary.csv and fig4.svg into this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write the means and 95 % confidence intervals per (policy, load) as CSV here.
+    #[arg(long)]
+    pub summary: Option<PathBuf>,
+    /// Write Fig. 4's four panels as SVG here.
+    #[arg(long)]
+    pub svg: Option<PathBuf>,
+    /// Instead of running, read run rows from these CSV files (from split sweeps).
+    #[arg(long, num_args = 1..)]
+    pub aggregate: Vec<PathBuf>,
+}
+
+/// Parses `1..5` (inclusive) or `1,2,3`.
+pub fn parse_seeds(s: &str) -> anyhow::Result<Vec<u64>> {
+    let s = s.trim();
+    if let Some((a, b)) = s.split_once("..") {
+        let a: u64 = a
+            .trim()
+            .parse()
+            .with_context(|| format!("--seeds `{s}`: bad start"))?;
+        let b: u64 = b
+            .trim()
+            .trim_start_matches('=')
+            .parse()
+            .with_context(|| format!("--seeds `{s}`: bad end"))?;
+        if b < a {
+            bail!("--seeds `{s}`: the range is empty");
+        }
+        return Ok((a..=b).collect());
+    }
+    s.split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<u64>()
+                .with_context(|| format!("--seeds `{s}`: `{x}` is not a seed"))
+        })
+        .collect()
+}
+
+/// Two-sided 95 % Student t quantiles for 1..=30 degrees of freedom.
+const T95: [f64; 30] = [
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+    2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+];
+
+/// Mean and half-width of the 95 % confidence interval (Student t); the half-width is 0 for one
+/// value.
+pub fn mean_ci95(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    if n == 0 {
+        return (f64::NAN, 0.0);
+    }
+    let mean = xs.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let t = T95.get(n - 2).copied().unwrap_or(1.96);
+    (mean, t * (var / n as f64).sqrt())
+}
+
+/// The metrics the summary averages, as (CSV column, label).
+pub const METRICS: &[(&str, &str)] = &[
+    ("acceptance_pct", "Accept. (%)"),
+    ("active_hosts", "Active PMs"),
+    ("active_hosts_pct", "Active PMs (%)"),
+    ("active_gpus_pct", "Active GPUs (%)"),
+    ("packing_pct", "Packing (%)"),
+    ("energy_mwh", "Energy (MWh)"),
+    ("kwh_per_gpu_hour", "kWh per GPU-hour"),
+    ("switch_ons_per_h", "Switch./h"),
+    ("migrations_per_h", "Migr./h"),
+    ("gb_per_h", "GB/h"),
+    ("wait_s_mean", "Wait (s)"),
+];
+
+/// One run as the summary sees it: its key and its metric values by column.
+#[derive(Debug, Clone)]
+pub struct RunValues {
+    pub policy: String,
+    pub load: f64,
+    pub seed: u64,
+    pub values: BTreeMap<String, f64>,
+}
+
+fn values_of(row: &Row) -> RunValues {
+    let line = row.csv();
+    let cells: Vec<&str> = line.split(',').collect();
+    let mut values = BTreeMap::new();
+    // The scenario name is the only text column that may hold commas; metrics come after it.
+    let off = cells.len() - CSV_COLUMNS.len();
+    for (i, c) in CSV_COLUMNS.iter().enumerate().skip(4) {
+        if let Ok(v) = cells[i + off].parse::<f64>() {
+            values.insert(c.to_string(), v);
+        }
+    }
+    RunValues {
+        policy: row.policy.clone(),
+        load: row.load,
+        seed: row.seed,
+        values,
+    }
+}
+
+/// Reads run rows written by `sweep` or `simulate --csv` (header lines may repeat).
+pub fn read_rows(path: &Path) -> anyhow::Result<Vec<RunValues>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let file = path.display().to_string();
+    let mut header: Option<Vec<String>> = None;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+        if cells.first() == Some(&"scenario") {
+            header = Some(cells.iter().map(|s| s.to_string()).collect());
+            continue;
+        }
+        let Some(h) = &header else {
+            bail!("{file}:{line_no}: a row before the header line");
+        };
+        if cells.len() != h.len() {
+            bail!(
+                "{file}:{line_no}: expected {} fields, found {}",
+                h.len(),
+                cells.len()
+            );
+        }
+        let get = |name: &str| -> anyhow::Result<&str> {
+            h.iter()
+                .position(|c| c == name)
+                .map(|i| cells[i])
+                .with_context(|| format!("{file}:{line_no}: no column `{name}`"))
+        };
+        let policy = get("policy")?.to_string();
+        let load: f64 = get("load")?
+            .parse()
+            .with_context(|| format!("{file}:{line_no}: field `load` is not a number"))?;
+        let seed: u64 = get("seed")?
+            .parse()
+            .with_context(|| format!("{file}:{line_no}: field `seed` is not a whole number"))?;
+        let mut values = BTreeMap::new();
+        for (m, _) in METRICS {
+            if let Ok(s) = get(m) {
+                let v: f64 = s
+                    .parse()
+                    .with_context(|| format!("{file}:{line_no}: field `{m}`: `{s}` is not a number"))?;
+                values.insert(m.to_string(), v);
+            }
+        }
+        out.push(RunValues {
+            policy,
+            load,
+            seed,
+            values,
+        });
+    }
+    Ok(out)
+}
+
+/// Means and 95 % CIs per (policy, load), in policy order of first appearance and ascending load.
+pub struct Summary {
+    pub groups: Vec<Group>,
+}
+
+pub struct Group {
+    pub policy: String,
+    pub load: f64,
+    pub n: usize,
+    /// Metric column -> (mean, CI half-width).
+    pub stats: BTreeMap<String, (f64, f64)>,
+}
+
+pub fn summarize(runs: &[RunValues]) -> Summary {
+    let mut policies: Vec<String> = Vec::new();
+    for r in runs {
+        if !policies.contains(&r.policy) {
+            policies.push(r.policy.clone());
+        }
+    }
+    let mut groups = Vec::new();
+    for p in &policies {
+        let mut loads: Vec<f64> = runs.iter().filter(|r| &r.policy == p).map(|r| r.load).collect();
+        loads.sort_by(f64::total_cmp);
+        loads.dedup();
+        for l in loads {
+            let members: Vec<&RunValues> = runs.iter().filter(|r| &r.policy == p && r.load == l).collect();
+            let mut stats = BTreeMap::new();
+            for (m, _) in METRICS {
+                let xs: Vec<f64> = members.iter().filter_map(|r| r.values.get(*m).copied()).collect();
+                if !xs.is_empty() {
+                    stats.insert(m.to_string(), mean_ci95(&xs));
+                }
+            }
+            groups.push(Group {
+                policy: p.clone(),
+                load: l,
+                n: members.len(),
+                stats,
+            });
+        }
+    }
+    Summary { groups }
+}
+
+impl Summary {
+    pub fn csv(&self) -> String {
+        let mut out = String::from("policy,load,runs");
+        for (m, _) in METRICS {
+            out.push_str(&format!(",{m}_mean,{m}_ci95"));
+        }
+        out.push('\n');
+        for g in &self.groups {
+            out.push_str(&format!("{},{},{}", g.policy, g.load, g.n));
+            for (m, _) in METRICS {
+                match g.stats.get(*m) {
+                    Some((mean, ci)) => out.push_str(&format!(",{mean:.5},{ci:.5}")),
+                    None => out.push_str(",,"),
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// A text table like the paper's Table 8 (mean ± CI half-width).
+    pub fn table(&self) -> String {
+        let mut out = format!("{:<10}{:>6}{:>5}", "policy", "load", "n");
+        let cols = [
+            "acceptance_pct",
+            "active_hosts",
+            "active_gpus_pct",
+            "packing_pct",
+            "energy_mwh",
+            "kwh_per_gpu_hour",
+            "switch_ons_per_h",
+            "migrations_per_h",
+            "wait_s_mean",
+        ];
+        for c in cols {
+            let label = METRICS.iter().find(|m| m.0 == c).map(|m| m.1).unwrap_or(c);
+            out.push_str(&format!("{label:>20}"));
+        }
+        out.push('\n');
+        for g in &self.groups {
+            out.push_str(&format!("{:<10}{:>6}{:>5}", g.policy, g.load, g.n));
+            for c in cols {
+                let cell = match g.stats.get(c) {
+                    Some((m, ci)) if c == "kwh_per_gpu_hour" => format!("{m:.4} ± {ci:.4}"),
+                    Some((m, ci)) if c == "energy_mwh" => format!("{m:.2} ± {ci:.2}"),
+                    Some((m, ci)) => format!("{m:.1} ± {ci:.1}"),
+                    None => "-".into(),
+                };
+                out.push_str(&format!("{cell:>20}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Fig. 4's four panels (acceptance, active PMs, packing, energy per GPU-hour) against the
+    /// offered load, one line per policy with 95 % CI bars.
+    pub fn svg(&self, path: &Path) -> anyhow::Result<()> {
+        use plotters::prelude::*;
+        let panels = [
+            ("acceptance_pct", "(a) Acceptance", "Admitted slices (%)"),
+            ("active_hosts_pct", "(b) Active PMs", "Share of the PMs (%)"),
+            ("packing_pct", "(c) Packing density", "Occupied slices (%)"),
+            (
+                "kwh_per_gpu_hour",
+                "(d) Energy per GPU-hour",
+                "kWh per admitted GPU-hour",
+            ),
+        ];
+        let mut policies: Vec<&str> = Vec::new();
+        for g in &self.groups {
+            if !policies.contains(&g.policy.as_str()) {
+                policies.push(&g.policy);
+            }
+        }
+        let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
+        let root = SVGBackend::new(path, (1000, 760)).into_drawing_area();
+        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: cannot draw: {e}", path.display());
+        root.fill(&WHITE).map_err(|e| err(&e))?;
+        let (lo, hi) = self
+            .groups
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), g| {
+                (a.min(g.load), b.max(g.load))
+            });
+        if !lo.is_finite() {
+            bail!("no runs to plot");
+        }
+        let pad = ((hi - lo) * 0.05).max(0.02);
+        for (area, (metric, title, ylabel)) in root.split_evenly((2, 2)).iter().zip(panels) {
+            let pts: Vec<(&Group, f64, f64)> = self
+                .groups
+                .iter()
+                .filter_map(|g| g.stats.get(metric).map(|&(m, c)| (g, m, c)))
+                .collect();
+            let (ymin, ymax) = pts
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (_, m, c)| {
+                    (a.min(m - c), b.max(m + c))
+                });
+            if !ymin.is_finite() {
+                continue;
+            }
+            let ypad = ((ymax - ymin) * 0.1).max(ymax.abs() * 0.005).max(1e-6);
+            let mut chart = ChartBuilder::on(area)
+                .caption(title, ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(36)
+                .y_label_area_size(60)
+                .build_cartesian_2d((lo - pad)..(hi + pad), (ymin - ypad)..(ymax + ypad))
+                .map_err(|e| err(&e))?;
+            chart
+                .configure_mesh()
+                .x_desc("Offered load")
+                .y_desc(ylabel)
+                .draw()
+                .map_err(|e| err(&e))?;
+            for (i, p) in policies.iter().enumerate() {
+                let color = palette[i % palette.len()];
+                let series: Vec<(f64, f64, f64)> = pts
+                    .iter()
+                    .filter(|(g, _, _)| g.policy == *p)
+                    .map(|(g, m, c)| (g.load, *m, *c))
+                    .collect();
+                chart
+                    .draw_series(LineSeries::new(
+                        series.iter().map(|&(x, y, _)| (x, y)),
+                        color.stroke_width(2),
+                    ))
+                    .map_err(|e| err(&e))?
+                    .label(p.to_uppercase())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+                let w = pad * 0.3;
+                for &(x, y, c) in &series {
+                    let bars = [
+                        vec![(x, y - c), (x, y + c)],
+                        vec![(x - w, y - c), (x + w, y - c)],
+                        vec![(x - w, y + c), (x + w, y + c)],
+                    ];
+                    chart
+                        .draw_series(bars.into_iter().map(|b| PathElement::new(b, color)))
+                        .map_err(|e| err(&e))?;
+                    chart
+                        .draw_series(std::iter::once(Circle::new((x, y), 3, color.filled())))
+                        .map_err(|e| err(&e))?;
+                }
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::UpperLeft)
+                .draw()
+                .map_err(|e| err(&e))?;
+        }
+        root.present().map_err(|e| err(&e))?;
+        Ok(())
+    }
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let (summary_path, svg_path, runs_path) = match &a.out {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+            (
+                Some(dir.join("summary.csv")),
+                Some(dir.join("fig4.svg")),
+                Some(dir.join("runs.csv")),
+            )
+        }
+        None => (a.summary.clone(), a.svg.clone(), None),
+    };
+    let runs: Vec<RunValues> = if !a.aggregate.is_empty() {
+        let mut all = Vec::new();
+        for f in &a.aggregate {
+            all.extend(read_rows(f)?);
+        }
+        all
+    } else {
+        let Some(path) = &a.scenario else {
+            bail!("a scenario file is needed (or --aggregate FILES)");
+        };
+        let rows = sweep(path, &a)?;
+        let mut text = CSV_COLUMNS.join(",");
+        text.push('\n');
+        for r in &rows {
+            text.push_str(&r.csv());
+            text.push('\n');
+        }
+        match &runs_path {
+            Some(p) => scenario::write_atomic(p, text.as_bytes())?,
+            None => print!("{text}"),
+        }
+        rows.iter().map(values_of).collect()
+    };
+    let summary = summarize(&runs);
+    if let Some(p) = &summary_path {
+        scenario::write_atomic(p, summary.csv().as_bytes())?;
+    }
+    if let Some(p) = &svg_path {
+        summary.svg(p)?;
+    }
+    if runs_path.is_some() || !a.aggregate.is_empty() {
+        print!("{}", summary.table());
+    }
+    Ok(())
+}
+
+/// Runs every (policy, load, seed) combination on `jobs` threads; rows come back in
+/// (policy, load, seed) order whatever order they finished in.
+fn sweep(path: &Path, a: &Args) -> anyhow::Result<Vec<Row>> {
+    let mut base = scenario::load(path)?;
+    simulate::resolve_trace(&mut base, path);
+    for p in &a.policies {
+        crate::policy::by_name(p, &base.policy)?;
+    }
+    let loads = if a.loads.is_empty() {
+        vec![base.workload.load]
+    } else {
+        a.loads.clone()
+    };
+    let seeds = match &a.seeds {
+        Some(s) => parse_seeds(s)?,
+        None => vec![base.workload.seed],
+    };
+    let mut jobs: Vec<(String, f64, u64)> = Vec::new();
+    for p in &a.policies {
+        for &l in &loads {
+            for &s in &seeds {
+                jobs.push((p.to_ascii_lowercase(), l, s));
+            }
+        }
+    }
+    // Check every combination's settings before starting any run.
+    let mut scenarios = Vec::new();
+    for (p, l, s) in &jobs {
+        let mut sc = base.clone();
+        simulate::apply(
+            &mut sc,
+            &Overrides {
+                policy: Some(p.clone()),
+                seed: Some(*s),
+                load: Some(*l),
+                hours: a.hours,
+                warmup: a.warmup,
+            },
+        )?;
+        scenarios.push(sc);
+    }
+    // A trace is read once up front so a malformed one stops the sweep before it starts.
+    if let Some(sc) = scenarios.first() {
+        crate::workload::Workload::new(&sc.workload, &sc.fleet, sc.now_s)?;
+    }
+    let threads = a
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .clamp(1, jobs.len().max(1));
+    let next = Arc::new(AtomicUsize::new(0));
+    let done = Arc::new(AtomicUsize::new(0));
+    let results: Arc<Mutex<Vec<Option<anyhow::Result<Row>>>>> =
+        Arc::new(Mutex::new((0..jobs.len()).map(|_| None).collect()));
+    let scenarios = Arc::new(scenarios);
+    let jobs = Arc::new(jobs);
+    let mut bar = LateBar::new(jobs.len() as u64, "sweep");
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let (next, done, results, scenarios, jobs) = (
+                next.clone(),
+                done.clone(),
+                results.clone(),
+                scenarios.clone(),
+                jobs.clone(),
+            );
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                if i >= jobs.len() {
+                    break;
+                }
+                let row = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    simulate::run_one(&scenarios[i], &jobs[i].0, &mut |_| {})
+                }))
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the run panicked (a bug)")));
+                if let Ok(mut r) = results.lock() {
+                    r[i] = Some(row);
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+        while done.load(Ordering::SeqCst) < jobs.len() {
+            bar.set(done.load(Ordering::SeqCst) as u64);
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    bar.finish();
+    let results = std::mem::take(
+        &mut *results
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))?,
+    );
+    let mut rows = Vec::new();
+    for (i, r) in results.into_iter().enumerate() {
+        match r {
+            Some(Ok(row)) => rows.push(row),
+            Some(Err(e)) => {
+                return Err(e.context(format!("run {} load {} seed {}", jobs[i].0, jobs[i].1, jobs[i].2)))
+            }
+            None => bail!(
+                "run {} load {} seed {} did not finish",
+                jobs[i].0,
+                jobs[i].1,
+                jobs[i].2
+            ),
+        }
+    }
+    Ok(rows)
+}

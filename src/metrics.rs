@@ -1,0 +1,513 @@
+//! What a run measures (§6.3, DESIGN §4): acceptance, active hosts and GPUs, packing density,
+//! energy, energy per admitted GPU-hour, switch-ons, migrations, GB copied, waits in the queue,
+//! and stranded capacity per profile (seed 002).
+//!
+//! The [`Recorder`] integrates piecewise-constant fleet state exactly between events: the
+//! simulator calls [`Recorder::advance`] before every change and [`Recorder::refresh_host`] after
+//! it. Only the measurement window (after the warm-up) counts.
+
+use crate::fleet::{Fleet, HostId};
+use crate::mig;
+use serde::Serialize;
+
+/// Free capacity of one profile that its requests cannot use without moving anything (seed 002).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Stranded {
+    pub model: String,
+    pub profile: String,
+    /// Free memory slices on the fleet's GPUs of this model.
+    pub free_slices: u32,
+    /// GIs of the profile that still fit, each at its own free permitted start.
+    pub fits: u32,
+    /// Free slices those GIs would cover.
+    pub usable_slices: u32,
+    /// Free slices no GI of the profile can use: `free_slices - usable_slices`.
+    pub count: u32,
+    /// `count / free_slices` (0 when nothing is free).
+    pub share: f64,
+}
+
+/// Stranded capacity per (model, profile) of the models in the fleet, the paper's profiles only
+/// (no +me), in catalog order. A slice is usable by a profile when a free permitted start of the
+/// profile covers it; the starts of one profile are disjoint (multiples of its size), so the
+/// usable slices are the per-profile capacity (Table 3) times the profile's size.
+pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
+    let catalog = fleet.catalog;
+    let mut out = Vec::new();
+    for (m, model) in catalog.models.iter().enumerate() {
+        let gpus: Vec<_> = fleet
+            .hosts
+            .iter()
+            .flat_map(|h| &h.gpus)
+            .filter(|g| g.model == m)
+            .collect();
+        if gpus.is_empty() {
+            continue;
+        }
+        let free: u32 = gpus
+            .iter()
+            .map(|g| model.memory_slices as u32 - g.occ.used_slices())
+            .sum();
+        for p in model.cf_profiles() {
+            let prof = &model.profiles[p];
+            let fits: u32 = gpus.iter().map(|g| mig::capacity(model, &g.occ, p)).sum();
+            let usable = fits * prof.size as u32;
+            let count = free - usable.min(free);
+            out.push(Stranded {
+                model: model.name.clone(),
+                profile: prof.name.clone(),
+                free_slices: free,
+                fits,
+                usable_slices: usable,
+                count,
+                share: if free == 0 {
+                    0.0
+                } else {
+                    count as f64 / free as f64
+                },
+            });
+        }
+    }
+    out
+}
+
+/// Time average of the stranded capacity of one profile over the window.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StrandedMean {
+    pub model: String,
+    pub profile: String,
+    /// Mean stranded slices per sample.
+    pub count: f64,
+    /// Stranded slices over free slices, summed over the samples.
+    pub share: f64,
+}
+
+/// Per-host state the integrals need, cached between changes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct HostStat {
+    power_w: f64,
+    active: bool,
+    active_gpus: u32,
+    /// Occupied memory slices (all on active GPUs).
+    used_slices: u32,
+    /// Memory slices of the active GPUs.
+    active_slices: u32,
+    /// GPUs' worth of compute in use: each GI counts as its share of its GPU's compute slices.
+    gpu_share: f64,
+}
+
+impl HostStat {
+    fn of(fleet: &Fleet, h: HostId) -> Self {
+        let host = &fleet.hosts[h];
+        let mut s = HostStat {
+            power_w: fleet.host_power_w(h),
+            active: host.is_active(),
+            ..Default::default()
+        };
+        for g in &host.gpus {
+            if g.occ.is_empty() {
+                continue;
+            }
+            let m = fleet.catalog.model(g.model);
+            s.active_gpus += 1;
+            s.used_slices += g.occ.used_slices();
+            s.active_slices += m.memory_slices as u32;
+            s.gpu_share += g.occ.used_compute(m) as f64 / m.compute_slices as f64;
+        }
+        s
+    }
+}
+
+/// Sums of [`HostStat`] over the fleet.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Totals {
+    power_w: f64,
+    active_hosts: u32,
+    active_gpus: u32,
+    used_slices: u32,
+    active_slices: u32,
+    gpu_share: f64,
+}
+
+impl Totals {
+    fn add(&mut self, s: &HostStat, sign: f64) {
+        let i = |x: u32, t: &mut u32| {
+            if sign > 0.0 {
+                *t += x
+            } else {
+                *t -= x
+            }
+        };
+        self.power_w += sign * s.power_w;
+        i(s.active as u32, &mut self.active_hosts);
+        i(s.active_gpus, &mut self.active_gpus);
+        i(s.used_slices, &mut self.used_slices);
+        i(s.active_slices, &mut self.active_slices);
+        self.gpu_share += sign * s.gpu_share;
+    }
+}
+
+/// Running integrals and counters of one run.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    window: (f64, f64),
+    last_t: f64,
+    hosts: Vec<HostStat>,
+    totals: Totals,
+    total_gpus: usize,
+    n_hosts: usize,
+    // Integrals over the window (seconds x quantity).
+    energy_j: f64,
+    host_s: f64,
+    gpu_s: f64,
+    used_slice_s: f64,
+    active_slice_s: f64,
+    gpu_share_s: f64,
+    // Counters over the window.
+    requests: u64,
+    requested_slices: u64,
+    admitted: u64,
+    admitted_slices: u64,
+    rejected: u64,
+    wait_sum_s: f64,
+    migrations: u64,
+    migrations_across: u64,
+    gb_copied: f64,
+    migration_s: f64,
+    plans: u64,
+    switch_ons: u64,
+    prev_active: Vec<bool>,
+    stranded_sum: Vec<(String, String, f64, f64)>,
+    stranded_samples: u64,
+}
+
+/// The metrics of a run over its measurement window (§6.3), as `simulate --json` prints them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Hours measured so far (the window after the warm-up, up to now).
+    pub measured_h: f64,
+    /// Share of the requested memory slices admitted (requests arriving in the window).
+    pub acceptance_pct: f64,
+    /// Time average of the hosts running a VM.
+    pub active_hosts: f64,
+    /// The same as a share of all hosts.
+    pub active_hosts_pct: f64,
+    /// Time average of the GPUs holding a GI, as a share of all GPUs.
+    pub active_gpus_pct: f64,
+    /// Occupied share of the memory slices of the active GPUs (ratio of time integrals).
+    pub packing_pct: f64,
+    /// Energy of the active hosts and their GPUs.
+    pub energy_mwh: f64,
+    /// Energy per admitted GPU-hour (a GI counts as its share of its GPU's compute slices).
+    pub kwh_per_gpu_hour: f64,
+    /// Hosts switched on per hour, sampled once per simulated minute.
+    pub switch_ons_per_h: f64,
+    pub migrations_per_h: f64,
+    /// GB copied per hour by moves across hosts (VM RAM plus GI memory).
+    pub gb_per_h: f64,
+    /// Mean wait in the queue of the VMs admitted from the window's requests, seconds.
+    pub wait_s_mean: f64,
+    pub requests: u64,
+    pub admitted: u64,
+    pub rejected: u64,
+    /// Mean duration of a move across hosts at the migration bandwidth, seconds.
+    pub migration_s_mean: f64,
+    /// Plans applied in the window.
+    pub plans: u64,
+    /// Mean power of the fleet, kW.
+    pub mean_power_kw: f64,
+    pub stranded: Vec<StrandedMean>,
+}
+
+impl Recorder {
+    /// A recorder for `fleet` measuring over `window` (seconds of simulated time), starting at
+    /// `t0`.
+    pub fn new(fleet: &Fleet, window: (f64, f64), t0: f64) -> Self {
+        let mut r = Recorder {
+            window,
+            last_t: t0,
+            hosts: vec![HostStat::default(); fleet.hosts.len()],
+            totals: Totals::default(),
+            total_gpus: fleet.total_gpus(),
+            n_hosts: fleet.hosts.len(),
+            energy_j: 0.0,
+            host_s: 0.0,
+            gpu_s: 0.0,
+            used_slice_s: 0.0,
+            active_slice_s: 0.0,
+            gpu_share_s: 0.0,
+            requests: 0,
+            requested_slices: 0,
+            admitted: 0,
+            admitted_slices: 0,
+            rejected: 0,
+            wait_sum_s: 0.0,
+            migrations: 0,
+            migrations_across: 0,
+            gb_copied: 0.0,
+            migration_s: 0.0,
+            plans: 0,
+            switch_ons: 0,
+            prev_active: fleet.hosts.iter().map(|h| h.is_active()).collect(),
+            stranded_sum: Vec::new(),
+            stranded_samples: 0,
+        };
+        r.refresh_all(fleet);
+        r
+    }
+
+    /// The measurement window.
+    pub fn window(&self) -> (f64, f64) {
+        self.window
+    }
+
+    /// Changes the measurement window (counters already taken stay).
+    pub fn set_window(&mut self, window: (f64, f64)) {
+        self.window = window;
+    }
+
+    fn in_window(&self, t: f64) -> bool {
+        t >= self.window.0 && t <= self.window.1
+    }
+
+    /// Recomputes the cached state of host `h` after a change.
+    pub fn refresh_host(&mut self, fleet: &Fleet, h: HostId) {
+        let new = HostStat::of(fleet, h);
+        let old = std::mem::replace(&mut self.hosts[h], new);
+        self.totals.add(&old, -1.0);
+        self.totals.add(&new, 1.0);
+    }
+
+    /// Recomputes the cached state of every host (after changes the simulator did not see).
+    pub fn refresh_all(&mut self, fleet: &Fleet) {
+        if fleet.hosts.len() != self.hosts.len() {
+            self.hosts = vec![HostStat::default(); fleet.hosts.len()];
+            self.prev_active = fleet.hosts.iter().map(|h| h.is_active()).collect();
+            self.n_hosts = fleet.hosts.len();
+        }
+        self.total_gpus = fleet.total_gpus();
+        self.totals = Totals::default();
+        for h in 0..fleet.hosts.len() {
+            self.hosts[h] = HostStat::of(fleet, h);
+            self.totals.add(&self.hosts[h], 1.0);
+        }
+        // Guard against drift of the float sums.
+        self.totals.power_w = self.hosts.iter().map(|s| s.power_w).sum();
+        self.totals.gpu_share = self.hosts.iter().map(|s| s.gpu_share).sum();
+    }
+
+    /// Integrates the current state from the last time up to `t` (only the part in the window).
+    pub fn advance(&mut self, t: f64) {
+        let a = self.last_t.max(self.window.0);
+        let b = t.min(self.window.1);
+        if b > a {
+            let dt = b - a;
+            let s = &self.totals;
+            self.energy_j += s.power_w * dt;
+            self.host_s += s.active_hosts as f64 * dt;
+            self.gpu_s += s.active_gpus as f64 * dt;
+            self.used_slice_s += s.used_slices as f64 * dt;
+            self.active_slice_s += s.active_slices as f64 * dt;
+            self.gpu_share_s += s.gpu_share * dt;
+        }
+        if t > self.last_t {
+            self.last_t = t;
+        }
+    }
+
+    /// Current fleet power in watts (as cached).
+    pub fn power_w(&self) -> f64 {
+        self.totals.power_w
+    }
+
+    /// A request for `slices` memory slices arrived at `t`.
+    pub fn on_request(&mut self, t: f64, slices: u32) {
+        if self.in_window(t) {
+            self.requests += 1;
+            self.requested_slices += slices as u64;
+        }
+    }
+
+    /// A request that arrived at `arrival` was admitted at `t`.
+    pub fn on_admit(&mut self, arrival: f64, t: f64, slices: u32) {
+        if self.in_window(arrival) {
+            self.admitted += 1;
+            self.admitted_slices += slices as u64;
+            self.wait_sum_s += t - arrival;
+        }
+    }
+
+    /// A request that arrived at `arrival` was rejected.
+    pub fn on_reject(&mut self, arrival: f64) {
+        if self.in_window(arrival) {
+            self.rejected += 1;
+        }
+    }
+
+    /// A VM moved at `t`; `gb` copied when it changed host, taking `secs`.
+    pub fn on_migration(&mut self, t: f64, across: bool, gb: f64, secs: f64) {
+        if self.in_window(t) {
+            self.migrations += 1;
+            if across {
+                self.migrations_across += 1;
+                self.gb_copied += gb;
+                self.migration_s += secs;
+            }
+        }
+    }
+
+    /// A plan was applied at `t`.
+    pub fn on_plan(&mut self, t: f64) {
+        if self.in_window(t) {
+            self.plans += 1;
+        }
+    }
+
+    /// The once-a-minute sample (§6.3): hosts switched on since the previous sample.
+    pub fn sample_minute(&mut self, t: f64, fleet: &Fleet) {
+        let mut ons = 0;
+        for (h, host) in fleet.hosts.iter().enumerate() {
+            let a = host.is_active();
+            if a && !self.prev_active.get(h).copied().unwrap_or(false) {
+                ons += 1;
+            }
+            if let Some(p) = self.prev_active.get_mut(h) {
+                *p = a;
+            }
+        }
+        if self.in_window(t) && t > self.window.0 {
+            self.switch_ons += ons;
+        }
+    }
+
+    /// A sample of the stranded capacity per profile.
+    pub fn sample_stranded(&mut self, t: f64, fleet: &Fleet) {
+        if !self.in_window(t) {
+            return;
+        }
+        let now = stranded(fleet);
+        if self.stranded_sum.len() != now.len() {
+            self.stranded_sum = now
+                .iter()
+                .map(|s| (s.model.clone(), s.profile.clone(), 0.0, 0.0))
+                .collect();
+        }
+        for (acc, s) in self.stranded_sum.iter_mut().zip(&now) {
+            acc.2 += s.count as f64;
+            acc.3 += s.free_slices as f64;
+        }
+        self.stranded_samples += 1;
+    }
+
+    /// The metrics over the window up to `now`.
+    pub fn summary(&self, now: f64) -> Summary {
+        let span = (now.min(self.window.1) - self.window.0).max(0.0);
+        let hours = span / 3600.0;
+        let per_s = |x: f64| if span > 0.0 { x / span } else { 0.0 };
+        let per_h = |x: f64| if hours > 0.0 { x / hours } else { 0.0 };
+        let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { 0.0 };
+        let active_hosts = per_s(self.host_s);
+        let energy_kwh = self.energy_j / 3.6e6;
+        let gpu_hours = self.gpu_share_s / 3600.0;
+        Summary {
+            measured_h: hours,
+            acceptance_pct: if self.requested_slices > 0 {
+                100.0 * self.admitted_slices as f64 / self.requested_slices as f64
+            } else {
+                100.0
+            },
+            active_hosts,
+            active_hosts_pct: 100.0 * ratio(active_hosts, self.n_hosts as f64),
+            active_gpus_pct: 100.0 * ratio(per_s(self.gpu_s), self.total_gpus as f64),
+            packing_pct: 100.0 * ratio(self.used_slice_s, self.active_slice_s),
+            energy_mwh: energy_kwh / 1000.0,
+            kwh_per_gpu_hour: ratio(energy_kwh, gpu_hours),
+            switch_ons_per_h: per_h(self.switch_ons as f64),
+            migrations_per_h: per_h(self.migrations as f64),
+            gb_per_h: per_h(self.gb_copied),
+            wait_s_mean: ratio(self.wait_sum_s, self.admitted as f64),
+            requests: self.requests,
+            admitted: self.admitted,
+            rejected: self.rejected,
+            migration_s_mean: ratio(self.migration_s, self.migrations_across as f64),
+            plans: self.plans,
+            mean_power_kw: per_s(self.energy_j) / 1000.0,
+            stranded: self
+                .stranded_sum
+                .iter()
+                .map(|(m, p, c, f)| StrandedMean {
+                    model: m.clone(),
+                    profile: p.clone(),
+                    count: ratio(*c, self.stranded_samples as f64),
+                    share: ratio(*c, *f),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+
+    fn one_gpu_fleet() -> Fleet {
+        let c = embedded();
+        let a100 = c.model_id("a100-40gb").unwrap();
+        Fleet::new(c, vec![Host::new("h0", 80, 512, vec![a100], 0)])
+    }
+
+    fn vm(profile: &str) -> Vm {
+        let c = embedded();
+        let m = c.model_id("a100-40gb").unwrap();
+        Vm {
+            id: 0,
+            gis: vec![GiRequest {
+                model: m,
+                profile: c.model(m).profile(profile).unwrap(),
+            }],
+            cores: 4,
+            ram_gb: 16,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        }
+    }
+
+    fn row<'a>(s: &'a [Stranded], p: &str) -> &'a Stranded {
+        s.iter().find(|x| x.profile == p).unwrap()
+    }
+
+    #[test]
+    fn stranded_on_fig2_configuration_a() {
+        // 1g.5gb at slices 4 and 6 (Fig. 2 A): free slices 0-3, 5, 7. A 3g.20gb fits at 0 only,
+        // so slices 5 and 7 are stranded for it; a 4g.20gb also fits at 0; a 7g.40gb nowhere.
+        let mut f = one_gpu_fleet();
+        for z in [4, 6] {
+            f.add_placed(
+                vm("1g.5gb"),
+                Placement {
+                    host: 0,
+                    gis: vec![GiSlot { gpu: 0, start: z }],
+                },
+            )
+            .unwrap();
+        }
+        let s = stranded(&f);
+        assert_eq!(row(&s, "3g.20gb").count, 2);
+        assert_eq!(row(&s, "3g.20gb").free_slices, 6);
+        assert_eq!(row(&s, "7g.40gb").count, 6);
+        assert!((row(&s, "7g.40gb").share - 1.0).abs() < 1e-12);
+        // 1g.5gb never uses slice 7.
+        assert_eq!(row(&s, "1g.5gb").count, 1);
+        assert_eq!(row(&s, "1g.5gb").fits, 5);
+        // 1g.10gb: starts 0, 2 free -> 4 slices usable of 6.
+        assert_eq!(row(&s, "1g.10gb").count, 2);
+        assert!(s.iter().all(|x| x.model == "a100-40gb"));
+        assert!(!s.iter().any(|x| x.profile.contains("+me")));
+    }
+}
