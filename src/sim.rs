@@ -574,7 +574,7 @@ impl Simulator {
         } else {
             p.origin.clone()
         };
-        let schedule = match plan::schedule(&self.fleet, p) {
+        let schedule = match plan::schedule_with(&self.fleet, p, self.settings.delta) {
             Ok(s) => s,
             Err(e) => {
                 self.log(
