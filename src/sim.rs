@@ -564,6 +564,13 @@ impl Simulator {
         if let Some(plan) = self.policy.on_step(&self.fleet, t) {
             let _ = self.apply(&plan, t);
         }
+        // Pending VMs the policy's call decided not to admit leave the queue as rejections.
+        for id in self.policy.take_rejected() {
+            if let Ok(vm) = self.fleet.reject_pending(id) {
+                self.recorder.on_reject(vm.arrival);
+                self.log(t, EventKind::Reject { vm: id });
+            }
+        }
     }
 
     /// Orders a plan with [`plan::schedule`] and runs it step by step with [`plan::execute`],

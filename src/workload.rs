@@ -659,13 +659,22 @@ impl TraceReplay {
         Some(self.index(self.served).1)
     }
 
-    fn pop(&mut self) -> Option<Request> {
+    /// The next pod as a request (the replay never ends: it loops over the trace).
+    pub fn next_request(&mut self) -> Request {
         let (pos, t) = self.index(self.served);
         self.served += 1;
+        self.request(pos, t)
+    }
+
+    fn pop(&mut self) -> Option<Request> {
+        Some(self.next_request())
+    }
+
+    fn request(&self, pos: usize, t: f64) -> Request {
         let pod = &self.trace.pods[pos];
         let m = self.catalog.model(self.trace.model);
         let compute: u32 = pod.profiles.iter().map(|&p| m.profiles[p].compute as u32).sum();
-        Some(Request {
+        Request {
             arrival: t,
             kind: VmKind::Job,
             lifetime: pod.lifetime,
@@ -679,7 +688,7 @@ impl TraceReplay {
                 .collect(),
             cores: self.cores_per_slice * compute,
             ram_gb: self.ram_per_slice * compute,
-        })
+        }
     }
 }
 

@@ -9,8 +9,8 @@ mod explore;
 mod export;
 mod gpu;
 mod layout;
-mod solve;
 pub mod simulate;
+mod solve;
 pub mod sweep;
 
 /// Terminal planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.

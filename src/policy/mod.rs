@@ -14,7 +14,7 @@ pub mod mfi;
 pub mod tc;
 
 /// Names [`by_name`] knows.
-pub const NAMES: &[&str] = &["ff", "mfi", "tc"];
+pub const NAMES: &[&str] = &["ff", "mfi", "tc", "origamig", "opt", "packing"];
 
 /// The policy called `name` (case-insensitive), configured from `settings`.
 pub fn by_name(name: &str, settings: &PolicySettings) -> anyhow::Result<Box<dyn Policy>> {
@@ -22,6 +22,9 @@ pub fn by_name(name: &str, settings: &PolicySettings) -> anyhow::Result<Box<dyn 
         "ff" => Ok(Box::new(ff::FirstFit)),
         "mfi" => Ok(Box::new(mfi::Mfi::new())),
         "tc" => Ok(Box::new(tc::Tc::new(settings))),
+        "origamig" => Ok(Box::new(origamig::Origamig::new(settings))),
+        "opt" => Ok(Box::new(origamig::Origamig::opt(settings))),
+        "packing" => Ok(Box::new(crate::ops::packing::Packing::new(settings))),
         other => anyhow::bail!("unknown policy `{other}` (known: {})", NAMES.join(", ")),
     }
 }
