@@ -14,6 +14,6 @@ pub mod plan;
 pub mod policy;
 pub mod scenario;
 pub mod session;
-pub mod tui;
 pub mod sim;
+pub mod tui;
 pub mod workload;
