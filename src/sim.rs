@@ -38,6 +38,9 @@ pub enum EventKind {
     Queued { vm: VmId },
     /// A request the policy could not place was rejected.
     Reject { vm: VmId },
+    /// A request failed an admission check of seed 003 before the policy saw it (over its
+    /// tenant's quota, or multi-GPU work on slices; `ops::quotas::admission`).
+    Refused { vm: VmId, reason: String },
     /// A VM left at the end of its lifetime.
     Departure { vm: VmId, host: Option<HostId> },
     /// A VM moved (live migration); `gb` copied when it changed host.
@@ -113,6 +116,10 @@ pub struct Simulator {
     last_minute: u64,
     last_stranded: u64,
     check_invariants: bool,
+    /// Per-tenant quotas of the scenario, checked on arrival (`ops::quotas`).
+    quotas: crate::ops::quotas::Quotas,
+    /// Requests refused by those admission checks since the start.
+    refused: u64,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -168,6 +175,8 @@ impl Simulator {
             last_minute: 0,
             last_stranded: 0,
             check_invariants: false,
+            quotas: scenario.quotas.clone(),
+            refused: 0,
         };
         sim.resync();
         Ok(sim)
@@ -266,6 +275,12 @@ impl Simulator {
     /// Events logged since the start, including those the log no longer holds.
     pub fn events_total(&self) -> u64 {
         self.events_total
+    }
+
+    /// Requests refused by the admission checks of seed 003 (quota, multi-GPU on slices) since
+    /// the start; each is also logged as [`EventKind::Refused`] and counted as rejected.
+    pub fn refused(&self) -> u64 {
+        self.refused
     }
 
     /// The metrics over the measurement window up to now.
@@ -494,6 +509,16 @@ impl Simulator {
         let slices = vm.memory_slices(self.fleet.catalog);
         self.recorder.on_request(t, slices);
         self.log(t, EventKind::Arrival { vm: id });
+        // Admission checks of seed 003 (ops::quotas): a request over its tenant's quota, or
+        // multi-GPU work on slices when `multi_gpu_whole_only` is on, is refused with its reason
+        // before the policy sees it, and counts as a rejection.
+        let check = crate::ops::quotas::admission(&self.quotas, &self.settings, &self.fleet, &vm);
+        if let Err(reason) = check {
+            self.recorder.on_reject(t);
+            self.refused += 1;
+            self.log(t, EventKind::Refused { vm: id, reason });
+            return;
+        }
         let placement = self.policy.on_arrival(&self.fleet, &vm, t);
         let mut vm = vm;
         if let Some(p) = placement {

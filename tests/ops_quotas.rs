@@ -154,3 +154,30 @@ fn multi_gpu_work_goes_to_whole_gpus_only() {
     let e = quotas::admission(&s.quotas, &s.policy, &s.fleet, &many).unwrap_err();
     assert!(e.contains("quota of 3 x nvidia.com/mig-7g.80gb, holds 1"), "{e}");
 }
+
+#[test]
+fn queued_requests_count_against_the_quota() {
+    let mut s = scenario();
+    // Search holds four 1g.10gb of six; one more waits in the queue, so a request for two is
+    // refused (4 + 1 + 2 > 6) while a request for one still fits (4 + 1 + 1 = 6).
+    let waiting = request(&s, 100, Some("search"), &["1g.10gb"]);
+    s.fleet.add_pending(waiting).unwrap();
+    let two = request(&s, 101, Some("search"), &["1g.10gb", "1g.10gb"]);
+    let e = quotas::check(&s.quotas, &s.fleet, &two).unwrap_err();
+    assert_eq!(
+        e,
+        "VM 101 refused: tenant `search` has a quota of 6 x nvidia.com/mig-1g.10gb, holds 4, \
+         has 1 more waiting in the queue and the request asks for 2 more"
+    );
+    quotas::check(
+        &s.quotas,
+        &s.fleet,
+        &request(&s, 102, Some("search"), &["1g.10gb"]),
+    )
+    .unwrap();
+    // The queued VM itself is not counted against itself when it is placed later.
+    let queued = s.fleet.vm(100).unwrap().clone();
+    quotas::check(&s.quotas, &s.fleet, &queued).unwrap();
+    assert_eq!(quotas::queued(&s.fleet, "search", None).get("1g.10gb"), Some(&1));
+    assert!(quotas::queued(&s.fleet, "search", Some(100)).is_empty());
+}

@@ -12,8 +12,9 @@ const MONTH_H: f64 = 730.0;
 pub struct Args {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Bill the next H hours as the state evolves (VMs leave at the end of their lifetimes);
-    /// without it, the current state is billed for a 730-hour month.
+    /// Bill the next H hours of a simulation from the current state (the scenario's workload
+    /// and arrival policy; VMs leave at the end of their lifetimes); without it, the current
+    /// state is billed for a 730-hour month.
     #[arg(long, value_name = "H")]
     pub hours: Option<f64>,
     /// Print JSON.
@@ -36,10 +37,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             b.accrue(&s.fleet, MONTH_H);
             (b, "current state held for a 730-hour month")
         }
-        Some(h) => (
-            chargeback::bill_state(&s.fleet, s.now_s, h),
-            "from the current state; VMs leave at the end of their lifetimes, no arrivals",
-        ),
+        Some(h) => {
+            let policy = crate::policy::by_name(&s.policy.arrival, &s.policy)?;
+            let mut sim = crate::sim::Simulator::new(&s, policy)?;
+            let bill = chargeback::bill_simulation(&mut sim, h)?;
+            let source = if s.workload.enabled {
+                "simulated from the current state with the scenario's workload and policy"
+            } else {
+                "simulated from the current state; VMs leave at the end of their lifetimes, no arrivals"
+            };
+            (bill, source)
+        }
     };
     let charges = chargeback::instance_charges(&s.fleet);
     if a.json {

@@ -166,6 +166,43 @@ pub fn bill_state(fleet: &Fleet, now_s: f64, hours: f64) -> Bill {
     bill
 }
 
+/// GPU-hours per tenant over the next `hours` of a simulation: the simulator runs (arrivals,
+/// departures and the policy's plans, as the scenario configures them) and the charges of each
+/// state are integrated exactly between events and policy steps.
+pub fn bill_simulation(sim: &mut crate::sim::Simulator, hours: f64) -> anyhow::Result<Bill> {
+    let t0 = sim.time();
+    let end = t0 + hours * 3600.0;
+    let step = crate::sim::STEP_S;
+    let mut bill = Bill::default();
+    // The charges change only when something happens; recompute them when the event count moves.
+    let mut seen = u64::MAX;
+    let mut cached = Bill::default();
+    while sim.time() < end {
+        let t = sim.time();
+        let grid = t0 + ((t - t0) / step).floor() * step + step;
+        let next = sim
+            .next_event_time()
+            .filter(|&x| x > t)
+            .unwrap_or(f64::INFINITY)
+            .min(grid)
+            .min(end);
+        if sim.events_total() != seen {
+            seen = sim.events_total();
+            cached = Bill::default();
+            cached.accrue(sim.fleet(), 1.0);
+        }
+        let dt = (next - t) / 3600.0;
+        for (tenant, per_h) in &cached.tenants {
+            *bill.tenants.entry(tenant.clone()).or_insert(0.0) += per_h * dt;
+        }
+        bill.idle_gpu_hours += cached.idle_gpu_hours * dt;
+        bill.total_gpu_hours += cached.total_gpu_hours * dt;
+        sim.step_until(next)?;
+    }
+    bill.hours = hours;
+    Ok(bill)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -57,8 +57,28 @@ pub fn usage(fleet: &Fleet, tenant: &str, except: Option<u64>) -> BTreeMap<Strin
     used
 }
 
+/// GIs per profile name asked for by the queued (pending, not yet placed) VMs of `tenant`,
+/// leaving out VM `except`.
+pub fn queued(fleet: &Fleet, tenant: &str, except: Option<u64>) -> BTreeMap<String, u32> {
+    let mut asked = BTreeMap::new();
+    for &id in fleet.pending() {
+        let Some(v) = fleet.vm(id) else { continue };
+        if v.placement.is_some() || v.tenant.as_deref() != Some(tenant) || Some(v.id) == except {
+            continue;
+        }
+        for g in &v.gis {
+            let name = &fleet.catalog.model(g.model).profiles[g.profile].name;
+            *asked.entry(name.clone()).or_insert(0) += 1;
+        }
+    }
+    asked
+}
+
 /// The quota check: `Err` with a visible reason when admitting `vm` would take its tenant over a
-/// quota of one of its profiles. The VM itself is not counted as held (it may be pending).
+/// quota of one of its profiles. The VM itself is not counted (it may be pending). As with a
+/// Kubernetes ResourceQuota, which counts pods from their creation, the tenant's other requests
+/// waiting in the queue count against the quota too, so queued requests cannot together overrun
+/// it once they are placed.
 pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
     let Some(tenant) = vm.tenant.as_deref() else {
         return Ok(());
@@ -73,6 +93,7 @@ pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
             .or_insert(0) += 1;
     }
     let held = usage(fleet, tenant, Some(vm.id));
+    let waiting = queued(fleet, tenant, Some(vm.id));
     for (profile, &n) in &asked {
         let limit = limits
             .iter()
@@ -80,10 +101,16 @@ pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
             .map(|(_, &l)| l);
         let Some(limit) = limit else { continue };
         let has = held.get(*profile).copied().unwrap_or(0);
-        if has + n > limit {
+        let queue = waiting.get(*profile).copied().unwrap_or(0);
+        if has + queue + n > limit {
+            let queue_note = if queue > 0 {
+                format!(", has {queue} more waiting in the queue")
+            } else {
+                String::new()
+            };
             return Err(format!(
                 "VM {} refused: tenant `{tenant}` has a quota of {limit} x nvidia.com/mig-{profile}, \
-                 holds {has} and the request asks for {n} more",
+                 holds {has}{queue_note} and the request asks for {n} more",
                 vm.id
             ));
         }
