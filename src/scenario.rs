@@ -222,6 +222,11 @@ pub struct PolicySettings {
     /// Packing policy weight w3: penalty for taking a host whose GPUs are all free (kept for
     /// whole-host gangs).
     pub packing_protect_host: f64,
+    /// Packing policy's defragmentation trigger (seed 002): when, for a GPU model, this share
+    /// (0..1) or more of the free memory slices is stranded for the model's largest profile (a
+    /// whole-GPU request cannot use it without moving anything), the policy asks OrigaMIG for a
+    /// consolidation of that class. 0 turns the trigger off.
+    pub defrag_stranded_share: f64,
 }
 
 impl Default for PolicySettings {
@@ -246,6 +251,7 @@ impl Default for PolicySettings {
             packing_finish_gpu: 1.0,
             packing_finish_host: 1.0,
             packing_protect_host: 2.0,
+            defrag_stranded_share: 0.0,
         }
     }
 }

@@ -116,3 +116,73 @@ fn packing_runs_in_the_simulator_and_bills_every_gpu_hour() {
         .iter()
         .any(|e| matches!(e.kind, EventKind::Admission { .. })));
 }
+
+#[test]
+fn stranded_capacity_triggers_a_defragmentation() {
+    // Two hosts with two A100s each, one 1g.5gb on every GPU: all 28 free slices are stranded for
+    // a 7g.40gb (share 1). With the trigger at 0.5 the packing policy asks OrigaMIG for a
+    // consolidation, and applying its plan frees whole GPUs.
+    use migplan::fleet::{GiSlot, Host, Placement};
+    use migplan::ops::packing::Packing;
+    use migplan::policy::Policy;
+    let c = migplan::catalog::embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let small = c.model(a100).profile("1g.5gb").unwrap();
+    let mut f = migplan::fleet::Fleet::new(
+        c,
+        vec![
+            Host::new("a", 80, 512, vec![a100, a100], 0),
+            Host::new("b", 80, 512, vec![a100, a100], 0),
+        ],
+    );
+    for (i, (h, k)) in [(0, 0), (0, 1), (1, 0), (1, 1)].into_iter().enumerate() {
+        let vm = Vm {
+            id: i as u64 + 1,
+            gis: vec![GiRequest {
+                model: a100,
+                profile: small,
+            }],
+            cores: 4,
+            ram_gb: 16,
+            kind: VmKind::Tenant,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: Some(0.0),
+            tenant: None,
+            placement: None,
+        };
+        f.add_placed(
+            vm,
+            Placement {
+                host: h,
+                gis: vec![GiSlot { gpu: k, start: 0 }],
+            },
+        )
+        .unwrap();
+    }
+    let share_7g = |f: &migplan::fleet::Fleet| {
+        migplan::metrics::stranded(f)
+            .into_iter()
+            .find(|s| s.profile == "7g.40gb")
+            .unwrap()
+            .share
+    };
+    assert_eq!(share_7g(&f), 1.0);
+    let mut settings = migplan::scenario::PolicySettings::default();
+    assert!(
+        Packing::new(&settings).on_step(&f, 0.0).is_none(),
+        "off by default"
+    );
+    settings.defrag_stranded_share = 0.5;
+    let mut p = Packing::new(&settings);
+    assert_eq!(p.defrag_due(&f), Some(("a100-40gb".to_string(), 1.0)));
+    let plan = p.on_step(&f, 0.0).expect("a consolidation plan");
+    assert!(!plan.targets.is_empty());
+    // The next check waits for check_every_s.
+    assert!(p.on_step(&f, 5.0).is_none());
+    let schedule = migplan::plan::schedule(&f, &plan).unwrap();
+    migplan::plan::execute(&mut f, &schedule).unwrap();
+    f.check_invariants().unwrap();
+    assert!(share_7g(&f) < 0.5, "{}", share_7g(&f));
+    assert!(f.active_hosts() < 2);
+}

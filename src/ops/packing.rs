@@ -17,18 +17,37 @@
 //! score"), so a GI goes to a half-used GPU of a host rather than to its empty one. Within a host
 //! each GI takes the GPU where it leaves no free capacity, else the fewest free slices, else the
 //! lowest index.
+//!
+//! Optional defragmentation trigger (seed 002: "periodically compute the stranded count, and if it
+//! exceeds a threshold, migrate"): with `defrag_stranded_share` > 0, every `check_every_s` the
+//! policy reads [`crate::metrics::stranded`]; when for some GPU model the stranded share of its
+//! largest profile (free slices a whole-GPU request cannot use) reaches the threshold, it asks
+//! OrigaMIG for a consolidation call of that class and proposes the plan if the call improves
+//! Eq. (5). A call that changes nothing disables the trigger until a VM leaves.
 
 use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm};
 use crate::mig::{self, Occupancy};
+use crate::plan::Plan;
+use crate::policy::origamig::bilp::SolveControl;
+use crate::policy::origamig::triggers::{CallKind, Class};
+use crate::policy::origamig::CallMode;
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
 
-/// The packing policy (seed 002) with its three weights.
+/// The packing policy (seed 002) with its three weights and its optional defragmentation trigger.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Packing {
     pub finish_gpu: f64,
     pub finish_host: f64,
     pub protect_host: f64,
+    /// Stranded share that triggers a consolidation call (0: off).
+    pub defrag_share: f64,
+    settings: PolicySettings,
+    last_check: Option<f64>,
+    /// Set after a call that changed nothing; cleared when a VM leaves.
+    idle: bool,
+    /// Consolidation calls made by the trigger.
+    pub defrag_calls: u32,
 }
 
 /// A candidate placement on one host and how it scores.
@@ -52,7 +71,39 @@ impl Packing {
             finish_gpu: settings.packing_finish_gpu,
             finish_host: settings.packing_finish_host,
             protect_host: settings.packing_protect_host,
+            defrag_share: settings.defrag_stranded_share,
+            settings: settings.clone(),
+            last_check: None,
+            idle: false,
+            defrag_calls: 0,
         }
+    }
+
+    /// The GPU class whose largest profile has the highest stranded share at or above the
+    /// threshold, with that share; `None` when no model reaches it (or the trigger is off).
+    pub fn defrag_due(&self, fleet: &Fleet) -> Option<(String, f64)> {
+        if self.defrag_share <= 0.0 {
+            return None;
+        }
+        let catalog = fleet.catalog;
+        let mut best: Option<(String, f64)> = None;
+        for s in crate::metrics::stranded(fleet) {
+            let Some(mid) = catalog.model_id(&s.model) else {
+                continue;
+            };
+            let model = catalog.model(mid);
+            let largest = model
+                .cf_profiles()
+                .max_by_key(|&p| (model.profiles[p].size, model.profiles[p].compute));
+            if largest.map(|p| model.profiles[p].name.as_str()) != Some(s.profile.as_str()) {
+                continue;
+            }
+            if s.count > 0 && s.share >= self.defrag_share && best.as_ref().is_none_or(|(_, b)| s.share > *b)
+            {
+                best = Some((model.class.clone(), s.share));
+            }
+        }
+        best
     }
 
     /// The placement of `vm` on host `h` this policy would choose, with its score; `None` when
@@ -150,5 +201,42 @@ impl Policy for Packing {
 
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
         self.choose(fleet, vm).map(|c| c.placement)
+    }
+
+    fn on_departure(&mut self, _fleet: &Fleet, _vm: &Vm, _now_s: f64) {
+        self.idle = false;
+    }
+
+    fn on_step(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
+        if self.defrag_share <= 0.0 || self.idle {
+            return None;
+        }
+        if self
+            .last_check
+            .is_some_and(|t| now_s - t < self.settings.check_every_s)
+        {
+            return None;
+        }
+        self.last_check = Some(now_s);
+        let (class, _) = self.defrag_due(fleet)?;
+        self.defrag_calls += 1;
+        let kind = CallKind::Consolidation(Class::Gpu(class));
+        match crate::policy::origamig::call::call(
+            fleet,
+            CallMode::Consolidation,
+            kind,
+            &self.settings,
+            &SolveControl::default(),
+        ) {
+            Ok(p) if p.changes_placements() => {
+                let mut plan = p.plan;
+                plan.origin = "packing: defragmentation".into();
+                Some(plan)
+            }
+            _ => {
+                self.idle = true;
+                None
+            }
+        }
     }
 }
