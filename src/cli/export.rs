@@ -36,20 +36,7 @@ fn mig_parted(a: MigPartedArgs) -> anyhow::Result<()> {
     let hosts: Vec<usize> = match &a.host {
         None => Vec::new(),
         Some(id) => {
-            let h = fleet
-                .hosts
-                .iter()
-                .position(|h| &h.name == id)
-                .or_else(|| id.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()));
-            let Some(h) = h else {
-                let names: Vec<&str> = fleet.hosts.iter().take(8).map(|h| h.name.as_str()).collect();
-                let more = if fleet.hosts.len() > 8 { ", ..." } else { "" };
-                anyhow::bail!(
-                    "--host: no host `{id}` in {} (hosts: {}{more})",
-                    a.scenario.display(),
-                    names.join(", ")
-                );
-            };
+            let h = resolve_host(fleet, id, &a.scenario.display().to_string())?;
             if fleet.hosts[h].gpus.is_empty() {
                 anyhow::bail!(
                     "--host: host `{}` has no GPUs, so no MIG config",
@@ -61,4 +48,22 @@ fn mig_parted(a: MigPartedArgs) -> anyhow::Result<()> {
     };
     print!("{}", crate::ops::export::export(fleet, &s.name, &hosts));
     Ok(())
+}
+
+/// The host `id` names in `fleet`: a host name, else an index; the error lists a few names.
+pub(super) fn resolve_host(fleet: &crate::fleet::Fleet, id: &str, file: &str) -> anyhow::Result<usize> {
+    let h = fleet
+        .hosts
+        .iter()
+        .position(|h| h.name == id)
+        .or_else(|| id.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()));
+    let Some(h) = h else {
+        let names: Vec<&str> = fleet.hosts.iter().take(8).map(|h| h.name.as_str()).collect();
+        let more = if fleet.hosts.len() > 8 { ", ..." } else { "" };
+        anyhow::bail!(
+            "--host: no host `{id}` in {file} (hosts: {}{more})",
+            names.join(", ")
+        );
+    };
+    Ok(h)
 }

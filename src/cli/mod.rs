@@ -9,6 +9,7 @@ mod explore;
 mod export;
 mod gpu;
 mod layout;
+mod relayout;
 pub mod simulate;
 mod solve;
 pub mod sweep;
@@ -29,6 +30,8 @@ pub enum Command {
     Check(check::Args),
     /// Plan which verified MIG layout each GPU of one model gets for a demand (seed 003).
     Layout(layout::Args),
+    /// Preview a GPU's re-layout: every VM its host's drain displaces, and where each could go.
+    Relayout(relayout::Args),
     /// One OrigaMIG optimizer call on a scenario's current state (§5).
     Solve(solve::Args),
     /// GPU-hours per tenant by the chargeback rule of seed 003.
@@ -76,6 +79,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Tui(a)) => crate::tui::run(crate::session::Session::open(&a.file)?),
         Some(Command::Check(a)) => check::run(a),
         Some(Command::Layout(a)) => layout::run(a),
+        Some(Command::Relayout(a)) => relayout::run(a),
         Some(Command::Solve(a)) => solve::run(a),
         Some(Command::Chargeback(a)) => chargeback::run(a),
         Some(Command::Export(a)) => export::run(a),
