@@ -357,7 +357,11 @@ pub struct Gauges {
     /// Gamma_h (Eq. 17) per class: (model of the class, gap).
     pub gamma: Vec<(ModelId, i64)>,
     pub power_w: f64,
+    /// Energy since the session opened.
     pub energy_kwh: f64,
+    /// Admitted share of the memory slices requested since the session opened (the simulator's
+    /// acceptance, §6.3): the scenario's waiting requests count, and a waiting request removed by
+    /// hand counts as not admitted.
     pub acceptance: f64,
     pub pending: Vec<Waiting>,
     pub placed_vms: usize,
@@ -443,7 +447,12 @@ impl Session {
 
     /// The simulated clock as a date and time.
     pub fn now_date(&self) -> chrono::DateTime<chrono::Utc> {
-        self.scenario.start + chrono::Duration::milliseconds((self.now_s() * 1000.0) as i64)
+        self.state.engine.now_date()
+    }
+
+    /// The date of simulated time `t` (seconds since the scenario's start).
+    pub fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
+        self.state.engine.date_at(t)
     }
 
     pub fn name(&self) -> &str {
@@ -703,10 +712,8 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
             if s.arrivals() == on {
                 return Ok(Outcome::Info(format!("arrivals already {}", on_off(on))));
             }
-            let mut engine = s.state.engine.clone();
-            engine.set_arrivals(on)?;
             s.checkpoint();
-            s.state.engine = engine;
+            s.state.engine.set_arrivals(on);
             let msg = format!("arrivals from the workload {}", on_off(on));
             s.note(EventKind::Setting, msg.clone());
             s.changed();
@@ -929,39 +936,15 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
             .unwrap_or_else(|| "unknown".into());
         format!("VM {id} ({shape}) does not fit: pending. {why}")
     };
-    s.note(EventKind::Arrival, msg.clone());
     s.changed();
     Ok(Outcome::Changed(msg))
 }
 
+/// Runs schedule steps on the simulator and logs what they did.
 fn apply_steps(s: &mut Session, schedule: &Schedule) -> Result<()> {
-    let now = s.now_s();
-    for st in &schedule.steps {
-        let fleet = s.state.engine.fleet_mut();
-        match st.kind {
-            StepKind::Start => {
-                fleet.place(st.vm, st.to.clone())?;
-                if let Some(v) = fleet.vm_meta_mut(st.vm) {
-                    v.admitted_at = Some(now);
-                }
-            }
-            StepKind::Move | StepKind::Park => fleet.move_vm(st.vm, st.to.clone())?,
-        }
-        let what = match st.kind {
-            StepKind::Start => "admitted",
-            StepKind::Move => "migrated",
-            StepKind::Park => "parked",
-        };
-        let text = format!("VM {} {what} to {}", st.vm, placement_label(s.fleet(), &st.to));
-        let kind = if st.kind == StepKind::Start {
-            EventKind::Admission
-        } else {
-            EventKind::Migration
-        };
-        s.state.engine.note_plan_step(st);
-        s.note(kind, text);
-    }
-    Ok(())
+    let r = s.state.engine.apply_schedule(schedule);
+    s.pull_events();
+    r
 }
 
 fn plan_step(s: &mut Session) -> Result<Outcome> {

@@ -10,7 +10,7 @@
 //! The API follows the clock of nexosim: [`Simulator::time`], [`Simulator::step`],
 //! [`Simulator::step_until`] (a deadline in the past is an error) and [`Simulator::run`].
 
-use crate::fleet::{Fleet, HostId, Vm, VmId};
+use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::metrics::{Recorder, Summary};
 use crate::plan::{self, Plan, StepKind};
 use crate::policy::Policy;
@@ -153,7 +153,12 @@ impl Simulator {
         let workload = Workload::new(w, &fleet, t0)?;
         let ws = t0 + w.warmup_h * 3600.0;
         let horizon = ws + w.measure_h * 3600.0;
-        let recorder = Recorder::new(&fleet, (ws, horizon), t0);
+        let mut recorder = Recorder::new(&fleet, (ws, horizon), t0);
+        // The scenario's pending VMs are requests too: admitting one later must not count an
+        // admission without its request.
+        for v in fleet.pending().iter().filter_map(|&id| fleet.vm(id)) {
+            recorder.on_request(v.arrival, v.memory_slices(fleet.catalog));
+        }
         let mut sim = Simulator {
             next_id: fleet.next_vm_id(),
             fleet,
@@ -395,6 +400,61 @@ impl Simulator {
         self.apply(plan, now)
     }
 
+    /// A request made by hand (the TUI) arrives now: it goes to `pin` when given (an error, with
+    /// nothing changed, when it does not fit there), else where the policy places it, and waits
+    /// in the pending queue when the policy cannot place it, whatever the policy does with its
+    /// own unplaced arrivals (a user who asked for it may then run an optimizer call to admit
+    /// it). Returns the VM's id and whether it was placed.
+    pub fn submit_by_hand(
+        &mut self,
+        mut vm: Vm,
+        pin: Option<Placement>,
+    ) -> Result<(VmId, bool), crate::fleet::FleetError> {
+        self.resync();
+        let t = self.now;
+        vm.arrival = t;
+        vm.placement = None;
+        vm.admitted_at = None;
+        self.fleet.validate_request(&vm)?;
+        if let Some(p) = &pin {
+            let mut probe = vm.clone();
+            probe.id = self.next_id.max(self.fleet.next_vm_id());
+            self.fleet.validate_placement(&probe, p, false)?;
+        }
+        let id = self.fresh_id(vm.id);
+        vm.id = id;
+        let slices = vm.memory_slices(self.fleet.catalog);
+        self.recorder.advance(t);
+        self.recorder.on_request(t, slices);
+        self.log(t, EventKind::Arrival { vm: id });
+        let placement = match pin {
+            Some(p) => Some(p),
+            None => self.policy.on_arrival(&self.fleet, &vm, t),
+        };
+        if let Some(p) = placement {
+            let host = p.host;
+            let mut placed = vm.clone();
+            placed.admitted_at = Some(t);
+            if self.fleet.add_placed(placed, p).is_ok() {
+                self.admitted(id, t, slices);
+                self.recorder.refresh_host(&self.fleet, host);
+                self.check("an admission by hand");
+                return Ok((id, true));
+            }
+        }
+        self.fleet.add_pending(vm)?;
+        self.log(t, EventKind::Queued { vm: id });
+        Ok((id, false))
+    }
+
+    /// Runs an already ordered schedule now (the TUI plays a previewed plan step by step), with
+    /// the same bookkeeping as a plan from the policy; `origin` names it in the log.
+    pub fn apply_schedule(&mut self, schedule: &plan::Schedule, origin: &str) -> Result<(), plan::PlanError> {
+        self.resync();
+        let now = self.now;
+        self.run_schedule(schedule, origin.to_string(), now)
+    }
+
     fn fresh_id(&mut self, wanted: VmId) -> VmId {
         let id = if wanted != 0 && self.fleet.vm(wanted).is_none() && wanted >= self.next_id {
             wanted
@@ -598,8 +658,7 @@ impl Simulator {
         }
     }
 
-    /// Orders a plan with [`plan::schedule`] and runs it step by step with [`plan::execute`],
-    /// counting admissions, migrations and GB copied.
+    /// Orders a plan with [`plan::schedule_with`] and runs it with [`Self::run_schedule`].
     fn apply(&mut self, p: &Plan, t: f64) -> Result<(), plan::PlanError> {
         let origin = if p.origin.is_empty() {
             self.policy.name().to_string()
@@ -619,6 +678,17 @@ impl Simulator {
                 return Err(e);
             }
         };
+        self.run_schedule(&schedule, origin, t)
+    }
+
+    /// Runs an ordered schedule step by step with [`plan::execute`], counting admissions,
+    /// migrations and GB copied.
+    fn run_schedule(
+        &mut self,
+        schedule: &plan::Schedule,
+        origin: String,
+        t: f64,
+    ) -> Result<(), plan::PlanError> {
         if schedule.steps.is_empty() {
             return Ok(());
         }

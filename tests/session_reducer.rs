@@ -9,6 +9,13 @@ fn demo() -> Session {
     Session::demo().expect("the embedded demo loads")
 }
 
+/// The demo with the workload's arrivals off: only departures happen when time steps.
+fn demo_quiet() -> Session {
+    let mut sc = migplan::scenario::parse(migplan::scenario::DEMO, "demo.toml").unwrap();
+    sc.workload.enabled = false;
+    Session::new(sc, None).unwrap()
+}
+
 fn req(model: &str, profiles: &[&str]) -> VmRequest {
     let c = migplan::catalog::embedded();
     let m = c.model_id(model).unwrap();
@@ -267,7 +274,7 @@ fn a_move_that_breaks_a_rule_is_refused_with_the_reason_and_changes_nothing() {
 
 #[test]
 fn stepping_an_hour_runs_departures_and_integrates_energy() {
-    let mut s = demo();
+    let mut s = demo_quiet();
     let p0 = s.fleet().power_w();
     // VM 11 (lifetime 1 h) departs exactly at the end of the hour; the power is constant before.
     update(&mut s, Action::StepFor(3600.0)).unwrap();
@@ -294,7 +301,7 @@ fn stepping_an_hour_runs_departures_and_integrates_energy() {
 
 #[test]
 fn next_event_goes_to_the_earliest_departure() {
-    let mut s = demo();
+    let mut s = demo_quiet();
     update(&mut s, Action::StepToNextEvent).unwrap();
     assert_eq!(s.now_s(), 3600.0, "VM 11 has the shortest lifetime, 1 h");
     update(&mut s, Action::StepToNextEvent).unwrap();
@@ -368,11 +375,117 @@ fn policy_switch_names_the_choices() {
     assert!(s.modified());
     update(&mut s, Action::Undo).unwrap();
     assert_eq!(s.policy_name(), "ff");
-    let next = session::parse_command(&s, "policy next").unwrap();
+    // `policy next` cycles through every arrival policy and back.
+    let mut seen = vec![s.policy_name().to_string()];
+    for _ in 0..5 {
+        let next = session::parse_command(&s, "policy next").unwrap();
+        update(&mut s, next).unwrap();
+        seen.push(s.policy_name().to_string());
+    }
+    assert_eq!(seen, ["ff", "mfi", "tc", "origamig", "packing", "ff"]);
     assert!(
-        matches!(next, Action::SetPolicy(ref n) if n == "origamig"),
-        "{next:?}"
+        update(&mut s, Action::SetPolicy("opt".into())).is_err(),
+        "the whole-fleet OPT is an on-demand call, not an arrival policy"
     );
+}
+
+/// The same scenario run by the simulator alone, for the truth.
+fn demo_sim(policy: &str) -> migplan::sim::Simulator {
+    let mut sc = migplan::scenario::parse(migplan::scenario::DEMO, "demo.toml").unwrap();
+    sc.workload.warmup_h = 0.0;
+    sc.workload.measure_h = 1000.0;
+    let p = migplan::policy::by_name(policy, &sc.policy).unwrap();
+    migplan::sim::Simulator::new(&sc, p).unwrap()
+}
+
+#[test]
+fn stepping_an_hour_brings_the_workloads_arrivals_as_the_simulator_does() {
+    let mut s = demo();
+    assert!(s.arrivals(), "the demo's workload is on");
+    update(&mut s, Action::StepFor(3600.0)).unwrap();
+    let mut sim = demo_sim("ff");
+    sim.step_until(3600.0).unwrap();
+    assert_eq!(s.fleet(), sim.fleet(), "the session's fleet is the simulator's");
+    let arrivals = sim
+        .events()
+        .iter()
+        .filter(|e| matches!(e.kind, migplan::sim::EventKind::Arrival { .. }))
+        .count();
+    assert!(
+        arrivals > 0,
+        "load 0.6 on the demo brings requests within an hour"
+    );
+    let logged: Vec<_> = s.log().filter(|e| e.kind == EventKind::Arrival).collect();
+    assert_eq!(logged.len(), arrivals);
+    assert!(logged
+        .iter()
+        .all(|e| e.t > 0.0 && e.t <= 3600.0 && e.text.contains("arrived")));
+    // Every arrival is admitted or rejected (first fit does not queue).
+    let decided = s
+        .log()
+        .filter(|e| matches!(e.kind, EventKind::Admission | EventKind::Rejection))
+        .count();
+    assert_eq!(decided, arrivals);
+    s.fleet().check_invariants().unwrap();
+    // The gauges follow the simulator's recorder.
+    let m = sim.metrics();
+    assert!((s.gauges().energy_kwh - m.energy_mwh * 1000.0).abs() < 1e-9);
+    assert!((s.gauges().acceptance - m.acceptance_pct / 100.0).abs() < 1e-12);
+    assert_eq!(s.gauges().active_hosts, sim.fleet().active_hosts());
+    // Undo puts the clock, the fleet and the workload back: redo and a replay agree.
+    let after = s.fleet().clone();
+    update(&mut s, Action::Undo).unwrap();
+    assert_eq!(s.now_s(), 0.0);
+    assert_eq!(s.fleet(), demo().fleet());
+    update(&mut s, Action::Redo).unwrap();
+    assert_eq!(s.fleet(), &after);
+    update(&mut s, Action::Undo).unwrap();
+    update(&mut s, Action::StepFor(3600.0)).unwrap();
+    assert_eq!(s.fleet(), &after, "the workload is deterministic for its seed");
+}
+
+#[test]
+fn arrivals_off_leaves_only_departures() {
+    let mut s = demo();
+    update(&mut s, Action::SetArrivals(false)).unwrap();
+    assert!(!s.arrivals());
+    update(&mut s, Action::StepFor(2.0 * 3600.0)).unwrap();
+    assert!(s.log().all(|e| e.kind != EventKind::Arrival));
+    assert!(s.log().any(|e| e.kind == EventKind::Departure));
+    let mut sim = demo_sim("ff");
+    sim.set_arrivals(false);
+    sim.step_until(7200.0).unwrap();
+    assert_eq!(s.fleet(), sim.fleet());
+    assert!(!s.to_scenario().workload.enabled, "saved with arrivals off");
+}
+
+#[test]
+fn each_arrival_policy_runs_the_simulators_steps() {
+    for name in ["mfi", "tc", "packing"] {
+        let mut s = demo();
+        update(&mut s, Action::SetPolicy(name.into())).unwrap();
+        assert_eq!(s.policy_name(), name);
+        update(&mut s, Action::StepFor(1800.0)).unwrap();
+        let mut sim = demo_sim(name);
+        sim.step_until(1800.0).unwrap();
+        assert_eq!(s.fleet(), sim.fleet(), "{name}");
+        s.fleet().check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn a_hand_request_under_first_fit_waits_and_is_logged_by_the_simulator() {
+    let mut s = demo();
+    update(&mut s, Action::AddVm(req("a100-40gb", &["7g.40gb"]))).unwrap();
+    let id = s.fleet().next_vm_id() - 1;
+    assert!(
+        s.fleet().pending().contains(&id),
+        "queued although ff rejects its own arrivals"
+    );
+    let last: Vec<_> = s.log().rev().take(2).collect();
+    assert_eq!(last[0].kind, EventKind::Queued, "{last:?}");
+    assert_eq!(last[1].kind, EventKind::Arrival);
+    assert!(last[1].text.contains("7g.40gb"), "{}", last[1].text);
 }
 
 #[test]

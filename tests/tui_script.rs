@@ -47,6 +47,9 @@ fn add_step_optimize_preview_apply_undo_save() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = Harness::demo(160, 48, Theme::color());
 
+    // Workload arrivals off (A): this script is about one request and its plan.
+    h.keys("A");
+    assert!(!h.app.session.arrivals());
     // The demo's own waiting request goes first (one whole-GPU request keeps the solve small).
     h.keys(":remove<Space>12<Enter>");
     assert!(h.screen().contains("Remove VM 12"), "the palette asks too");
@@ -117,6 +120,46 @@ fn add_step_optimize_preview_apply_undo_save() {
     // Quit: nothing unsaved, so no question.
     h.keys("q");
     assert!(h.app.quit);
+}
+
+#[test]
+fn stepping_brings_arrivals_and_the_policy_switches_from_a_key() {
+    let mut h = Harness::demo(160, 48, Theme::color());
+    assert!(h.screen().contains("ff · arrivals on"), "{}", h.screen());
+    h.keys(">");
+    assert_eq!(h.app.session.now_s(), 3600.0);
+    let screen = h.screen();
+    assert!(screen.contains(" arrive "), "{screen}");
+    assert!(
+        screen.contains(" admit ") || screen.contains(" reject "),
+        "{screen}"
+    );
+    insta::assert_snapshot!("arrivals_stepped_160x48", screen);
+    // c cycles the arrival policy; the status bar shows it, undo takes it back.
+    h.keys("c");
+    assert_eq!(h.app.session.policy_name(), "mfi");
+    assert!(h.screen().contains("mfi · arrivals on"), "{}", h.screen());
+    h.keys(":policy<Space>tc<Enter>");
+    assert!(h.screen().contains("tc · arrivals on"), "{}", h.screen());
+    h.keys("u");
+    assert_eq!(h.app.session.policy_name(), "mfi");
+    // A switches arrivals off: the next hour only has departures.
+    h.keys("A");
+    assert!(h.screen().contains("mfi · arrivals off"), "{}", h.screen());
+    let before = h
+        .app
+        .session
+        .log()
+        .filter(|e| e.kind == migplan::session::EventKind::Arrival)
+        .count();
+    h.keys(">");
+    let after = h
+        .app
+        .session
+        .log()
+        .filter(|e| e.kind == migplan::session::EventKind::Arrival)
+        .count();
+    assert_eq!(before, after);
 }
 
 #[test]

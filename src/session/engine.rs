@@ -1,18 +1,31 @@
-//! The session's clock and fleet. Departures follow VM lifetimes; after each departure the
-//! pending queue is retried in order with the arrival policy. Arrivals from the workload come with
-//! the simulator (`sim::Simulator`), which this module will hand over to when it lands.
+//! The session's clock and fleet: the simulator ([`sim::Simulator`]) itself, so that stepping
+//! time in the planner brings what a simulation run brings: arrivals from the scenario's
+//! workload (switchable off, leaving only departures), departures at the end of lifetimes, and
+//! whatever the arrival policy does on its steps (an OrigaMIG call, a TC compaction). The
+//! simulator's event log becomes the session's log lines; its recorder gives energy and
+//! acceptance since the session started. Changes by hand go through the simulator too, so its
+//! bookkeeping stays whole.
 
 use crate::fleet::{Fleet, Placement, Vm, VmId};
-use crate::plan::Step;
-use crate::policy::Policy;
-use crate::scenario::{PolicySettings, Scenario};
+use crate::plan::Schedule;
+use crate::policy::{self, Policy};
+use crate::scenario::Scenario;
+use crate::sim::{self, Simulator};
 use anyhow::{anyhow, bail, Result};
+
+/// Origin of the plans the session runs by hand; the session logs them itself.
+pub const HAND: &str = "planner";
+
+/// Hours the session measures over: its metrics run from the opening time on (no warm-up).
+const MEASURE_H: f64 = 24.0 * 365.0 * 100.0;
 
 /// What happened, for the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventKind {
     Arrival,
     Admission,
+    /// A request the policy could not place joined the pending queue.
+    Queued,
     Departure,
     Migration,
     Removal,
@@ -26,6 +39,7 @@ impl EventKind {
         match self {
             EventKind::Arrival => "arrive",
             EventKind::Admission => "admit",
+            EventKind::Queued => "queue",
             EventKind::Departure => "depart",
             EventKind::Migration => "migrate",
             EventKind::Removal => "remove",
@@ -44,249 +58,211 @@ pub struct Event {
     pub text: String,
 }
 
-/// First fit with the default GI placement (§6.3), the arrival policy of the demo.
-#[derive(Clone)]
-struct FirstFit;
+/// Names of the arrival policies the planner offers, in the order `policy next` cycles. The
+/// whole-fleet OPT is an on-demand call (`O`), not an arrival policy here: it would solve the
+/// whole fleet on every step.
+pub const POLICIES: &[&str] = &["ff", "mfi", "tc", "origamig", "packing"];
 
-impl Policy for FirstFit {
-    fn name(&self) -> &str {
-        "ff"
-    }
-    fn clone_box(&self) -> Box<dyn Policy> {
-        Box::new(self.clone())
-    }
-    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
-        fleet.ff_placement(vm)
-    }
-}
-
-/// Names of the arrival policies this build offers, in the order `policy next` cycles.
-pub const POLICIES: &[&str] = &["ff", "origamig", "packing"];
-
-/// The arrival policy with this name.
-/// The session places arrivals with it; optimizer calls are made by hand (`o`), not on steps.
-pub fn policy_by_name(name: &str, settings: &PolicySettings) -> Result<Box<dyn Policy>> {
-    match name {
-        "ff" => Ok(Box::new(FirstFit)),
-        "origamig" => Ok(Box::new(crate::policy::origamig::Origamig::new(settings))),
-        "packing" => Ok(Box::new(crate::ops::packing::Packing::new(settings))),
-        other => bail!(
-            "unknown or unavailable arrival policy `{other}` (available: {})",
+/// The arrival policy with this name (one of [`POLICIES`]), built by [`policy::by_name`].
+pub fn policy_by_name(name: &str, settings: &crate::scenario::PolicySettings) -> Result<Box<dyn Policy>> {
+    let name = name.trim().to_ascii_lowercase();
+    if !POLICIES.contains(&name.as_str()) {
+        bail!(
+            "unknown arrival policy `{name}` (available: {})",
             POLICIES.join(", ")
-        ),
+        );
     }
+    policy::by_name(&name, settings)
 }
 
-/// Fleet, clock, policy and the running totals the gauges show.
+/// The simulator and how far its event log has been read.
 #[derive(Clone)]
 pub struct Engine {
-    fleet: Fleet,
-    now_s: f64,
-    policy: Box<dyn Policy>,
-    arrivals: bool,
-    events: Vec<Event>,
-    energy_j: f64,
-    requested_slices: f64,
-    admitted_slices: f64,
+    sim: Simulator,
+    /// Events of the simulator already turned into log lines.
+    seen: u64,
 }
 
 impl Engine {
+    /// The scenario's fleet, workload and clock under its arrival policy (first fit when the
+    /// scenario names none the planner offers).
     pub fn new(scenario: &Scenario) -> Result<Engine> {
-        let policy = policy_by_name(&scenario.policy.arrival, &scenario.policy)
-            .or_else(|_| policy_by_name("ff", &scenario.policy))?;
-        let fleet = scenario.fleet.clone();
-        let catalog = fleet.catalog;
-        let placed: f64 = fleet
-            .vms()
-            .filter(|v| v.placement.is_some())
-            .map(|v| v.memory_slices(catalog) as f64)
-            .sum();
-        let pending: f64 = fleet
-            .pending()
-            .iter()
-            .filter_map(|&id| fleet.vm(id))
-            .map(|v| v.memory_slices(catalog) as f64)
-            .sum();
-        Ok(Engine {
-            fleet,
-            now_s: scenario.now_s,
-            policy,
-            arrivals: false,
-            events: Vec::new(),
-            energy_j: 0.0,
-            requested_slices: placed + pending,
-            admitted_slices: placed,
-        })
+        let policy = policy::by_name(&scenario.policy.arrival, &scenario.policy)
+            .or_else(|_| policy::by_name("ff", &scenario.policy))?;
+        let mut sc = scenario.clone();
+        sc.workload.warmup_h = 0.0;
+        sc.workload.measure_h = MEASURE_H;
+        let sim = Simulator::new(&sc, policy)?;
+        let seen = sim.events_total();
+        Ok(Engine { sim, seen })
     }
 
     pub fn fleet(&self) -> &Fleet {
-        &self.fleet
+        self.sim.fleet()
     }
 
+    /// The fleet for a change by hand (a move); the simulator rebuilds its state from it.
     pub fn fleet_mut(&mut self) -> &mut Fleet {
-        &mut self.fleet
+        self.sim.fleet_mut()
     }
 
     pub fn time(&self) -> f64 {
-        self.now_s
+        self.sim.time()
+    }
+
+    pub fn now_date(&self) -> chrono::DateTime<chrono::Utc> {
+        self.sim.now_date()
+    }
+
+    pub fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
+        self.sim.date_at(t)
     }
 
     pub fn arrivals(&self) -> bool {
-        self.arrivals
+        self.sim.arrivals()
     }
 
     /// Switches arrivals from the workload on or off.
-    pub fn set_arrivals(&mut self, on: bool) -> Result<()> {
-        if on {
-            bail!("arrivals from the workload need the simulator, which this build lacks");
-        }
-        self.arrivals = false;
-        Ok(())
+    pub fn set_arrivals(&mut self, on: bool) {
+        self.sim.set_arrivals(on);
     }
 
     pub fn policy_name(&self) -> &str {
-        self.policy.name()
+        self.sim.policy().name()
     }
 
     pub fn set_policy(&mut self, p: Box<dyn Policy>) {
-        self.policy = p;
+        self.sim.set_policy(p);
     }
 
+    /// Energy of the fleet since the session opened.
     pub fn energy_kwh(&self) -> f64 {
-        self.energy_j / 3.6e6
+        self.sim.metrics().energy_mwh * 1000.0
     }
 
-    /// Admitted share of the requested memory slices (1 when nothing was requested).
+    /// Admitted share of the memory slices requested since the session opened (the scenario's
+    /// pending requests included); 1 when nothing was requested.
     pub fn acceptance(&self) -> f64 {
-        if self.requested_slices == 0.0 {
-            1.0
-        } else {
-            self.admitted_slices / self.requested_slices
-        }
+        self.sim.metrics().acceptance_pct / 100.0
     }
 
-    pub fn take_events(&mut self) -> Vec<Event> {
-        std::mem::take(&mut self.events)
-    }
-
-    fn event(&mut self, kind: EventKind, text: String) {
-        self.events.push(Event {
-            t: self.now_s,
-            kind,
-            text,
-        });
-    }
-
-    /// The next departure time, if any VM has a finite lifetime.
+    /// The time of the next arrival (when arrivals are on) or departure.
     pub fn next_event_time(&self) -> Option<f64> {
-        self.fleet
-            .vms()
-            .filter_map(|v| v.departure())
-            .filter(|&t| t > self.now_s)
-            .min_by(f64::total_cmp)
+        self.sim.next_event_time()
     }
 
-    /// Advances the clock to `t`: departures in time order, each followed by a retry of the
-    /// pending queue; energy integrated at the power between events.
+    /// Advances the clock to `t` (whole 10 s steps with the policy's step at each, then the
+    /// events up to `t`).
     pub fn step_until(&mut self, t: f64) -> Result<()> {
-        if t < self.now_s {
-            bail!(
-                "cannot step back in time (now {:.0} s, asked {:.0} s)",
-                self.now_s,
-                t
-            );
-        }
-        loop {
-            let next = self
-                .fleet
-                .vms()
-                .filter_map(|v| v.departure().map(|d| (d.max(self.now_s), v.id)))
-                .filter(|&(d, _)| d <= t)
-                .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let Some((d, id)) = next else { break };
-            self.energy_j += self.fleet.power_w() * (d - self.now_s);
-            self.now_s = d;
-            let vm = self.fleet.remove(id).map_err(|e| anyhow!("{e}"))?;
-            let fleet = &self.fleet;
-            self.policy.on_departure(fleet, &vm, d);
-            let text = format!("VM {id} ({}) departed", super::shape(&self.fleet, &vm));
-            self.event(EventKind::Departure, text);
-            self.retry_pending();
-        }
-        self.energy_j += self.fleet.power_w() * (t - self.now_s);
-        self.now_s = t;
-        Ok(())
+        self.sim.step_until(t).map_err(|e| anyhow!("{e}"))
     }
 
-    /// Offers every pending VM, oldest first, to the arrival policy.
-    fn retry_pending(&mut self) {
-        for id in self.fleet.pending().to_vec() {
-            let Some(vm) = self.fleet.vm(id).cloned() else {
-                continue;
-            };
-            if let Some(p) = self.policy.on_arrival(&self.fleet, &vm, self.now_s) {
-                if self.fleet.place(id, p.clone()).is_ok() {
-                    self.admitted(id);
-                    let text = format!(
-                        "VM {id} admitted from the queue to {}",
-                        super::placement_label(&self.fleet, &p)
-                    );
-                    self.event(EventKind::Admission, text);
-                }
-            }
-        }
-    }
-
-    fn admitted(&mut self, id: VmId) {
-        let now = self.now_s;
-        let catalog = self.fleet.catalog;
-        if let Some(v) = self.fleet.vm_meta_mut(id) {
-            v.admitted_at = Some(now);
-            self.admitted_slices += v.memory_slices(catalog) as f64;
-        }
-    }
-
-    /// A new VM: at `pin` when given, else where the policy puts it, else pending.
+    /// A new VM by hand: at `pin` when given, else where the policy puts it, else pending.
     /// Returns its id and whether it was placed.
     pub fn submit(&mut self, vm: Vm, pin: Option<Placement>) -> Result<(VmId, bool)> {
-        self.requested_slices += vm.memory_slices(self.fleet.catalog) as f64;
-        let placement = match pin {
-            Some(p) => Some(p),
-            None => {
-                let mut probe = vm.clone();
-                probe.id = self.fleet.next_vm_id();
-                self.policy.on_arrival(&self.fleet, &probe, self.now_s)
-            }
-        };
-        match placement {
-            Some(p) => {
-                let id = self.fleet.add_placed(vm, p).map_err(|e| anyhow!("{e}"))?;
-                self.admitted(id);
-                Ok((id, true))
-            }
-            None => {
-                let id = self.fleet.add_pending(vm).map_err(|e| anyhow!("{e}"))?;
-                Ok((id, false))
-            }
-        }
+        self.sim.submit_by_hand(vm, pin).map_err(|e| anyhow!("{e}"))
     }
 
     pub fn remove_vm(&mut self, id: VmId) -> Result<Vm> {
-        let vm = self.fleet.remove(id).map_err(|e| anyhow!("{e}"))?;
-        if vm.placement.is_none() {
-            // A pending request withdrawn by hand no longer counts as requested.
-            self.requested_slices -= vm.memory_slices(self.fleet.catalog) as f64;
-        }
-        Ok(vm)
+        self.sim.fleet_mut().remove(id).map_err(|e| anyhow!("{e}"))
     }
 
-    /// Bookkeeping after a plan step ran on the fleet.
-    pub fn note_plan_step(&mut self, step: &Step) {
-        if step.kind == crate::plan::StepKind::Start {
-            let catalog = self.fleet.catalog;
-            if let Some(v) = self.fleet.vm(step.vm) {
-                self.admitted_slices += v.memory_slices(catalog) as f64;
-            }
-        }
+    /// Runs (part of) a previewed plan's schedule now.
+    pub fn apply_schedule(&mut self, schedule: &Schedule) -> Result<()> {
+        self.sim
+            .apply_schedule(schedule, HAND)
+            .map_err(|e| anyhow!("the plan cannot run: {e}"))
     }
+
+    /// The simulator's events since the last call, as log lines (oldest first). When more
+    /// happened than its log keeps, a first line says how many are not shown.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        let total = self.sim.events_total();
+        let new = (total - self.seen) as usize;
+        self.seen = total;
+        if new == 0 {
+            return Vec::new();
+        }
+        let events = self.sim.events();
+        let shown = new.min(events.len());
+        let fleet = self.sim.fleet();
+        let mut out = Vec::with_capacity(shown + 1);
+        if shown < new {
+            let t = events[events.len() - shown].t;
+            out.push(Event {
+                t,
+                kind: EventKind::Plan,
+                text: format!("… {} earlier events are not shown", new - shown),
+            });
+        }
+        let policy = self.sim.policy().name();
+        for e in &events[events.len() - shown..] {
+            if matches!(&e.kind, sim::EventKind::Plan { origin, .. } if origin == HAND) {
+                continue;
+            }
+            out.push(describe(fleet, policy, e));
+        }
+        out
+    }
+}
+
+fn host_name(fleet: &Fleet, h: usize) -> &str {
+    fleet.hosts.get(h).map(|h| h.name.as_str()).unwrap_or("?")
+}
+
+/// `VM 7 (3g.20gb, 12c 48G)` while the VM is in the fleet, else `VM 7`.
+fn vm_label(fleet: &Fleet, id: VmId) -> String {
+    match fleet.vm(id) {
+        Some(v) => format!("VM {id} ({})", super::shape(fleet, v)),
+        None => format!("VM {id}"),
+    }
+}
+
+/// A simulator event in words, looking VMs up in the fleet as it is now.
+fn describe(fleet: &Fleet, policy: &str, e: &sim::Event) -> Event {
+    use sim::EventKind as K;
+    let (kind, text) = match &e.kind {
+        K::Arrival { vm } => (EventKind::Arrival, format!("{} arrived", vm_label(fleet, *vm))),
+        K::Admission { vm, host, wait_s } => {
+            let wait = if *wait_s > 0.0 {
+                format!(" after waiting {}", super::format_duration(*wait_s))
+            } else {
+                String::new()
+            };
+            (
+                EventKind::Admission,
+                format!("VM {vm} admitted on {}{wait}", host_name(fleet, *host)),
+            )
+        }
+        K::Queued { vm } => (
+            EventKind::Queued,
+            format!("VM {vm} waits in the queue: {policy} found no place"),
+        ),
+        K::Reject { vm } => (
+            EventKind::Rejection,
+            format!("VM {vm} rejected: {policy} found no place"),
+        ),
+        K::Departure { vm, host } => (
+            EventKind::Departure,
+            match host {
+                Some(h) => format!("VM {vm} departed from {}", host_name(fleet, *h)),
+                None => format!("VM {vm} left the queue"),
+            },
+        ),
+        K::Migration { vm, from, to, gb } => (
+            EventKind::Migration,
+            if from == to {
+                format!("VM {vm} moved within {}", host_name(fleet, *to))
+            } else {
+                format!(
+                    "VM {vm} migrated {} -> {} ({gb:.0} GB copied)",
+                    host_name(fleet, *from),
+                    host_name(fleet, *to)
+                )
+            },
+        ),
+        K::Plan { origin, steps } => (EventKind::Plan, format!("{origin} plan applied: {steps} step(s)")),
+        K::Discarded { origin, reason } => (EventKind::Plan, format!("{origin}: dropped ({reason})")),
+    };
+    Event { t: e.t, kind, text }
 }

@@ -26,13 +26,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         buf.set_string(inner.x + 1, inner.y, "nothing has happened yet", t.dim);
         return;
     }
-    let start = s.now_date() - chrono::Duration::milliseconds((s.now_s() * 1000.0) as i64);
     for (i, e) in entries.iter().rev().enumerate() {
         let y = inner.y + i as u16;
-        let when = start + chrono::Duration::milliseconds((e.t * 1000.0) as i64);
+        let when = s.date_at(e.t);
         let stamp = when.format("%d %H:%M:%S").to_string();
         let style = match e.kind {
-            EventKind::Departure | EventKind::Removal | EventKind::Rejection => t.dim,
+            EventKind::Departure | EventKind::Removal => t.dim,
+            EventKind::Rejection | EventKind::Queued => t.warn,
             EventKind::Migration | EventKind::Plan => t.warn,
             EventKind::Admission => t.ok,
             _ => t.base,
