@@ -405,17 +405,16 @@ impl Simulator {
     /// in the pending queue when the policy cannot place it, whatever the policy does with its
     /// own unplaced arrivals (a user who asked for it may then run an optimizer call to admit
     /// it). Returns the VM's id and whether it was placed.
-    pub fn submit_by_hand(
-        &mut self,
-        mut vm: Vm,
-        pin: Option<Placement>,
-    ) -> Result<(VmId, bool), crate::fleet::FleetError> {
+    pub fn submit_by_hand(&mut self, mut vm: Vm, pin: Option<Placement>) -> anyhow::Result<(VmId, bool)> {
         self.resync();
         let t = self.now;
         vm.arrival = t;
         vm.placement = None;
         vm.admitted_at = None;
         self.fleet.validate_request(&vm)?;
+        // The admission checks of seed 003 refuse it before anything changes.
+        crate::ops::quotas::admission(&self.quotas, &self.settings, &self.fleet, &vm)
+            .map_err(|reason| anyhow::anyhow!("refused: {reason}"))?;
         if let Some(p) = &pin {
             let mut probe = vm.clone();
             probe.id = self.next_id.max(self.fleet.next_vm_id());

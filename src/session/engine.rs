@@ -160,7 +160,7 @@ impl Engine {
     /// A new VM by hand: at `pin` when given, else where the policy puts it, else pending.
     /// Returns its id and whether it was placed.
     pub fn submit(&mut self, vm: Vm, pin: Option<Placement>) -> Result<(VmId, bool)> {
-        self.sim.submit_by_hand(vm, pin).map_err(|e| anyhow!("{e}"))
+        self.sim.submit_by_hand(vm, pin)
     }
 
     pub fn remove_vm(&mut self, id: VmId) -> Result<Vm> {
@@ -238,6 +238,7 @@ fn describe(fleet: &Fleet, policy: &str, e: &sim::Event) -> Event {
             EventKind::Queued,
             format!("VM {vm} waits in the queue: {policy} found no place"),
         ),
+        K::Refused { vm, reason } => (EventKind::Rejection, format!("VM {vm} refused: {reason}")),
         K::Reject { vm } => (
             EventKind::Rejection,
             format!("VM {vm} rejected: {policy} found no place"),
