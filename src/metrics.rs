@@ -216,6 +216,11 @@ pub struct Summary {
     pub plans: u64,
     /// Mean power of the fleet, kW.
     pub mean_power_kw: f64,
+    /// Optimizer calls started in the window, per hour (OrigaMIG and OPT; 0 for the others).
+    pub calls_per_h: f64,
+    /// Median and 95th percentile of the wall-clock time of those calls, seconds.
+    pub call_s_median: f64,
+    pub call_s_p95: f64,
     pub stranded: Vec<StrandedMean>,
 }
 
@@ -432,6 +437,9 @@ impl Recorder {
             migration_s_mean: ratio(self.migration_s, self.migrations_across as f64),
             plans: self.plans,
             mean_power_kw: per_s(self.energy_j) / 1000.0,
+            calls_per_h: 0.0,
+            call_s_median: 0.0,
+            call_s_p95: 0.0,
             stranded: self
                 .stranded_sum
                 .iter()
@@ -446,11 +454,33 @@ impl Recorder {
     }
 }
 
+/// The `q`-quantile (0 to 1) of `xs` by the nearest-rank method, or 0 for no values.
+pub fn quantile(xs: &[f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::catalog::embedded;
     use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let xs = [5.0, 1.0, 4.0, 2.0, 3.0];
+        assert_eq!(quantile(&xs, 0.5), 3.0);
+        assert_eq!(quantile(&xs, 0.95), 5.0);
+        assert_eq!(quantile(&xs, 0.0), 1.0);
+        let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(quantile(&hundred, 0.95), 95.0);
+        assert_eq!(quantile(&[], 0.5), 0.0);
+    }
 
     fn one_gpu_fleet() -> Fleet {
         let c = embedded();

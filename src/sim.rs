@@ -11,7 +11,7 @@
 //! [`Simulator::step_until`] (a deadline in the past is an error) and [`Simulator::run`].
 
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
-use crate::metrics::{Recorder, Summary};
+use crate::metrics::{self, Recorder, Summary};
 use crate::plan::{self, Plan, StepKind};
 use crate::policy::Policy;
 use crate::scenario::{PolicySettings, Scenario, WorkloadSettings};
@@ -120,6 +120,8 @@ pub struct Simulator {
     quotas: crate::ops::quotas::Quotas,
     /// Requests refused by those admission checks since the start.
     refused: u64,
+    /// Optimizer calls the policy had made when the measurement window opened.
+    calls_before_window: Option<usize>,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -182,6 +184,7 @@ impl Simulator {
             check_invariants: false,
             quotas: scenario.quotas.clone(),
             refused: 0,
+            calls_before_window: None,
         };
         sim.resync();
         Ok(sim)
@@ -290,7 +293,21 @@ impl Simulator {
 
     /// The metrics over the measurement window up to now.
     pub fn metrics(&self) -> Summary {
-        self.recorder.summary(self.now)
+        let mut s = self.recorder.summary(self.now);
+        let (ws, _) = self.window();
+        let times = self.policy.call_times_s();
+        if self.now > ws && !times.is_empty() {
+            let skip = self.calls_before_window.unwrap_or(0).min(times.len());
+            let calls = &times[skip..];
+            s.calls_per_h = if s.measured_h > 0.0 {
+                calls.len() as f64 / s.measured_h
+            } else {
+                0.0
+            };
+            s.call_s_median = metrics::quantile(calls, 0.5);
+            s.call_s_p95 = metrics::quantile(calls, 0.95);
+        }
+        s
     }
 
     /// Current fleet power in watts.
@@ -635,6 +652,9 @@ impl Simulator {
 
     /// End of a step at grid time `t`: the minute samples, then the policy's step.
     fn grid_point(&mut self, t: f64) {
+        if self.calls_before_window.is_none() && t > self.window().0 {
+            self.calls_before_window = Some(self.policy.call_times_s().len());
+        }
         let minute = ((t - self.t0) / 60.0).floor() as u64;
         if minute > self.last_minute {
             self.last_minute = minute;

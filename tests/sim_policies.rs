@@ -2,7 +2,7 @@
 //! figures of DESIGN §4.
 
 use migplan::fleet::{GiRequest, Placement, Vm, VmKind};
-use migplan::policy;
+use migplan::policy::{self, Policy};
 use migplan::scenario::{self, Scenario};
 use migplan::sim::{EventKind, Simulator};
 
@@ -181,6 +181,74 @@ fn tc_adds_an_idle_gpu_only_when_it_vacates_two() {
     let full = vms + &vm_toml(6, "1g.10gb", "h1", "0@2");
     let s = compaction(&fleet(&full));
     assert!(moves(&s).is_empty());
+}
+
+#[test]
+fn tc_places_no_request_on_a_compactions_hosts_until_its_moves_end() {
+    // The compaction of `tc_adds_an_idle_gpu_only_when_it_vacates_two` at 15 min moves three
+    // VMs from h0 to h1: (48 + 20) + (64 + 20) + (16 + 5) = 173 GB at 12.5 Gbit/s, one move
+    // after another, so its moves end 173 x 8 / 12.5 = 110.72 s later (§6.3, §6.1).
+    let vms = vm_toml(1, "3g.20gb", "h0", "0@0")
+        + &vm_toml(2, "4g.20gb", "h0", "1@0")
+        + &vm_toml(3, "1g.5gb", "h0", "1@4")
+        + &vm_toml(4, "2g.10gb", "h1", "0@0")
+        + &vm_toml(5, "3g.20gb", "h1", "0@4");
+    let sc = fleet(&vms);
+    let mut tc = migplan::policy::tc::Tc::new(&sc.policy);
+    assert!(
+        tc.on_step(&sc.fleet, 0.0).is_none(),
+        "the first compaction is at 15 min"
+    );
+    let plan = tc.on_step(&sc.fleet, 900.0).expect("a compaction");
+    let secs = migplan::policy::tc::moves_duration_s(&sc.fleet, &plan, sc.policy.migration_gbps);
+    assert!((secs - 110.72).abs() < 1e-9, "{secs}");
+    assert!(tc.is_busy(0, 900.0) && tc.is_busy(1, 1010.0));
+    assert!(!tc.is_busy(0, 1011.0) && !tc.is_busy(1, 1011.0));
+
+    // Through the simulator: a 1g.5gb that best fit puts on h1 (the only active host after
+    // the compaction) finds both hosts of the compaction closed while its moves run.
+    let s = compaction(&sc);
+    assert_eq!(moves(&s).len(), 3);
+    let vm = request(&["1g.5gb"]);
+    let mut p = s.policy().clone_box();
+    assert_eq!(p.on_arrival(s.fleet(), &vm, 960.0), None, "h0 and h1 are busy");
+    let after = p
+        .on_arrival(s.fleet(), &vm, 1011.0)
+        .expect("placed once the moves end");
+    assert_eq!(after.host, 1);
+    // FF has no compaction and places it at once.
+    assert!(place("ff", &sc, &vm).is_some());
+}
+
+#[test]
+fn optimizer_calls_are_counted_per_hour_with_their_time_percentiles() {
+    // A 7g.40gb waits while h0 and h1 each hold a small VM on GPU 0 and 1: an admission call
+    // must move one of them; the calls of the measured hour are counted with their times.
+    let vms = vm_toml(1, "1g.5gb", "h0", "0@6")
+        + &vm_toml(2, "1g.5gb", "h0", "1@6")
+        + &vm_toml(3, "1g.5gb", "h1", "0@6")
+        + &vm_toml(4, "1g.5gb", "h1", "1@6")
+        + "[[vm]]\nid = 5\nmodel = \"a100-40gb\"\nprofiles = [\"7g.40gb\"]\ncores = 28\nram_gb = 112\n";
+    let sc = fleet(&vms);
+    let mut s = Simulator::new(&sc, policy::by_name("origamig", &sc.policy).unwrap()).unwrap();
+    s.set_check_invariants(true);
+    s.run();
+    let m = s.metrics();
+    let times = s.policy().call_times_s();
+    assert!(!times.is_empty(), "the pending VM triggers an admission call");
+    assert!(
+        s.fleet().vm(5).unwrap().placement.is_some(),
+        "and the call admits it"
+    );
+    assert!((m.calls_per_h - times.len() as f64 / m.measured_h).abs() < 1e-9);
+    let (lo, hi) = times
+        .iter()
+        .fold((f64::MAX, 0.0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    assert!(lo <= m.call_s_median && m.call_s_median <= m.call_s_p95 && m.call_s_p95 <= hi);
+    // FF makes no calls.
+    let mut ff = Simulator::new(&sc, policy::by_name("ff", &sc.policy).unwrap()).unwrap();
+    ff.run();
+    assert_eq!(ff.metrics().calls_per_h, 0.0);
 }
 
 fn paper128() -> Scenario {

@@ -77,6 +77,9 @@ pub const CSV_COLUMNS: &[&str] = &[
     "migration_s_mean",
     "plans",
     "mean_power_kw",
+    "calls_per_h",
+    "call_s_median",
+    "call_s_p95",
     "wall_s",
 ];
 
@@ -112,6 +115,9 @@ impl Row {
             format!("{:.3}", s.migration_s_mean),
             s.plans.to_string(),
             format!("{:.4}", s.mean_power_kw),
+            format!("{:.3}", s.calls_per_h),
+            format!("{:.4}", s.call_s_median),
+            format!("{:.4}", s.call_s_p95),
             format!("{:.3}", self.wall_s),
         ]
         .join(",")
@@ -308,6 +314,13 @@ fn human(scenario: &Scenario, row: &Row) -> String {
         s.migrations_per_h, s.gb_per_h
     );
     let _ = writeln!(o, "  wait in queue   {:6.1} s mean", s.wait_s_mean);
+    if s.calls_per_h > 0.0 {
+        let _ = writeln!(
+            o,
+            "  optimizer calls {:6.1} per hour, {:.3} s median, {:.3} s 95th percentile",
+            s.calls_per_h, s.call_s_median, s.call_s_p95
+        );
+    }
     if !s.stranded.is_empty() {
         let parts: Vec<String> = s
             .stranded

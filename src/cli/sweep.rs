@@ -113,6 +113,9 @@ pub const METRICS: &[(&str, &str)] = &[
     ("migrations_per_h", "Migr./h"),
     ("gb_per_h", "GB/h"),
     ("wait_s_mean", "Wait (s)"),
+    ("calls_per_h", "Calls/h"),
+    ("call_s_median", "Call median (s)"),
+    ("call_s_p95", "Call p95 (s)"),
 ];
 
 /// One run as the summary sees it: its key and its metric values by column.

@@ -42,6 +42,9 @@ fn joint_util(catalog: &Catalog, g: &GpuView) -> f64 {
     (g.mem + g.comp) as f64 / (m.memory_slices as u32 + m.compute_slices as u32) as f64
 }
 
+/// Hosts with at most this many GPUs are scored without a heap allocation.
+const STACK_GPUS: usize = 16;
+
 /// TC's placement of `vm` on one host's GPUs: the score (mean joint utilization after the
 /// assignment of the GPUs the VM uses) and the slots, if every GI fits.
 fn place_on_host(
@@ -50,9 +53,20 @@ fn place_on_host(
     vm: &Vm,
     gpus: &[GpuView],
 ) -> Option<(f64, Vec<GiSlot>)> {
-    let mut g = gpus.to_vec();
+    let first = *gpus.first()?;
+    // A working copy of the host's GPUs: on the stack for every host of the catalog (this runs
+    // for every host and every VM a compaction tries, so it must not allocate).
+    let mut stack = [first; STACK_GPUS];
+    let mut heap = Vec::new();
+    let g: &mut [GpuView] = if gpus.len() <= STACK_GPUS {
+        stack[..gpus.len()].copy_from_slice(gpus);
+        &mut stack[..gpus.len()]
+    } else {
+        heap.extend_from_slice(gpus);
+        &mut heap
+    };
     let mut slots = vec![GiSlot { gpu: 0, start: 0 }; vm.gis.len()];
-    let mut used: Vec<usize> = Vec::new();
+    let mut used: Vec<usize> = Vec::with_capacity(vm.gis.len());
     for i in vm.gis_largest_first(catalog) {
         let req = vm.gis[i];
         let prof = &catalog.model(req.model).profiles[req.profile];
@@ -97,6 +111,28 @@ fn place_on_host(
     Some((score, slots))
 }
 
+/// Whether the allowed GPUs of `vm`'s class on a host have enough unmasked slices in all for
+/// the VM's GIs: a cheap necessary condition checked before [`place_on_host`].
+fn may_fit(catalog: &Catalog, vm: &Vm, gpus: &[GpuView]) -> bool {
+    let Some(first) = vm.gis.first() else {
+        return true;
+    };
+    let need: u32 = vm
+        .gis
+        .iter()
+        .map(|r| catalog.model(r.model).profiles[r.profile].size as u32)
+        .sum();
+    let free: u32 = gpus
+        .iter()
+        .filter(|v| v.allowed && catalog.same_class(first.model, v.model))
+        .map(|v| {
+            let n = catalog.model(v.model).memory_slices as u32;
+            n - (v.mask & ((1u32 << n) - 1)).count_ones()
+        })
+        .sum();
+    free >= need
+}
+
 /// TC's choice among hosts: the largest score, ties to the lowest host.
 fn choose<F>(n_hosts: usize, mut on_host: F) -> Option<Placement>
 where
@@ -113,13 +149,18 @@ where
     best.map(|(_, p)| p)
 }
 
-/// TC's placement of a new VM on the fleet as it is.
-pub fn placement(tables: &Tables, fleet: &Fleet, vm: &Vm) -> Option<Placement> {
+/// TC's placement of a new VM on the fleet as it is, on the hosts for which `open(host)` holds.
+pub fn placement(
+    tables: &Tables,
+    fleet: &Fleet,
+    vm: &Vm,
+    open: impl Fn(HostId) -> bool,
+) -> Option<Placement> {
     let catalog = fleet.catalog;
     let mut views: Vec<GpuView> = Vec::new();
     choose(fleet.hosts.len(), |h| {
         let host = &fleet.hosts[h];
-        if host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
+        if !open(h) || host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
             return None;
         }
         views.clear();
@@ -135,30 +176,55 @@ pub fn placement(tables: &Tables, fleet: &Fleet, vm: &Vm) -> Option<Placement> {
     })
 }
 
-/// One GPU during a compaction.
-#[derive(Debug, Clone)]
-struct WorkGpu {
-    view: GpuView,
-    /// VMs with a GI here now (after the compaction's moves so far).
-    vms: Vec<VmId>,
-    active_before: bool,
-}
-
 /// The compaction's working state: resources free before it and not yet taken by its moves,
-/// utilization after its moves so far, and where the moved VMs are now.
+/// utilization after its moves so far, and where the moved VMs are now. A trial to vacate one
+/// GPU that fails is rolled back through a journal of what it changed (copying the whole state
+/// for every GPU tried made a compaction of 128 hosts cost milliseconds).
 #[derive(Debug, Clone)]
 struct Work {
-    gpus: Vec<Vec<WorkGpu>>,
+    /// Per host, per GPU: what the placement rule sees.
+    views: Vec<Vec<GpuView>>,
+    /// Per host, per GPU: the VMs with a GI there now (after the compaction's moves so far).
+    vms: Vec<Vec<Vec<VmId>>>,
+    /// Per host, per GPU: whether the GPU held a GI before the compaction.
+    active_before: Vec<Vec<bool>>,
     cores: Vec<u32>,
     ram: Vec<u32>,
     moved: BTreeMap<VmId, Placement>,
     receivers: BTreeSet<(HostId, usize)>,
+    journal: Vec<Undo>,
+}
+
+/// One change to [`Work`], with what it replaced.
+#[derive(Debug, Clone)]
+enum Undo {
+    Gpu(HostId, usize, GpuView, Vec<VmId>),
+    Host(HostId, u32, u32),
+    Moved(VmId, Option<Placement>),
+    Receiver(HostId, usize),
 }
 
 impl Work {
     fn new(fleet: &Fleet) -> Self {
         let catalog = fleet.catalog;
-        let gpus = fleet
+        let views = fleet
+            .hosts
+            .iter()
+            .map(|h| {
+                h.gpus
+                    .iter()
+                    .map(|g| GpuView {
+                        model: g.model,
+                        mask: g.occ.mask,
+                        counts: g.occ.counts,
+                        mem: g.occ.used_slices(),
+                        comp: g.occ.used_compute(catalog.model(g.model)),
+                        allowed: false,
+                    })
+                    .collect()
+            })
+            .collect();
+        let vms = fleet
             .hosts
             .iter()
             .map(|h| {
@@ -168,28 +234,24 @@ impl Work {
                         let mut vms: Vec<VmId> = g.gis.iter().map(|r| r.vm).collect();
                         vms.sort_unstable();
                         vms.dedup();
-                        WorkGpu {
-                            view: GpuView {
-                                model: g.model,
-                                mask: g.occ.mask,
-                                counts: g.occ.counts,
-                                mem: g.occ.used_slices(),
-                                comp: g.occ.used_compute(catalog.model(g.model)),
-                                allowed: false,
-                            },
-                            vms,
-                            active_before: !g.occ.is_empty(),
-                        }
+                        vms
                     })
                     .collect()
             })
             .collect();
         Work {
-            gpus,
+            views,
+            vms,
+            active_before: fleet
+                .hosts
+                .iter()
+                .map(|h| h.gpus.iter().map(|g| !g.occ.is_empty()).collect())
+                .collect(),
             cores: fleet.hosts.iter().map(|h| h.free_cores()).collect(),
             ram: fleet.hosts.iter().map(|h| h.free_ram()).collect(),
             moved: BTreeMap::new(),
             receivers: BTreeSet::new(),
+            journal: Vec::new(),
         }
     }
 
@@ -200,41 +262,90 @@ impl Work {
             .or_else(|| fleet.vm(id).and_then(|v| v.placement.clone()))
     }
 
+    /// Records GPU `(h, k)` before it changes.
+    fn save_gpu(&mut self, h: HostId, k: usize) {
+        let old = Undo::Gpu(h, k, self.views[h][k], self.vms[h][k].clone());
+        self.journal.push(old);
+    }
+
+    /// Forbids GPU `(h, k)` as a destination.
+    fn forbid(&mut self, h: HostId, k: usize) {
+        self.save_gpu(h, k);
+        self.views[h][k].allowed = false;
+    }
+
     /// Moves `vm` from `from` to `to` in the working state: the new slots, cores and RAM are
     /// taken; the old ones are not given back (only resources free before count).
     fn apply(&mut self, catalog: &Catalog, vm: &Vm, from: &Placement, to: &Placement) {
         for (req, slot) in vm.gis.iter().zip(&from.gis) {
             let prof = &catalog.model(req.model).profiles[req.profile];
-            let g = &mut self.gpus[from.host][slot.gpu];
-            g.view.mem -= prof.size as u32;
-            g.view.comp -= prof.compute as u32;
-            g.vms.retain(|&v| v != vm.id);
+            self.save_gpu(from.host, slot.gpu);
+            let v = &mut self.views[from.host][slot.gpu];
+            v.mem -= prof.size as u32;
+            v.comp -= prof.compute as u32;
+            self.vms[from.host][slot.gpu].retain(|&v| v != vm.id);
         }
         for (req, slot) in vm.gis.iter().zip(&to.gis) {
             let prof = &catalog.model(req.model).profiles[req.profile];
-            let g = &mut self.gpus[to.host][slot.gpu];
-            g.view.mask |= prof.mask_at(slot.start);
-            g.view.counts[req.profile] += 1;
-            g.view.mem += prof.size as u32;
-            g.view.comp += prof.compute as u32;
-            if !g.vms.contains(&vm.id) {
-                g.vms.push(vm.id);
+            self.save_gpu(to.host, slot.gpu);
+            let v = &mut self.views[to.host][slot.gpu];
+            v.mask |= prof.mask_at(slot.start);
+            v.counts[req.profile] += 1;
+            v.mem += prof.size as u32;
+            v.comp += prof.compute as u32;
+            let vms = &mut self.vms[to.host][slot.gpu];
+            if !vms.contains(&vm.id) {
+                vms.push(vm.id);
             }
-            self.receivers.insert((to.host, slot.gpu));
+            if self.receivers.insert((to.host, slot.gpu)) {
+                self.journal.push(Undo::Receiver(to.host, slot.gpu));
+            }
         }
         if to.host != from.host {
-            self.cores[to.host] -= vm.cores;
-            self.ram[to.host] -= vm.ram_gb;
+            let h = to.host;
+            self.journal.push(Undo::Host(h, self.cores[h], self.ram[h]));
+            self.cores[h] -= vm.cores;
+            self.ram[h] -= vm.ram_gb;
         }
-        self.moved.insert(vm.id, to.clone());
+        let old = self.moved.insert(vm.id, to.clone());
+        self.journal.push(Undo::Moved(vm.id, old));
+    }
+
+    /// Undoes every change recorded after `mark` (a journal length), newest first.
+    fn rollback(&mut self, mark: usize) {
+        while self.journal.len() > mark {
+            match self.journal.pop() {
+                Some(Undo::Gpu(h, k, view, vms)) => {
+                    self.views[h][k] = view;
+                    self.vms[h][k] = vms;
+                }
+                Some(Undo::Host(h, cores, ram)) => {
+                    self.cores[h] = cores;
+                    self.ram[h] = ram;
+                }
+                Some(Undo::Moved(id, old)) => match old {
+                    Some(p) => {
+                        self.moved.insert(id, p);
+                    }
+                    None => {
+                        self.moved.remove(&id);
+                    }
+                },
+                Some(Undo::Receiver(h, k)) => {
+                    self.receivers.remove(&(h, k));
+                }
+                None => break,
+            }
+        }
     }
 
     /// GPUs active before the compaction and empty now.
     fn vacated(&self) -> usize {
-        self.gpus
+        self.active_before
             .iter()
             .flatten()
-            .filter(|g| g.active_before && g.vms.is_empty())
+            .zip(self.vms.iter().flatten())
+            .filter(|(&before, vms)| before && vms.is_empty())
             .count()
     }
 }
@@ -248,12 +359,15 @@ fn compaction_target(
     from: &Placement,
 ) -> Option<Placement> {
     let catalog = fleet.catalog;
-    choose(work.gpus.len(), |h| {
+    choose(work.views.len(), |h| {
         if h != from.host && (work.cores[h] < vm.cores || work.ram[h] < vm.ram_gb) {
             return None;
         }
-        let views: Vec<GpuView> = work.gpus[h].iter().map(|g| g.view).collect();
-        place_on_host(tables, catalog, vm, &views)
+        let views = &work.views[h];
+        if !may_fit(catalog, vm, views) {
+            return None;
+        }
+        place_on_host(tables, catalog, vm, views)
     })
 }
 
@@ -266,7 +380,7 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
         if work.receivers.contains(&(h, k)) {
             continue;
         }
-        let mut vms = work.gpus[h][k].vms.clone();
+        let mut vms = work.vms[h][k].clone();
         if vms.is_empty() {
             continue;
         }
@@ -279,8 +393,8 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
             let s = fleet.vm(id).map(|v| v.memory_slices(catalog)).unwrap_or(0);
             (std::cmp::Reverse(s), id)
         });
-        let saved = work.clone();
-        work.gpus[h][k].view.allowed = false;
+        let mark = work.journal.len();
+        work.forbid(h, k);
         let mut ok = true;
         for id in vms {
             let (Some(vm), Some(from)) = (fleet.vm(id), work.where_is(fleet, id)) else {
@@ -296,10 +410,10 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
             }
         }
         if ok {
-            // A vacated GPU receives nothing more.
-            work.gpus[h][k].view.allowed = false;
+            // A vacated GPU receives nothing more (it stays forbidden).
+            work.journal.clear();
         } else {
-            *work = saved;
+            work.rollback(mark);
             failed = true;
         }
     }
@@ -322,8 +436,8 @@ fn compact_class(
             if !catalog.same_class(g.model, class_model) || g.occ.is_empty() {
                 continue;
             }
-            work.gpus[h][k].view.allowed = true;
-            order.push((joint_util(catalog, &work.gpus[h][k].view), h, k));
+            work.views[h][k].allowed = true;
+            order.push((joint_util(catalog, &work.views[h][k]), h, k));
         }
     }
     // Least utilized first; ties by host and GPU.
@@ -349,7 +463,7 @@ fn compact_class(
         if let Some((h, k)) = idle(true).or_else(|| idle(false)) {
             let before = work.vacated();
             let mut more = work.clone();
-            more.gpus[h][k].view.allowed = true;
+            more.views[h][k].allowed = true;
             pass(tables, fleet, &mut more, &order);
             if more.vacated() >= before + 2 {
                 work = more;
@@ -361,12 +475,32 @@ fn compact_class(
     }
 }
 
+/// Seconds the executor takes for the moves of `plan` on `fleet`, run one after another
+/// (§5.4): a move across hosts copies the VM's RAM and the memory of its GIs at `gbps`
+/// (Gbit/s, §6.1: half the 25 Gbit/s of a host); a move inside a host copies nothing.
+pub fn moves_duration_s(fleet: &Fleet, plan: &Plan, gbps: f64) -> f64 {
+    let catalog = fleet.catalog;
+    plan.targets
+        .iter()
+        .filter_map(|(&id, to)| {
+            let vm = fleet.vm(id)?;
+            let from = vm.placement.as_ref()?;
+            (from.host != to.host).then(|| (vm.ram_gb as f64 + vm.gpu_memory_gb(catalog)) * 8.0 / gbps)
+        })
+        .sum()
+}
+
 /// The TC policy.
 #[derive(Debug, Clone)]
 pub struct Tc {
     tables: Lazy,
     period_s: f64,
+    gbps: f64,
     next_compaction: Option<f64>,
+    /// The hosts of the last compaction and the time its moves end: no request is placed on
+    /// them before then (§6.3).
+    busy: BTreeSet<HostId>,
+    busy_until: f64,
 }
 
 impl Tc {
@@ -374,8 +508,16 @@ impl Tc {
         Tc {
             tables: Lazy::default(),
             period_s: settings.compaction_min * 60.0,
+            gbps: settings.migration_gbps,
             next_compaction: None,
+            busy: BTreeSet::new(),
+            busy_until: f64::NEG_INFINITY,
         }
+    }
+
+    /// Whether `host` takes part in a compaction whose moves have not ended at `now_s`.
+    pub fn is_busy(&self, host: HostId, now_s: f64) -> bool {
+        now_s < self.busy_until && self.busy.contains(&host)
     }
 
     /// The plan of one compaction of every class now (empty targets when nothing moves).
@@ -409,9 +551,9 @@ impl Policy for Tc {
         Box::new(self.clone())
     }
 
-    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
+    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
         let tables = self.tables.get(fleet.catalog);
-        placement(&tables, fleet, vm)
+        placement(&tables, fleet, vm, |h| !self.is_busy(h, now_s))
     }
 
     fn on_step(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
@@ -430,6 +572,19 @@ impl Policy for Tc {
         }
         self.next_compaction = Some(n);
         let plan = self.compaction(fleet);
-        (!plan.targets.is_empty()).then_some(plan)
+        if plan.targets.is_empty() {
+            return None;
+        }
+        // §6.3: no request is placed on the hosts of a compaction until its moves end.
+        self.busy = plan
+            .targets
+            .iter()
+            .flat_map(|(&id, to)| {
+                let from = fleet.vm(id).and_then(|v| v.placement.as_ref()).map(|p| p.host);
+                from.into_iter().chain([to.host])
+            })
+            .collect();
+        self.busy_until = now_s + moves_duration_s(fleet, &plan, self.gbps);
+        Some(plan)
     }
 }
