@@ -8,6 +8,7 @@ mod check;
 mod explore;
 mod export;
 mod gpu;
+mod import;
 mod layout;
 mod relayout;
 pub mod simulate;
@@ -38,6 +39,8 @@ pub enum Command {
     Chargeback(chargeback::Args),
     /// Export the fleet's current layouts (mig-parted config).
     Export(export::Args),
+    /// Read a mig-parted config against a scenario: per-GPU layouts, changes and drains.
+    Import(import::Args),
     /// Configuration-space statistics of a GPU model (paper §3).
     Explore(explore::Args),
     /// One GPU with given GIs: slice map, CF, free starts, capacity, and why a profile fits or not.
@@ -83,6 +86,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Solve(a)) => solve::run(a),
         Some(Command::Chargeback(a)) => chargeback::run(a),
         Some(Command::Export(a)) => export::run(a),
+        Some(Command::Import(a)) => import::run(a),
         Some(Command::Explore(a)) => explore::run(a),
         Some(Command::Gpu(a)) => gpu::run(a),
         Some(Command::Simulate(a)) => simulate::run(a),
