@@ -153,3 +153,44 @@ fn sweep_writes_rows_summary_and_figure_and_aggregates_split_runs() {
         .success();
     assert_eq!(std::fs::read_to_string(agg).unwrap(), summary);
 }
+
+#[test]
+fn sweep_replays_a_trace_given_on_the_command_line() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../shared/data/openb_pod_list_default.csv"
+    );
+    if !std::path::Path::new(trace).exists() {
+        eprintln!("note: {trace} is absent; skipping the trace sweep test");
+        return;
+    }
+    let out = migplan()
+        .args([
+            "sweep",
+            PAPER32,
+            "--policies",
+            "ff,tc",
+            "--seeds",
+            "1,2",
+            "--trace",
+            trace,
+        ])
+        .args(["--warmup", "1", "--hours", "1", "--jobs", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    // Seeds start the trace at different points, so the two seeds see different requests.
+    let requests = |row: &str| row.split(',').nth(16).unwrap().to_string();
+    assert_ne!(requests(rows[0]), requests(rows[1]), "{text}");
+    // A missing trace file is one line and exit 2, before any run.
+    migplan()
+        .args(["sweep", PAPER32, "--trace", "/nonexistent/pods.csv"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "/nonexistent/pods.csv: no such trace file",
+        ));
+}

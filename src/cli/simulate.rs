@@ -23,6 +23,19 @@ pub struct Args {
     /// Offered load rho (default: the scenario's `workload.load`).
     #[arg(long)]
     pub load: Option<f64>,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Print JSON.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print a CSV header and one row.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+/// The window and workload options `simulate` and `sweep` share.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunArgs {
     /// Hours measured after the warm-up (default: the scenario's `workload.measure_h`).
     #[arg(long)]
     pub hours: Option<f64>,
@@ -32,12 +45,19 @@ pub struct Args {
     /// Replay a pod-list CSV (Alibaba GPU 2023 format, §6.5) instead of the synthetic workload.
     #[arg(long)]
     pub trace: Option<PathBuf>,
-    /// Print JSON.
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print a CSV header and one row.
-    #[arg(long)]
-    pub csv: bool,
+}
+
+/// Loads the scenario at `path` with the trace of `run` (if any) as its workload; a relative
+/// trace path in the scenario is taken from the working directory, or else beside the scenario.
+pub fn load_scenario(path: &Path, run: &RunArgs) -> anyhow::Result<Scenario> {
+    let mut scenario = scenario::load(path)?;
+    if let Some(t) = &run.trace {
+        anyhow::ensure!(t.exists(), "{}: no such trace file", t.display());
+        scenario.workload.trace = Some(t.display().to_string());
+        scenario.workload.enabled = true;
+    }
+    resolve_trace(&mut scenario, path);
+    Ok(scenario)
 }
 
 /// The result of one run: its settings and its metrics.
@@ -125,7 +145,7 @@ impl Row {
 }
 
 /// A relative trace path is taken from the working directory, or else beside the scenario.
-pub fn resolve_trace(scenario: &mut Scenario, scenario_path: &Path) {
+fn resolve_trace(scenario: &mut Scenario, scenario_path: &Path) {
     if let Some(t) = &scenario.workload.trace {
         let p = PathBuf::from(t);
         if p.is_relative() && !p.exists() {
@@ -230,21 +250,15 @@ impl LateBar {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let mut scenario = scenario::load(&a.scenario)?;
-    if let Some(t) = &a.trace {
-        anyhow::ensure!(t.exists(), "{}: no such trace file", t.display());
-        scenario.workload.trace = Some(t.display().to_string());
-        scenario.workload.enabled = true;
-    }
-    resolve_trace(&mut scenario, &a.scenario);
+    let mut scenario = load_scenario(&a.scenario, &a.run)?;
     let name = apply(
         &mut scenario,
         &Overrides {
             policy: a.policy.clone(),
             seed: a.seed,
             load: a.load,
-            hours: a.hours,
-            warmup: a.warmup,
+            hours: a.run.hours,
+            warmup: a.run.warmup,
         },
     )?;
     let mut bar = LateBar::new(1000, &format!("{} {}", scenario.name, name));

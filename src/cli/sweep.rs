@@ -28,12 +28,8 @@ pub struct Args {
     /// Seeds: a list `1,2,3` or a range `1..5` (inclusive).
     #[arg(long)]
     pub seeds: Option<String>,
-    /// Hours measured after the warm-up (default: the scenario's).
-    #[arg(long)]
-    pub hours: Option<f64>,
-    /// Hours of warm-up (default: the scenario's).
-    #[arg(long)]
-    pub warmup: Option<f64>,
+    #[command(flatten)]
+    pub run: simulate::RunArgs,
     /// Parallel runs (default: all cores).
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -460,8 +456,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// Runs every (policy, load, seed) combination on `jobs` threads; rows come back in
 /// (policy, load, seed) order whatever order they finished in.
 fn sweep(path: &Path, a: &Args) -> anyhow::Result<Vec<Row>> {
-    let mut base = scenario::load(path)?;
-    simulate::resolve_trace(&mut base, path);
+    let base = simulate::load_scenario(path, &a.run)?;
     for p in &a.policies {
         crate::policy::by_name(p, &base.policy)?;
     }
@@ -492,8 +487,8 @@ fn sweep(path: &Path, a: &Args) -> anyhow::Result<Vec<Row>> {
                 policy: Some(p.clone()),
                 seed: Some(*s),
                 load: Some(*l),
-                hours: a.hours,
-                warmup: a.warmup,
+                hours: a.run.hours,
+                warmup: a.run.warmup,
             },
         )?;
         scenarios.push(sc);
