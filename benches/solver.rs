@@ -1,64 +1,64 @@
-//! Call-time distribution of the restricted BILP on neighborhoods drawn reproducibly from the
-//! paper's workload (§6.2) at load 0.85.
+//! Call-time distribution of OrigaMIG calls on neighborhoods drawn reproducibly from the paper's
+//! workload (§6.2) at load 0.85.
 //!
-//! A fleet of H hosts with two A100-40GB GPUs each (80 cores, 512 GB) runs the synthetic workload
-//! of DESIGN §4 under FF placement: Poisson arrivals, 70 % jobs (mean 2 h) and 30 % tenants (mean
-//! 24 h), exponential lifetimes, one or two GIs with profiles uniform over the paper's A100
-//! profiles, 4 cores and 16 GB per compute slice, and lambda = rho |K| / (E[L] E[f]). After a 48 h
-//! warm-up, snapshots are taken: a consolidation instance (the whole fleet, no pending VM) every
-//! 2 h, and an admission instance (the fleet plus the next request FF cannot place) after each.
-//! Each instance is one call over all H hosts: H = 16 is the paper's Mmax.
+//! The scenario (default `scenarios/paper-128.toml`: the §6.1 data center, 96 hosts with two
+//! A100-40GB and 32 with two A30-24GB) is simulated under FF with the workload's load and seed
+//! overridden. From 48 h on, every 2 h, the fleet is snapshotted and the calls OrigaMIG would
+//! make on it are built with Algorithm 1 (§5.2, `neighborhood::select`, Mmax = 16, Nmax = 64):
+//! a consolidation call for each class whose gap Γh (Eq. 17) reaches θ, and an admission call for
+//! the next request of a second stream of the same workload that FF cannot place. Each call's
+//! restricted BILP is solved with threads = 1 and the paper's 10 s limit.
 //!
-//! Usage: `cargo bench --bench solver -- [--hosts 16] [--instances 40] [--seed 1]
-//! [--load 0.85] [--limit 10] [--formulation config|tight|plain] [--compare] [--verbose]`
+//! Usage: `cargo bench --bench solver -- [--scenario PATH] [--instances 40] [--seed 1]
+//! [--load 0.85] [--limit 10] [--formulation pattern|config|tight|plain] [--presolve]
+//! [--opt highs_option=value] [--probe] [--only N] [--verbose]`
+//!
+//! `--probe` prints, per call, the optimum with every active host kept on (phase 1 of a
+//! two-phase call), the root LP bound and the LP bound with each active host forced off.
 
-use migplan::catalog::{embedded, ModelId};
-use migplan::fleet::{Fleet, GiRequest, Host, HostId, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, HostId, VmId};
 use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
-use migplan::scenario::PolicySettings;
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Exp};
-use std::collections::BTreeSet;
+use migplan::policy::origamig::neighborhood;
+use migplan::policy::origamig::triggers::{self, CallKind, Class};
+use migplan::scenario::{self, PolicySettings};
+use migplan::sim::Simulator;
+use migplan::workload::Workload;
+use std::path::PathBuf;
 
 struct Args {
-    hosts: usize,
+    scenario: PathBuf,
     instances: usize,
     seed: u64,
     load: f64,
     limit: f64,
     formulation: Formulation,
-    compare: bool,
     verbose: bool,
-    presolve: bool,
     only: Option<usize>,
-    lp: bool,
+    probe: bool,
     opts: Vec<(String, String)>,
-    rehint: bool,
+    presolve: bool,
 }
 
 fn parse_args() -> Args {
     let mut a = Args {
-        hosts: 16,
+        scenario: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-128.toml")),
         instances: 40,
         seed: 1,
         load: 0.85,
         limit: 10.0,
         formulation: Formulation::default(),
-        compare: false,
         verbose: false,
-        presolve: false,
         only: None,
-        lp: false,
+        probe: false,
         opts: Vec::new(),
-        rehint: false,
+        presolve: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     let val = |i: usize| argv.get(i + 1).cloned().unwrap_or_default();
     while i < argv.len() {
         match argv[i].as_str() {
-            "--hosts" => a.hosts = val(i).parse().expect("--hosts N"),
+            "--scenario" => a.scenario = PathBuf::from(val(i)),
             "--instances" => a.instances = val(i).parse().expect("--instances N"),
             "--seed" => a.seed = val(i).parse().expect("--seed N"),
             "--load" => a.load = val(i).parse().expect("--load X"),
@@ -73,33 +73,23 @@ fn parse_args() -> Args {
                     other => panic!("unknown formulation {other}"),
                 }
             }
-            "--compare" => {
-                a.compare = true;
-                i += 1;
-                continue;
-            }
-            "--verbose" => {
-                a.verbose = true;
-                i += 1;
-                continue;
-            }
             "--opt" => {
                 let kv = val(i);
                 let (k, v) = kv.split_once('=').expect("--opt key=value");
                 a.opts.push((k.to_string(), v.to_string()));
             }
-            "--rehint" => {
-                a.rehint = true;
-                i += 1;
-                continue;
-            }
-            "--lp" => {
-                a.lp = true;
-                i += 1;
-                continue;
-            }
             "--presolve" => {
                 a.presolve = true;
+                i += 1;
+                continue;
+            }
+            "--probe" => {
+                a.probe = true;
+                i += 1;
+                continue;
+            }
+            "--verbose" => {
+                a.verbose = true;
                 i += 1;
                 continue;
             }
@@ -114,130 +104,74 @@ fn parse_args() -> Args {
     a
 }
 
-/// One generated call: a fleet state and the pending VMs of the call.
+/// One generated call: a fleet state and its Algorithm 1 neighborhood.
 struct Instance {
     fleet: Fleet,
+    hosts: Vec<HostId>,
     pending: Vec<VmId>,
     at_h: f64,
+    kind: String,
 }
 
-/// The synthetic workload of §6.2 on `hosts` A100 hosts under FF, snapshotted as described above.
-fn generate(hosts: usize, count: usize, seed: u64, load: f64) -> Vec<Instance> {
-    let c = embedded();
-    let a100: ModelId = c.model_id("a100-40gb").expect("catalog has the A100");
-    let m = c.model(a100);
-    let profiles: Vec<usize> = m.cf_profiles().collect();
-    let mean_size = profiles.iter().map(|&p| m.profiles[p].size as f64).sum::<f64>() / profiles.len() as f64;
-    let e_f = 1.5 * mean_size / m.memory_slices as f64;
-    let e_l = 0.7 * 2.0 + 0.3 * 24.0;
-    let lambda = load * (2 * hosts) as f64 / (e_l * e_f); // per hour
-    let mut rng = StdRng::seed_from_u64(seed);
-    let inter = Exp::new(lambda).expect("positive rate");
-    let mut fleet = Fleet::new(
-        c,
-        (0..hosts)
-            .map(|i| Host::new(format!("pm{i}"), 80, 512, vec![a100, a100], 0))
-            .collect(),
-    );
-    let mut departures: Vec<(f64, VmId)> = Vec::new();
-    let mut t = 0.0f64;
+/// Simulates the scenario under FF and builds the calls described in the module notes.
+fn generate(args: &Args, settings: &PolicySettings) -> Vec<Instance> {
+    let mut sc = scenario::load(&args.scenario).unwrap_or_else(|e| panic!("{e:#}"));
+    sc.workload.load = args.load;
+    sc.workload.seed = args.seed;
+    sc.workload.warmup_h = 48.0;
+    sc.workload.measure_h = 4.0 * args.instances as f64;
+    let ff = migplan::policy::by_name("ff", settings).expect("ff policy");
+    let mut sim = Simulator::new(&sc, ff).unwrap_or_else(|e| panic!("{e:#}"));
+    let t0 = sim.time();
     let mut out = Vec::new();
-    let mut next_snapshot = 48.0;
-    let mut want_admission = false;
-    let draw = |rng: &mut StdRng, t: f64| -> (Vm, f64) {
-        let n = if rng.gen_bool(0.5) { 2 } else { 1 };
-        let gis: Vec<GiRequest> = (0..n)
-            .map(|_| GiRequest {
-                model: a100,
-                profile: profiles[rng.gen_range(0..profiles.len())],
-            })
-            .collect();
-        let compute: u32 = gis.iter().map(|g| m.profiles[g.profile].compute as u32).sum();
-        let job = rng.gen_bool(0.7);
-        let mean = if job { 2.0 } else { 24.0 };
-        let life = Exp::new(1.0 / mean).expect("positive").sample(rng);
-        (
-            Vm {
-                id: 0,
-                gis,
-                cores: 4 * compute,
-                ram_gb: 16 * compute,
-                kind: if job { VmKind::Job } else { VmKind::Tenant },
-                arrival: t,
-                lifetime: Some(life * 3600.0),
-                admitted_at: None,
-                tenant: None,
-                placement: None,
-            },
-            life,
-        )
-    };
-    while out.len() < count {
-        t += inter.sample(&mut rng);
-        // Departures up to t.
-        departures.sort_by(|a, b| b.0.total_cmp(&a.0));
-        while departures.last().is_some_and(|d| d.0 <= t) {
-            let (_, id) = departures.pop().expect("non-empty");
-            fleet.remove(id).expect("departing VM exists");
-        }
-        if t >= next_snapshot && !want_admission {
-            out.push(Instance {
-                fleet: fleet.clone(),
-                pending: Vec::new(),
-                at_h: t,
-            });
-            next_snapshot += 2.0;
-            want_admission = true;
-        }
-        let (vm, life) = draw(&mut rng, t);
-        match fleet.ff_placement(&vm) {
-            Some(p) => {
-                let id = fleet.add_placed(vm, p).expect("FF placement is valid");
-                departures.push((t + life, id));
+    let mut k = 0u64;
+    while out.len() < args.instances {
+        let t = t0 + 3600.0 * (48.0 + 2.0 * k as f64);
+        sim.step_until(t).expect("the clock moves forward");
+        let fleet = sim.fleet().clone();
+        for class in Class::all(&fleet) {
+            if triggers::gap(&fleet, &class) < settings.theta.max(1) {
+                continue;
             }
-            None => {
-                // FF cannot place it: OrigaMIG would queue it and start an admission call.
-                if want_admission && out.len() < count {
-                    let mut f = fleet.clone();
-                    let id = f.add_pending(vm).expect("valid request");
+            let kind = CallKind::Consolidation(class);
+            let nb = neighborhood::select(&fleet, &kind, settings);
+            if !nb.is_empty() {
+                out.push(Instance {
+                    fleet: fleet.clone(),
+                    hosts: nb.hosts,
+                    pending: Vec::new(),
+                    at_h: (t - t0) / 3600.0,
+                    kind: kind.to_string(),
+                });
+            }
+        }
+        // An admission call: the next request of a second stream that FF cannot place.
+        let mut ws = sc.workload.clone();
+        ws.seed = args.seed.wrapping_mul(1_000_003).wrapping_add(k + 1);
+        let mut stream = Workload::new(&ws, &fleet, t).expect("workload");
+        for _ in 0..500 {
+            let Some(req) = stream.pop() else { break };
+            let vm = req.to_vm(0);
+            if fleet.ff_placement(&vm).is_none() {
+                let mut f = fleet.clone();
+                f.add_pending(vm).expect("a valid request");
+                let nb = neighborhood::select(&f, &CallKind::Admission, settings);
+                if !nb.is_empty() {
                     out.push(Instance {
                         fleet: f,
-                        pending: vec![id],
-                        at_h: t,
+                        hosts: nb.hosts,
+                        pending: nb.pending,
+                        at_h: (t - t0) / 3600.0,
+                        kind: "admission".into(),
                     });
-                    want_admission = false;
                 }
+                break;
             }
         }
+        k += 1;
     }
+    out.truncate(args.instances);
     out
-}
-
-/// Prints each host's VMs and GPU slices.
-fn print_state(f: &Fleet) {
-    for (h, host) in f.hosts.iter().enumerate() {
-        let mut line = format!("pm{h}: cores {}/{}", host.used_cores, host.cores);
-        for (k, gpu) in host.gpus.iter().enumerate() {
-            let m = f.catalog.model(gpu.model);
-            line += &format!(" | gpu{k}:");
-            for g in &gpu.gis {
-                line += &format!(
-                    " vm{}.{}:{}@{}",
-                    g.vm, g.index, m.profiles[g.profile].name, g.start
-                );
-            }
-        }
-        println!("{line}");
-    }
-    for &id in f.pending() {
-        let vm = f.vm(id).expect("pending VM exists");
-        let names: Vec<String> = vm
-            .gis
-            .iter()
-            .map(|g| f.catalog.model(g.model).profiles[g.profile].name.clone())
-            .collect();
-        println!("pending vm{id}: {names:?}");
-    }
 }
 
 /// CPU seconds (user + system) of this process so far, from /proc (0 where unavailable). The
@@ -263,6 +197,56 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[i]
 }
 
+/// Diagnostics: phase-1 optimum (active hosts kept on), root LP, and the LP with each active
+/// host forced off.
+fn probe(inst: &Instance, settings: &PolicySettings) {
+    let active: Vec<HostId> = inst
+        .hosts
+        .iter()
+        .copied()
+        .filter(|&h| inst.fleet.hosts[h].is_active())
+        .collect();
+    let ctl1 = SolveControl {
+        fix_hosts: active.iter().map(|&h| (h, true)).collect(),
+        ..Default::default()
+    };
+    let c0 = cpu_s();
+    let p1 = bilp::solve_with(&inst.fleet, &inst.hosts, &inst.pending, settings, &ctl1).expect("phase 1");
+    println!(
+        "  phase1 {} {:.3}s obj {} (start {})",
+        p1.status,
+        cpu_s() - c0,
+        p1.objective,
+        p1.start_objective
+    );
+    let c0 = cpu_s();
+    let (root, _) = bilp::lp_relaxation(
+        &inst.fleet,
+        &inst.hosts,
+        &inst.pending,
+        settings,
+        Formulation::Pattern,
+        &[],
+    )
+    .expect("lp");
+    println!("  root LP {root:.2} ({:.3}s)", cpu_s() - c0);
+    let mut line = String::from("  LP(off):");
+    for &h in &active {
+        let pos = inst.hosts.iter().position(|&x| x == h).unwrap();
+        let (v, _) = bilp::lp_relaxation(
+            &inst.fleet,
+            &inst.hosts,
+            &inst.pending,
+            settings,
+            Formulation::Pattern,
+            &[(pos, false)],
+        )
+        .expect("lp");
+        line += &format!(" h{h}[{}]:{:.1}", inst.fleet.hosts[h].vms.len(), v);
+    }
+    println!("{line}");
+}
+
 fn main() {
     let args = parse_args();
     let settings = PolicySettings {
@@ -270,130 +254,86 @@ fn main() {
         threads: 1,
         ..Default::default()
     };
-    let insts = generate(args.hosts, args.instances, args.seed, args.load);
-    let forms: Vec<Formulation> = if args.compare {
-        vec![Formulation::Tight, Formulation::Config, Formulation::Pattern]
-    } else {
-        vec![args.formulation]
-    };
+    let insts = generate(&args, &settings);
     println!(
-        "{} hosts (2 x A100-40GB), load {}, seed {}, {} instances, limit {} s, threads 1",
-        args.hosts,
+        "{}: load {}, seed {}, {} calls (Algorithm 1, Mmax {}, Nmax {}), limit {} s, threads 1, {:?}, presolve {}",
+        args.scenario.display(),
         args.load,
         args.seed,
         insts.len(),
-        args.limit
+        settings.m_max,
+        settings.n_max,
+        args.limit,
+        args.formulation,
+        args.presolve
     );
-    for form in forms {
-        let mut times = Vec::new();
-        let mut cpus = Vec::new();
-        let mut optimal = 0;
-        let mut vms = Vec::new();
-        let mut gains = 0usize;
-        let ctl = SolveControl {
-            formulation: form,
-            verbose: args.verbose,
-            presolve: args.presolve,
-            highs_options: args.opts.clone(),
-            ..Default::default()
-        };
-        for (n, inst) in insts.iter().enumerate() {
-            if args.only.is_some_and(|o| o != n) {
-                continue;
-            }
-            let hosts: Vec<HostId> = (0..inst.fleet.hosts.len()).collect();
-            let nvm = inst.fleet.vms().count();
-            if args.lp {
-                print_state(&inst.fleet);
-                let (v, cols) = bilp::lp_relaxation(&inst.fleet, &hosts, &inst.pending, &settings, form, &[])
-                    .expect("LP relaxation");
-                println!("LP relaxation {v}");
-                for (n, x) in cols {
-                    println!("  {n} = {x:.4}");
-                }
-            }
-            let c0 = cpu_s();
-            let out = bilp::solve_with(&inst.fleet, &hosts, &inst.pending, &settings, &ctl)
-                .unwrap_or_else(|e| panic!("instance {n}: {e}"));
-            let cpu = cpu_s() - c0;
-            if args.rehint {
-                // Diagnostics: solve again from the solution found, to time the proof alone.
-                let on: BTreeSet<HostId> = out.targets.values().map(|p| p.host).collect();
-                let ctl2 = SolveControl {
-                    hint: Some(out.targets.clone()),
-                    fix_hosts: hosts.iter().map(|&h| (h, on.contains(&h))).collect(),
-                    ..ctl.clone()
-                };
-                let c1 = cpu_s();
-                let again = bilp::solve_with(&inst.fleet, &hosts, &inst.pending, &settings, &ctl2)
-                    .expect("second solve");
-                println!(
-                    "  re-solve from the solution: {} {:.3}s cpu {:.2}s obj {}",
-                    again.status,
-                    again.solve_s,
-                    cpu_s() - c1,
-                    again.objective
-                );
-            }
-            if args.lp {
-                let on: BTreeSet<HostId> = out.targets.values().map(|p| p.host).collect();
-                let fix: Vec<(usize, bool)> = hosts.iter().map(|&h| (h, on.contains(&h))).collect();
-                let (v, cols) =
-                    bilp::lp_relaxation(&inst.fleet, &hosts, &inst.pending, &settings, form, &fix)
-                        .expect("LP relaxation");
-                for (n, x) in cols.iter().filter(|c| (c.1 - c.1.round()).abs() > 1e-6) {
-                    println!("  fixed-phi LP: {n} = {x:.4}");
-                }
-                println!(
-                    "LP with phi fixed to the solution's {:?}: {v}",
-                    fix.iter().filter(|f| !f.1).collect::<Vec<_>>()
-                );
-            }
-            assert!(out.objective >= out.start_objective);
-            if out.status == SolveStatus::Optimal {
-                optimal += 1;
-            }
-            if out.objective > out.start_objective {
-                gains += 1;
-            }
-            println!(
-                "  #{n:<3} t={:>6.1}h vms={:<3} pending={} active={:<2} {:>9} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} bound {:>9.1} gap {:.4} rows {} cols {}",
-                inst.at_h,
-                nvm,
-                inst.pending.len(),
-                inst.fleet.active_hosts(),
-                out.status.to_string(),
-                out.solve_s,
-                cpu,
-                out.start_objective,
-                out.objective,
-                out.bound,
-                out.gap,
-                out.rows,
-                out.cols
-            );
-            times.push(out.solve_s);
-            cpus.push(cpu);
-            vms.push(nvm);
+    let ctl = SolveControl {
+        formulation: args.formulation,
+        verbose: args.verbose,
+        presolve: args.presolve,
+        highs_options: args.opts.clone(),
+        ..Default::default()
+    };
+    let (mut times, mut cpus, mut vms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut optimal, mut gains) = (0usize, 0usize);
+    for (n, inst) in insts.iter().enumerate() {
+        if args.only.is_some_and(|o| o != n) {
+            continue;
         }
-        times.sort_by(f64::total_cmp);
-        cpus.sort_by(f64::total_cmp);
-        let max_vms = vms.iter().max().copied().unwrap_or(0);
-        let mean_vms = vms.iter().sum::<usize>() as f64 / vms.len().max(1) as f64;
+        let nvm = inst
+            .hosts
+            .iter()
+            .map(|&h| inst.fleet.hosts[h].vms.len())
+            .sum::<usize>()
+            + inst.pending.len();
+        if args.probe {
+            probe(inst, &settings);
+        }
+        let c0 = cpu_s();
+        let out = bilp::solve_with(&inst.fleet, &inst.hosts, &inst.pending, &settings, &ctl)
+            .unwrap_or_else(|e| panic!("instance {n}: {e}"));
+        let cpu = cpu_s() - c0;
+        assert!(out.objective >= out.start_objective);
+        if out.status == SolveStatus::Optimal {
+            optimal += 1;
+        }
+        if out.objective > out.start_objective {
+            gains += 1;
+        }
         println!(
-            "{form:?}: wall median {:.3} s, p95 {:.3} s, max {:.3} s; cpu median {:.2} s, p95 {:.2} s, max {:.2} s; proven optimal {}/{} ({:.0} %), improved {} ; VMs mean {:.1} max {}",
-            percentile(&times, 0.5),
-            percentile(&times, 0.95),
-            times.last().copied().unwrap_or(f64::NAN),
-            percentile(&cpus, 0.5),
-            percentile(&cpus, 0.95),
-            cpus.last().copied().unwrap_or(f64::NAN),
-            optimal,
-            times.len(),
-            100.0 * optimal as f64 / times.len().max(1) as f64,
-            gains,
-            mean_vms,
-            max_vms
+            "  #{n:<3} t={:>5.1}h {:<28} hosts={:<2} vms={:<3} {:>10} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} gap {:.4} rows {} cols {}",
+            inst.at_h,
+            inst.kind,
+            inst.hosts.len(),
+            nvm,
+            out.status.to_string(),
+            out.solve_s,
+            cpu,
+            out.start_objective,
+            out.objective,
+            out.gap,
+            out.rows,
+            out.cols
         );
+        times.push(out.solve_s);
+        cpus.push(cpu);
+        vms.push(nvm);
     }
+    times.sort_by(f64::total_cmp);
+    cpus.sort_by(f64::total_cmp);
+    println!(
+        "wall median {:.3} s, p95 {:.3} s, max {:.3} s; cpu median {:.2} s, p95 {:.2} s, max {:.2} s; proven optimal {}/{} ({:.0} %), improved {}; VMs mean {:.1} max {}",
+        percentile(&times, 0.5),
+        percentile(&times, 0.95),
+        times.last().copied().unwrap_or(f64::NAN),
+        percentile(&cpus, 0.5),
+        percentile(&cpus, 0.95),
+        cpus.last().copied().unwrap_or(f64::NAN),
+        optimal,
+        times.len(),
+        100.0 * optimal as f64 / times.len().max(1) as f64,
+        gains,
+        vms.iter().sum::<usize>() as f64 / vms.len().max(1) as f64,
+        vms.iter().max().copied().unwrap_or(0)
+    );
 }

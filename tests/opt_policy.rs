@@ -559,3 +559,48 @@ fn the_opt_policy_settles_too() {
     settle(&mut f, &mut p, &w, 40);
     assert!(!p.call_times_s().is_empty());
 }
+
+/// The consolidation defect seen on `scenarios/paper-32.toml` at load 0.75: a source that can
+/// never be emptied (one VM with a whole-GPU 7g.40gb GI beside a 1g.5gb, and no receiver has a
+/// free GPU) sorts first (fewest VMs) and, with "remove the last PM from S" read literally,
+/// took every other source with it, so no consolidation call ever changed the fleet.
+/// h0: VM 1 = 7g.40gb on GPU 0 + 1g.5gb on GPU 1; h1: VM 2 = 1g.5gb on each GPU; h2: VM 3 =
+/// 7g.40gb on GPU 0, VM 4 = 3g.20gb on GPU 1.
+fn unemptiable_head_fleet() -> Fleet {
+    let mut f = a100s(3);
+    put(&mut f, 1, &["7g.40gb", "1g.5gb"], 0, &[(0, 0), (1, 0)]);
+    put(&mut f, 2, &["1g.5gb", "1g.5gb"], 1, &[(0, 0), (1, 0)]);
+    put(&mut f, 3, &["7g.40gb"], 2, &[(0, 0)]);
+    put(&mut f, 4, &["3g.20gb"], 2, &[(1, 0)]);
+    f
+}
+
+#[test]
+fn consolidation_skips_a_source_that_can_never_be_emptied_and_empties_the_next() {
+    let f = unemptiable_head_fleet();
+    // h0 and h2 need a free GPU that no other host has; h1's two 1g.5gb fit on h0's GPU 1.
+    assert!(!can_empty(&f, &[0], &[1, 2]));
+    assert!(!can_empty(&f, &[2], &[0, 1]));
+    assert!(can_empty(&f, &[1], &[0, 2]));
+    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
+    assert_eq!(n.sources, vec![1]);
+    // M̂: the source, then the receivers by free memory slices (h0: 7, h2: 4).
+    assert_eq!(n.hosts, vec![1, 0, 2]);
+    assert_eq!(n.n_vms, 4);
+}
+
+#[test]
+fn a_consolidation_call_empties_the_host_behind_an_unemptiable_one() {
+    let mut f = unemptiable_head_fleet();
+    let p = propose(&f, CallMode::Consolidation, Some(&a100()), &small_settings()).unwrap();
+    assert!(p.improves, "the call must switch h1 off: {:?}", p.discarded);
+    assert_eq!(p.footprint_before.active_hosts, 3);
+    assert_eq!(p.footprint_after.active_hosts, 2);
+    p.apply(&mut f).unwrap();
+    f.check_invariants().unwrap();
+    assert!(!f.hosts[1].is_active());
+    assert_eq!(f.active_hosts(), 2);
+    // The fleet is now packed: the next call changes nothing (§5.5).
+    let again = propose(&f, CallMode::Consolidation, Some(&a100()), &small_settings()).unwrap();
+    assert!(!again.changes_placements());
+}

@@ -18,11 +18,20 @@
 //!   VMs, most free slices of those classes first, then most free cores, then lowest id.
 //! - One slot of M̂ is kept for the switched-off host of line 14 when there is one.
 //! - A pending VM counts in |N̂| when its first host joins M̂ (line 15).
-//! - Consolidation: R is ordered like line 13 (most free slices of class h first). Line 21
-//!   empties the sources jointly, in order, into the receivers of M̂ with the fit test. M̂ is
-//!   filled at line 20 and stays as filled: a host removed from S (line 22) stays in M̂ as a
-//!   receiver (so when every active host of the class is a source, they can still receive each
-//!   other's VMs), and a call whose S ends empty is not made (it could not switch a host off).
+//! - Consolidation: R is ordered like line 13 (most free slices of class h first). M̂ is filled
+//!   at line 20 and stays as filled: a host removed from S (line 22) stays in M̂ as a receiver
+//!   (so when every active host of the class is a source, they can still receive each other's
+//!   VMs), and a call whose S ends empty is not made (it could not switch a host off).
+//! - Lines 21-22 remove, in order, each source that cannot be emptied (with the fit test, into
+//!   the other hosts of M̂, jointly with the sources kept before it), not the last source. Read
+//!   literally ("remove the last PM from S" while some PM cannot be emptied), one source that
+//!   can never be emptied at the head of S removes every source behind it and the call does
+//!   nothing. S is ordered fewest VMs first, so such a host is common: one VM holding a whole-GPU
+//!   7g.40gb GI beside another GI needs a free GPU that no receiver has. With the literal reading,
+//!   consolidation on `scenarios/paper-32.toml` at load 0.75 never changed the fleet. For the
+//!   same reason, a candidate source whose VMs fit into no other active host of the class (R
+//!   plus the other candidates, with the fit test) is dropped before line 20 keeps ½Mmax
+//!   sources, so it does not take the place of one that can be emptied.
 
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
@@ -326,13 +335,20 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
             + 2.0 * settings.delta * host.vms.len() as f64;
         value > cost
     });
-    // Line 19: receivers, the other active hosts of the class plus the active hosts of M0.
-    let mut r: Vec<HostId> = of_class.iter().copied().filter(|h| !s.contains(h)).collect();
+    // Line 19's pool: the active hosts of the class plus the active hosts of M0.
+    let mut pool: Vec<HostId> = of_class.clone();
     if *class != Class::NoGpu {
-        r.extend(
+        pool.extend(
             (0..fleet.hosts.len()).filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
         );
     }
+    // A candidate whose VMs fit into no other host of the pool is not a source (module notes).
+    s.retain(|&h| {
+        let others: Vec<HostId> = pool.iter().copied().filter(|&o| o != h).collect();
+        can_empty(fleet, &[h], &others)
+    });
+    // Line 19: receivers, the other hosts of the pool.
+    let mut r: Vec<HostId> = pool.iter().copied().filter(|h| !s.contains(h)).collect();
     let classes: BTreeSet<Class> = match class {
         Class::NoGpu => BTreeSet::new(),
         c => [c.clone()].into_iter().collect(),
@@ -348,20 +364,23 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
             sources.push(h);
         }
     }
-    let mut receivers = Vec::new();
     for h in r {
         if b.hosts.len() >= m_max {
             break;
         }
         if b.n + nvms(h) <= n_max {
             b.push(h, nvms(h));
-            receivers.push(h);
         }
     }
-    // Lines 21-22: drop the last source while the sources cannot be emptied into R.
-    while !sources.is_empty() && !can_empty(fleet, &sources, &receivers) {
-        if let Some(h) = sources.pop() {
-            receivers.push(h);
+    // Lines 21-22: keep, in order, each source that can be emptied into the other hosts of M̂
+    // jointly with the sources kept before it; the others stay in M̂ as receivers (see the
+    // module notes).
+    let candidates = std::mem::take(&mut sources);
+    for h in candidates {
+        sources.push(h);
+        let others: Vec<HostId> = b.hosts.iter().copied().filter(|o| !sources.contains(o)).collect();
+        if !can_empty(fleet, &sources, &others) {
+            sources.pop();
         }
     }
     if sources.is_empty() {
