@@ -9,6 +9,8 @@
 use crate::catalog::{ModelId, ProfileId};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, Vm, VmId, VmKind};
 use crate::mig::{self, Occupancy};
+use crate::ops::layouts::Layout;
+use crate::ops::relayout::DrainPreview;
 use crate::plan::{self, Plan, Schedule, StepKind};
 use crate::policy::origamig::{self, bilp, bilp::SolveControl};
 use crate::scenario::{self, PolicySettings, Scenario};
@@ -515,6 +517,29 @@ impl Session {
     /// Revision counter of the state: changes on every change, restored by undo.
     pub fn revision(&self) -> u64 {
         self.state.revision
+    }
+
+    /// The layouts GPU `gpu` of `host` can be given (`assets/layouts.toml`, its model's first,
+    /// then the rest of its class), for the re-layout preview.
+    pub fn layouts_for(&self, host: HostId, gpu: usize) -> Vec<&'static Layout> {
+        let fleet = self.fleet();
+        let Some(g) = fleet.hosts.get(host).and_then(|h| h.gpus.get(gpu)) else {
+            return Vec::new();
+        };
+        let menu = crate::ops::layouts::embedded();
+        let own = menu.for_model(g.model);
+        let class = menu
+            .all()
+            .iter()
+            .filter(|l| l.model != g.model && fleet.catalog.same_class(l.model, g.model));
+        own.chain(class).collect()
+    }
+
+    /// What giving GPU `gpu` of `host` the layout `layout` would do (seed 003): the drain
+    /// displaces every VM of the host; each is listed with whether it has a free place elsewhere
+    /// and whether it gets its instance back. Read-only: nothing changes.
+    pub fn relayout_preview(&self, host: HostId, gpu: usize, layout: &Layout) -> Result<DrainPreview> {
+        crate::ops::relayout::drain_preview(self.fleet(), host, gpu, layout).map_err(|e| anyhow!("{e}"))
     }
 
     /// The scenario as it would be saved now.
@@ -1457,6 +1482,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("apply", "apply: execute the previewed plan"),
     ("discard", "discard: drop the previewed plan"),
     ("plan-step", "plan-step: play one phase of the next plan step"),
+    (
+        "relayout",
+        "relayout [LAYOUT]: preview a new layout of the selected GPU (drains its host, seed 003)",
+    ),
     ("undo", "undo: take back the last change"),
     ("redo", "redo: redo what undo took back"),
     ("policy", "policy NAME|next: switch the arrival policy"),

@@ -246,3 +246,55 @@ fn mouse_click_selects_the_slice_under_it() {
     assert_eq!((h.app.sel.host, h.app.sel.gpu, h.app.sel.slice), (2, 1, 4));
     assert!(h.screen().contains("GPU a100-2/1"), "{}", h.screen());
 }
+
+#[test]
+fn relayout_preview_lists_every_vm_the_drain_displaces() {
+    let mut h = Harness::demo(160, 48, Theme::color());
+    // a100-0, GPU 0 is selected; the palette names a layout, L opens on the first.
+    h.keys(":relayout<Space>all-7g.40gb<Enter>");
+    let fleet = h.app.session.fleet().clone();
+    let menu = migplan::ops::layouts::embedded();
+    let a100 = fleet.catalog.model_id("a100-40gb").unwrap();
+    let layout = menu.get(a100, "all-7g.40gb").unwrap();
+    let truth = migplan::ops::relayout::drain_preview(&fleet, 0, 0, layout).unwrap();
+    let view = h.app.relayout.as_ref().expect("the preview is open");
+    assert_eq!(view.preview.as_ref().unwrap(), &truth);
+    assert_eq!(
+        truth.displaced.len(),
+        fleet.hosts[0].vms.len(),
+        "the whole host drains"
+    );
+    let screen = h.screen();
+    assert!(screen.contains("Re-layout a100-0/GPU 0"), "{screen}");
+    for d in &truth.displaced {
+        let row = screen
+            .lines()
+            .find(|l| l.contains(&format!("│ #{} ", d.vm)))
+            .unwrap_or_else(|| panic!("no row for VM {}:\n{screen}", d.vm));
+        match &d.elsewhere_host {
+            Some(host) => assert!(row.contains(&format!("free place on {host}")), "{row}"),
+            None => assert!(row.contains("none: interrupted"), "{row}"),
+        }
+    }
+    insta::assert_snapshot!("relayout_160x48", screen);
+    // j chooses the next layout; the preview follows; nothing in the fleet changes.
+    let before = h.app.relayout.as_ref().unwrap().choice;
+    h.keys("j");
+    let r = h.app.relayout.as_ref().unwrap();
+    assert_eq!(r.choice, (before + 1) % r.layouts.len());
+    let next = r.layouts[r.choice];
+    assert_eq!(
+        r.preview.as_ref().unwrap().layout,
+        next.name,
+        "the preview is of the chosen layout"
+    );
+    h.keys("<Esc>");
+    assert!(h.app.relayout.is_none());
+    assert_eq!(h.app.session.fleet(), &fleet);
+    assert!(!h.app.session.modified());
+    // A name the GPU's class does not have is an error naming the choices.
+    h.keys(":relayout<Space>bogus<Enter>");
+    assert!(h.message().contains("no layout `bogus`"), "{}", h.message());
+    h.keys("L");
+    assert!(h.app.relayout.is_some());
+}

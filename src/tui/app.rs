@@ -153,6 +153,31 @@ pub struct Palette {
     pub history_pos: Option<usize>,
 }
 
+/// The re-layout preview of one GPU (read-only): the layouts it can take and what the drain of
+/// its host would do for the chosen one.
+pub struct RelayoutView {
+    pub host: HostId,
+    pub gpu: usize,
+    pub layouts: Vec<&'static crate::ops::layouts::Layout>,
+    pub choice: usize,
+    /// The drain preview of the chosen layout, or why there is none.
+    pub preview: std::result::Result<crate::ops::relayout::DrainPreview, String>,
+    /// Scroll of the displaced VMs.
+    pub scroll: u16,
+}
+
+impl RelayoutView {
+    fn refresh(&mut self, session: &Session) {
+        self.preview = match self.layouts.get(self.choice) {
+            Some(l) => session
+                .relayout_preview(self.host, self.gpu, l)
+                .map_err(|e| format!("{e:#}")),
+            None => Err("no layout on file for this GPU's class".into()),
+        };
+        self.scroll = 0;
+    }
+}
+
 /// A solve running on a worker thread.
 pub struct Solving {
     pub mode: session::OptimizeMode,
@@ -190,6 +215,7 @@ pub struct App {
     /// The VM being moved by hand.
     pub moving: Option<VmId>,
     pub solving: Option<Solving>,
+    pub relayout: Option<RelayoutView>,
     /// Scroll of the preview's step list.
     pub preview_scroll: u16,
     pub message: Option<(String, Tone)>,
@@ -226,6 +252,7 @@ impl App {
             help: None,
             moving: None,
             solving: None,
+            relayout: None,
             preview_scroll: 0,
             message: None,
             mouse: true,
@@ -254,6 +281,8 @@ impl App {
             Layer::Palette
         } else if self.form.is_some() {
             Layer::Dialog
+        } else if self.relayout.is_some() {
+            Layer::Relayout
         } else if self.solving.is_some() {
             Layer::Solve
         } else if self.moving.is_some() {
@@ -278,6 +307,9 @@ impl App {
             }
             if self.form.is_some() {
                 return Layer::Dialog;
+            }
+            if self.relayout.is_some() {
+                return Layer::Relayout;
             }
             if self.solving.is_some() {
                 return Layer::Solve;
@@ -528,6 +560,28 @@ impl App {
                 }
             }
             (Layer::Dialog, "submit") => self.submit_form(),
+            (Layer::Relayout, "close") => self.relayout = None,
+            (Layer::Relayout, "choice") => {
+                if let Some(r) = &mut self.relayout {
+                    let n = r.layouts.len().max(1);
+                    r.choice = if arg == "prev" {
+                        (r.choice + n - 1) % n
+                    } else {
+                        (r.choice + 1) % n
+                    };
+                    r.refresh(&self.session);
+                }
+            }
+            (Layer::Relayout, "scroll") => {
+                if let Some(r) = &mut self.relayout {
+                    r.scroll = if arg == "up" {
+                        r.scroll.saturating_sub(5)
+                    } else {
+                        r.scroll.saturating_add(5)
+                    };
+                }
+            }
+            (_, "relayout") => self.open_relayout(arg),
             (Layer::Move, "close") => {
                 self.moving = None;
                 self.say("move cancelled", Tone::Info);
@@ -643,6 +697,52 @@ impl App {
                 Err(e) => self.say(format!("{e:#}"), Tone::Error),
             },
         }
+    }
+
+    /// Opens the re-layout preview of the selected GPU, on the layout named `name` (or the first
+    /// one of its class).
+    fn open_relayout(&mut self, name: &str) {
+        let (host, gpu) = (self.sel.host, self.sel.gpu);
+        let fleet = self.session.fleet();
+        let Some(h) = fleet.hosts.get(host) else { return };
+        if h.gpus.get(gpu).is_none() {
+            self.say(format!("{} has no GPU to re-layout", h.name), Tone::Error);
+            return;
+        }
+        let layouts = self.session.layouts_for(host, gpu);
+        if layouts.is_empty() {
+            self.say(
+                "no layout on file for this GPU's class (assets/layouts.toml)",
+                Tone::Error,
+            );
+            return;
+        }
+        let name = name.trim();
+        let choice = if name.is_empty() {
+            0
+        } else {
+            match layouts.iter().position(|l| l.name == name) {
+                Some(i) => i,
+                None => {
+                    let names: Vec<&str> = layouts.iter().map(|l| l.name.as_str()).collect();
+                    self.say(
+                        format!("no layout `{name}` for this GPU (known: {})", names.join(", ")),
+                        Tone::Error,
+                    );
+                    return;
+                }
+            }
+        };
+        let mut view = RelayoutView {
+            host,
+            gpu,
+            layouts,
+            choice,
+            preview: Err(String::new()),
+            scroll: 0,
+        };
+        view.refresh(&self.session);
+        self.relayout = Some(view);
     }
 
     fn selected_model(&self) -> Option<&'static crate::catalog::GpuModel> {

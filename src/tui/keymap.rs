@@ -20,13 +20,15 @@ pub enum Layer {
     Confirm,
     Palette,
     Help,
+    Relayout,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 8] = [
+    pub const ALL: [Layer; 9] = [
         Layer::Fleet,
         Layer::Move,
         Layer::Preview,
+        Layer::Relayout,
         Layer::Solve,
         Layer::Dialog,
         Layer::Confirm,
@@ -44,6 +46,7 @@ impl Layer {
             Layer::Confirm => "confirm",
             Layer::Palette => "palette",
             Layer::Help => "help",
+            Layer::Relayout => "relayout",
         }
     }
 
@@ -58,6 +61,7 @@ impl Layer {
             Layer::Confirm => "Confirmation",
             Layer::Palette => "Command palette (:)",
             Layer::Help => "Help",
+            Layer::Relayout => "Re-layout preview",
         }
     }
 }

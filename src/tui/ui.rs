@@ -72,6 +72,9 @@ fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)
     if let Some(f) = &app.form {
         views::overlays::form(app, f, main, buf);
     }
+    if let Some(r) = &app.relayout {
+        views::relayout::render(app, r, main, buf);
+    }
     if app.solving.is_some() {
         views::overlays::solving(app, main, buf);
     }

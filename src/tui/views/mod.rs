@@ -7,4 +7,5 @@ pub mod gauges;
 pub mod log;
 pub mod overlays;
 pub mod preview;
+pub mod relayout;
 pub mod status;

@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-fn popup(app: &App, title: String, area: Rect, buf: &mut Buffer) -> Rect {
+pub fn popup(app: &App, title: String, area: Rect, buf: &mut Buffer) -> Rect {
     let t = &app.theme;
     Clear.render(area, buf);
     buf.set_style(area, t.popup);

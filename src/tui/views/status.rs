@@ -21,6 +21,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Layer::Confirm => "CONFIRM",
         Layer::Palette => "COMMAND",
         Layer::Help => "HELP",
+        Layer::Relayout => "RELAYOUT",
     };
     let mut x = area.x;
     let mode = format!(" {mode} ");
