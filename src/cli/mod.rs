@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod chargeback;
 mod check;
+mod experiment;
 mod explore;
 mod export;
 mod gpu;
@@ -50,6 +51,8 @@ pub enum Command {
     /// Run every combination of policies, loads and seeds in parallel; CSV rows, means with
     /// 95 % confidence intervals and Fig. 4 as SVG.
     Sweep(sweep::Args),
+    /// The paper's experiments: gap to OPT (§6.8) and Table 8 (§6.4), beside the paper's values.
+    Experiment(experiment::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -90,6 +93,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Explore(a)) => explore::run(a),
         Some(Command::Gpu(a)) => gpu::run(a),
         Some(Command::Simulate(a)) => simulate::run(a),
+        Some(Command::Experiment(a)) => experiment::run(a),
         Some(Command::Sweep(a)) => sweep::run(a),
     }
 }

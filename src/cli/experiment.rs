@@ -1,0 +1,540 @@
+//! `migplan experiment`: the OrigaMIG experiments of the paper that the README reports.
+//!
+//! - `gap-to-opt` (§6.8, Table 12): OrigaMIG runs from an empty fleet of 8, 16 and 32 hosts with
+//!   two A100-40GB each and the §6.8 workload (ρ = 0.74, that is 2.1 arrivals per hour per 8
+//!   hosts; 70 % jobs of 2 h, 30 % tenants of 24 h; one or two A100 GIs per VM). Every 4 h from
+//!   48 h to 96 h the BILP is solved over the whole fleet from the current state (OPT: every
+//!   running VM kept, pending VMs may be admitted), and OrigaMIG's active hosts and Eq. (5) are
+//!   compared with OPT's; OPT's status and final MIP gap are reported with each snapshot.
+//! - `table8` (§6.4, Table 8): FF, MFI, TC and OrigaMIG on a scenario at loads 0.75 and 1.0 over
+//!   some seeds, each metric printed beside the paper's 128-host value.
+//!
+//! Both take minutes to hours: run them on an idle machine, one at a time, in a release build.
+
+use crate::cli::simulate;
+use crate::fleet::Fleet;
+use crate::metrics::Summary;
+use crate::policy::origamig::bilp::{self, SolveControl, SolveStatus};
+use crate::policy::origamig::objective::{evaluate, Weights};
+use crate::policy::{self, origamig::Origamig};
+use crate::scenario::{self, PolicySettings, Scenario};
+use crate::sim::Simulator;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub which: Which,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Which {
+    /// Additional active hosts of OrigaMIG relative to OPT on small fleets (§6.8, Table 12).
+    GapToOpt(GapArgs),
+    /// Table 8 (§6.4): FF, MFI, TC and OrigaMIG on a scenario at two loads, beside the paper.
+    Table8(Table8Args),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct GapArgs {
+    /// Fleet sizes (hosts with two A100-40GB each, 80 cores, 512 GB).
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32")]
+    pub sizes: Vec<usize>,
+    /// Seeds per size (the worst seed is reported, as in §6.8).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub seeds: Vec<u64>,
+    /// First snapshot, hours after the empty start.
+    #[arg(long, default_value_t = 48.0)]
+    pub from_h: f64,
+    /// Last snapshot, hours.
+    #[arg(long, default_value_t = 96.0)]
+    pub to_h: f64,
+    /// Hours between snapshots.
+    #[arg(long, default_value_t = 4.0)]
+    pub every_h: f64,
+    /// Offered load (§6.8: 0.74).
+    #[arg(long, default_value_t = 0.74)]
+    pub load: f64,
+    /// Time limit of each OPT solve, seconds (the paper let CP-SAT prove every one, up to
+    /// 115 min; the final MIP gap is reported).
+    #[arg(long, default_value_t = 60.0)]
+    pub opt_time_limit: f64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Table8Args {
+    /// Scenario (fleet and workload; the load and seed are set per run).
+    #[arg(long, default_value = "scenarios/paper-32.toml")]
+    pub scenario: PathBuf,
+    #[arg(long, value_delimiter = ',', default_value = "0.75,1.0")]
+    pub loads: Vec<f64>,
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub seeds: Vec<u64>,
+    #[arg(long, value_delimiter = ',', default_value = "ff,mfi,tc,origamig")]
+    pub policies: Vec<String>,
+    /// Hours of warm-up (default: the scenario's).
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Hours measured (default: the scenario's).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    match a.which {
+        Which::GapToOpt(g) => gap_to_opt(&g),
+        Which::Table8(t) => table8(&t),
+    }
+}
+
+/// The §6.8 fleet and workload: `hosts` hosts with two A100-40GB, 80 cores, 512 GB, A100
+/// requests only (the synthetic generator draws the GPU model among the fleet's models).
+fn gap_scenario(hosts: usize, load: f64, seed: u64, to_h: f64) -> anyhow::Result<Scenario> {
+    let src = format!(
+        r#"name = "gap-{hosts}"
+start = "2026-01-05T00:00:00Z"
+
+[[host_group]]
+prefix = "a100-"
+count = {hosts}
+cores = 80
+ram_gb = 512
+gpus = ["a100-40gb", "a100-40gb"]
+
+[workload]
+load = {load}
+seed = {seed}
+warmup_h = 0
+measure_h = {to_h}
+"#
+    );
+    scenario::parse(&src, &format!("<gap-to-opt {hosts} hosts>"))
+}
+
+/// One snapshot compared with OPT.
+#[derive(Debug, Clone, serde::Serialize)]
+struct Snapshot {
+    hosts: usize,
+    seed: u64,
+    t_h: f64,
+    vms: usize,
+    origamig_active: usize,
+    opt_active: usize,
+    origamig_eq5: f64,
+    opt_eq5: f64,
+    opt_status: SolveStatus,
+    /// OPT's final relative MIP gap.
+    opt_gap: f64,
+    opt_s: f64,
+}
+
+/// Per size: the worst seed's figures.
+#[derive(Debug, Clone, serde::Serialize)]
+struct GapRow {
+    hosts: usize,
+    seeds: usize,
+    snapshots: usize,
+    mean_vms: f64,
+    /// (sum of OrigaMIG's active hosts - sum of OPT's) / sum of OPT's over the snapshots, in
+    /// percent (worst seed).
+    extra_active_pct: f64,
+    /// Largest (OPT - OrigaMIG) / OPT in Eq. (5) over the snapshots, percent.
+    eq5_gap_pct: f64,
+    origamig_call_median_s: f64,
+    origamig_call_p95_s: f64,
+    opt_median_s: f64,
+    opt_proven: usize,
+    opt_max_mip_gap: f64,
+}
+
+fn quantile(xs: &mut [f64], q: f64) -> f64 {
+    if xs.is_empty() {
+        return 0.0;
+    }
+    xs.sort_by(f64::total_cmp);
+    let pos = q * (xs.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    xs[lo] + (xs[hi] - xs[lo]) * (pos - lo as f64)
+}
+
+/// OPT from the fleet's current state: the BILP over every host and every pending VM. Returns
+/// OPT's fleet, its solve outcome.
+fn opt_of(fleet: &Fleet, settings: &PolicySettings) -> anyhow::Result<(Fleet, bilp::SolveOutcome)> {
+    let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
+    let out = bilp::solve_with(fleet, &hosts, fleet.pending(), settings, &SolveControl::default())?;
+    let mut after = fleet.clone();
+    for (&id, to) in &out.targets {
+        let cur = after.vm(id).and_then(|v| v.placement.clone());
+        if cur.as_ref() == Some(to) {
+            continue;
+        }
+        if cur.is_some() {
+            after.unplace(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        after
+            .place(id, to.clone())
+            .map_err(|e| anyhow::anyhow!("OPT placement of VM {id}: {e}"))?;
+    }
+    Ok((after, out))
+}
+
+fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        a.every_h > 0.0 && a.from_h >= 0.0 && a.to_h >= a.from_h,
+        "--every-h must be positive and --to-h at least --from-h >= 0"
+    );
+    anyhow::ensure!(
+        !a.sizes.is_empty() && !a.seeds.is_empty(),
+        "give at least one size and seed"
+    );
+    let mut rows = Vec::new();
+    let mut snaps_all = Vec::new();
+    for &n in &a.sizes {
+        anyhow::ensure!(n > 0, "--sizes: a fleet needs at least one host");
+        let mut worst: Option<GapRow> = None;
+        for &seed in &a.seeds {
+            let sc = gap_scenario(n, a.load, seed, a.to_h)?;
+            let mut sim = Simulator::new(&sc, Box::new(Origamig::new(&sc.policy)))?;
+            let t0 = sim.time();
+            let opt_settings = PolicySettings {
+                time_limit_s: a.opt_time_limit,
+                ..sc.policy.clone()
+            };
+            let w = Weights::from_settings(&sc.policy);
+            let mut snaps = Vec::new();
+            let mut k = 0;
+            loop {
+                let t = a.from_h + k as f64 * a.every_h;
+                if t > a.to_h + 1e-9 {
+                    break;
+                }
+                k += 1;
+                sim.step_until(t0 + t * 3600.0)
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                let fleet = sim.fleet();
+                let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
+                let (after, out) = opt_of(fleet, &opt_settings)?;
+                // §6.8: both placements are compared in Eq. (5) from the same state.
+                let s = Snapshot {
+                    hosts: n,
+                    seed,
+                    t_h: t,
+                    vms: fleet.vms().filter(|v| v.placement.is_some()).count(),
+                    origamig_active: fleet.active_hosts(),
+                    opt_active: after.active_hosts(),
+                    origamig_eq5: evaluate(fleet, fleet, &hosts, &w).total,
+                    opt_eq5: out.objective,
+                    opt_status: out.status,
+                    opt_gap: out.gap,
+                    opt_s: out.solve_s,
+                };
+                if !a.json {
+                    eprintln!(
+                        "{n} hosts seed {seed} t {t:.0} h: {} VMs; active hosts OrigaMIG {} OPT {} (OPT {}, gap {:.2} %, {:.1} s); Eq. 5 {:.0} vs {:.0}",
+                        s.vms,
+                        s.origamig_active,
+                        s.opt_active,
+                        s.opt_status,
+                        100.0 * s.opt_gap,
+                        s.opt_s,
+                        s.origamig_eq5,
+                        s.opt_eq5
+                    );
+                }
+                snaps.push(s);
+            }
+            let sum_o: usize = snaps.iter().map(|s| s.origamig_active).sum();
+            let sum_p: usize = snaps.iter().map(|s| s.opt_active).sum();
+            let eq5_gap = snaps
+                .iter()
+                .map(|s| {
+                    if s.opt_eq5.abs() > 0.0 {
+                        (s.opt_eq5 - s.origamig_eq5) / s.opt_eq5.abs()
+                    } else {
+                        0.0
+                    }
+                })
+                .fold(0.0f64, f64::max);
+            let calls = sim.policy().call_times_s();
+            let mut opts: Vec<f64> = snaps.iter().map(|s| s.opt_s).collect();
+            let row = GapRow {
+                hosts: n,
+                seeds: a.seeds.len(),
+                snapshots: snaps.len(),
+                mean_vms: snaps.iter().map(|s| s.vms as f64).sum::<f64>() / snaps.len().max(1) as f64,
+                extra_active_pct: if sum_p > 0 {
+                    100.0 * (sum_o as f64 - sum_p as f64) / sum_p as f64
+                } else {
+                    0.0
+                },
+                eq5_gap_pct: 100.0 * eq5_gap,
+                origamig_call_median_s: quantile(&mut calls.clone(), 0.5),
+                origamig_call_p95_s: quantile(&mut calls.clone(), 0.95),
+                opt_median_s: quantile(&mut opts, 0.5),
+                opt_proven: snaps
+                    .iter()
+                    .filter(|s| s.opt_status == SolveStatus::Optimal)
+                    .count(),
+                opt_max_mip_gap: snaps.iter().map(|s| s.opt_gap).fold(0.0, f64::max),
+            };
+            if worst
+                .as_ref()
+                .is_none_or(|w| row.extra_active_pct > w.extra_active_pct)
+            {
+                worst = Some(row);
+            }
+            snaps_all.extend(snaps);
+        }
+        rows.extend(worst);
+    }
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "sizes": rows, "snapshots": snaps_all }))?
+        );
+        return Ok(());
+    }
+    println!(
+        "Gap to OPT (§6.8), worst seed. Paper (Table 12, additional active PMs / Eq. 5 gap / median call / median OPT): \
+         8 PMs 3.9 % / 0.54 % / 0.3 s / 0.3 s, 16 PMs 4.1 % / 0.43 % / 0.9 s / 1.7 s, 32 PMs 3.4 % / 0.33 % / 1.1 s / 1692 s"
+    );
+    println!(
+        "{:>5} {:>6} {:>6} {:>13} {:>10} {:>18} {:>10} {:>10} {:>12}",
+        "hosts",
+        "snaps",
+        "VMs",
+        "extra act. %",
+        "Eq.5 gap %",
+        "call med/p95 s",
+        "OPT med s",
+        "OPT proven",
+        "OPT max gap"
+    );
+    for r in &rows {
+        println!(
+            "{:>5} {:>6} {:>6.1} {:>13.1} {:>10.2} {:>8.2} / {:<7.2} {:>10.1} {:>7}/{:<2} {:>11.2}%",
+            r.hosts,
+            r.snapshots,
+            r.mean_vms,
+            r.extra_active_pct,
+            r.eq5_gap_pct,
+            r.origamig_call_median_s,
+            r.origamig_call_p95_s,
+            r.opt_median_s,
+            r.opt_proven,
+            r.snapshots,
+            100.0 * r.opt_max_mip_gap
+        );
+    }
+    Ok(())
+}
+
+/// One row of the paper's Table 8 (128 PMs, five seeds).
+struct PaperRow {
+    load: f64,
+    policy: &'static str,
+    accept_pct: f64,
+    active_pms: f64,
+    active_gpus_pct: f64,
+    packing_pct: f64,
+    energy_mwh: f64,
+    switch_per_h: f64,
+    migr_per_h: f64,
+    wait_s: f64,
+}
+
+const fn paper(load: f64, policy: &'static str, v: [f64; 8]) -> PaperRow {
+    PaperRow {
+        load,
+        policy,
+        accept_pct: v[0],
+        active_pms: v[1],
+        active_gpus_pct: v[2],
+        packing_pct: v[3],
+        energy_mwh: v[4],
+        switch_per_h: v[5],
+        migr_per_h: v[6],
+        wait_s: v[7],
+    }
+}
+
+/// Table 8 of the paper: accept. %, active PMs (of 128), active GPUs %, packing %, energy MWh
+/// (3 days, 128 PMs), switchings per hour, migrations per hour, wait s.
+const PAPER_TABLE8: &[PaperRow] = &[
+    paper(0.75, "ff", [98.5, 109.5, 83.1, 84.0, 5.57, 5.2, 0.0, 0.0]),
+    paper(0.75, "mfi", [99.4, 106.9, 78.2, 90.1, 5.57, 2.8, 0.0, 0.0]),
+    paper(0.75, "tc", [99.7, 100.3, 72.6, 97.3, 5.47, 4.8, 17.3, 0.0]),
+    paper(0.75, "origamig", [99.5, 99.0, 76.7, 92.1, 5.43, 9.9, 11.4, 0.1]),
+    paper(1.0, "ff", [83.7, 125.4, 95.8, 86.2, 6.52, 4.1, 0.0, 0.0]),
+    paper(1.0, "mfi", [87.0, 125.6, 93.1, 91.5, 6.67, 2.1, 0.0, 0.0]),
+    paper(1.0, "tc", [90.8, 123.3, 89.6, 97.5, 6.76, 4.3, 20.2, 0.0]),
+    paper(1.0, "origamig", [91.5, 122.0, 94.6, 92.9, 6.75, 8.7, 11.5, 1.5]),
+];
+
+/// Paper's hosts in Table 8.
+const PAPER_HOSTS: f64 = 128.0;
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Table8Row {
+    load: f64,
+    policy: String,
+    seeds: usize,
+    acceptance_pct: f64,
+    active_hosts: f64,
+    active_hosts_pct: f64,
+    active_gpus_pct: f64,
+    packing_pct: f64,
+    energy_mwh: f64,
+    switch_ons_per_h: f64,
+    migrations_per_h: f64,
+    gb_per_h: f64,
+    wait_s: f64,
+    calls_per_h: f64,
+    call_s_median: f64,
+    call_s_p95: f64,
+    wall_s: f64,
+}
+
+fn table8(a: &Table8Args) -> anyhow::Result<()> {
+    let base = scenario::load(&a.scenario)?;
+    for p in &a.policies {
+        policy::by_name(p, &base.policy)?;
+    }
+    anyhow::ensure!(
+        !a.seeds.is_empty() && !a.loads.is_empty(),
+        "give at least one load and seed"
+    );
+    let mut rows = Vec::new();
+    for &load in &a.loads {
+        for p in &a.policies {
+            let mut ms: Vec<Summary> = Vec::new();
+            let mut wall = 0.0;
+            for &seed in &a.seeds {
+                let mut s = base.clone();
+                let name = simulate::apply(
+                    &mut s,
+                    &simulate::Overrides {
+                        policy: Some(p.clone()),
+                        seed: Some(seed),
+                        load: Some(load),
+                        hours: a.hours,
+                        warmup: a.warmup,
+                    },
+                )?;
+                let row = simulate::run_one(&s, &name, &mut |_| {})?;
+                eprintln!("load {load} {p} seed {seed}: done in {:.0} s", row.wall_s);
+                wall += row.wall_s;
+                ms.push(row.summary);
+            }
+            let n = ms.len().max(1) as f64;
+            let mean = |f: &dyn Fn(&Summary) -> f64| ms.iter().map(f).sum::<f64>() / n;
+            rows.push(Table8Row {
+                load,
+                policy: p.to_ascii_lowercase(),
+                seeds: ms.len(),
+                acceptance_pct: mean(&|m| m.acceptance_pct),
+                active_hosts: mean(&|m| m.active_hosts),
+                active_hosts_pct: mean(&|m| m.active_hosts_pct),
+                active_gpus_pct: mean(&|m| m.active_gpus_pct),
+                packing_pct: mean(&|m| m.packing_pct),
+                energy_mwh: mean(&|m| m.energy_mwh),
+                switch_ons_per_h: mean(&|m| m.switch_ons_per_h),
+                migrations_per_h: mean(&|m| m.migrations_per_h),
+                gb_per_h: mean(&|m| m.gb_per_h),
+                wait_s: mean(&|m| m.wait_s_mean),
+                calls_per_h: mean(&|m| m.calls_per_h),
+                call_s_median: mean(&|m| m.call_s_median),
+                call_s_p95: mean(&|m| m.call_s_p95),
+                wall_s: wall,
+            });
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    let hosts = base.fleet.hosts.len() as f64;
+    let scale = hosts / PAPER_HOSTS;
+    println!(
+        "Table 8 on {} ({hosts} hosts), {} seed(s), each value beside the paper's (128 hosts, five seeds; \
+         active hosts and energy scaled by {hosts}/128, energy also by the measured hours / 72 h)",
+        base.name,
+        a.seeds.len()
+    );
+    println!(
+        "{:>5} {:>9} | {:>13} {:>15} {:>13} {:>13} {:>13} {:>11} {:>13} {:>11} | {:>7} {:>14}",
+        "load",
+        "policy",
+        "accept %",
+        "active hosts",
+        "act. GPUs %",
+        "packing %",
+        "energy MWh",
+        "switch/h",
+        "migr/h",
+        "wait s",
+        "calls/h",
+        "call med/p95 s"
+    );
+    let measured_h = a.hours.unwrap_or(base.workload.measure_h);
+    for r in &rows {
+        let p = PAPER_TABLE8
+            .iter()
+            .find(|p| p.load == r.load && p.policy == r.policy);
+        let pv = |f: &dyn Fn(&PaperRow) -> f64, scale: f64| {
+            p.map_or("-".to_string(), |p| format!("{:.1}", f(p) * scale))
+        };
+        println!(
+            "{:>5} {:>9} | {:>5.1} ({:>5}) {:>6.1} ({:>6}) {:>5.1} ({:>5}) {:>5.1} ({:>5}) {:>5.2} ({:>5}) {:>4.1} ({:>4}) {:>5.1} ({:>5}) {:>4.1} ({:>4}) | {:>7.1} {:>6.2} / {:<6.2}",
+            r.load,
+            r.policy,
+            r.acceptance_pct,
+            pv(&|p| p.accept_pct, 1.0),
+            r.active_hosts,
+            pv(&|p| p.active_pms, scale),
+            r.active_gpus_pct,
+            pv(&|p| p.active_gpus_pct, 1.0),
+            r.packing_pct,
+            pv(&|p| p.packing_pct, 1.0),
+            r.energy_mwh,
+            p.map_or("-".to_string(), |p| format!("{:.2}", p.energy_mwh * scale * measured_h / 72.0)),
+            r.switch_ons_per_h,
+            pv(&|p| p.switch_per_h, scale),
+            r.migrations_per_h,
+            pv(&|p| p.migr_per_h, scale),
+            r.wait_s,
+            pv(&|p| p.wait_s, 1.0),
+            r.calls_per_h,
+            r.call_s_median,
+            r.call_s_p95
+        );
+    }
+    for &l in &a.loads {
+        let get = |p: &str| rows.iter().find(|r| r.load == l && r.policy == p);
+        if let (Some(ff), Some(tc), Some(o)) = (get("ff"), get("tc"), get("origamig")) {
+            println!(
+                "load {l}: OrigaMIG {} active hosts than FF ({:.2} vs {:.2}) and {} than TC ({:.1} vs {:.1} migrations/h)",
+                if o.active_hosts < ff.active_hosts {
+                    "keeps fewer"
+                } else {
+                    "does NOT keep fewer"
+                },
+                o.active_hosts,
+                ff.active_hosts,
+                if o.migrations_per_h < tc.migrations_per_h {
+                    "migrates less"
+                } else {
+                    "does NOT migrate less"
+                },
+                o.migrations_per_h,
+                tc.migrations_per_h
+            );
+        }
+    }
+    Ok(())
+}
