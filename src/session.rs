@@ -1197,7 +1197,8 @@ pub fn unplaced_reason(fleet: &Fleet, vm: &Vm) -> String {
             .count();
         let compact = gpus
             .iter()
-            .filter(|x| fits_after_compaction(model, &x.occ, &x.gis_profiles(), g.profile))
+            .filter(|x| (model.memory_slices as u32 - x.occ.used_slices()) >= prof.size as u32)
+            .filter(|x| crate::explore::explain(model, &x.occ, g.profile).fits_after_compaction())
             .count();
         let mut s = format!(
             "{} fits on none of the {} {} GPUs",
@@ -1224,121 +1225,6 @@ pub fn unplaced_reason(fleet: &Fleet, vm: &Vm) -> String {
         );
     }
     parts.join("; ")
-}
-
-/// Whether profile `p` would fit on a GPU whose GIs are rearranged (the same GIs at other
-/// permitted starts): the compaction of Fig. 1(c). Backtracking over at most a handful of GIs.
-pub fn fits_after_compaction(
-    model: &crate::catalog::GpuModel,
-    occ: &Occupancy,
-    gis: &[ProfileId],
-    p: ProfileId,
-) -> bool {
-    if occ.counts[p] >= model.profiles[p].max_instances {
-        return false;
-    }
-    let mut all: Vec<ProfileId> = gis.to_vec();
-    all.push(p);
-    all.sort_by_key(|&q| std::cmp::Reverse(model.profiles[q].size));
-    fn place(model: &crate::catalog::GpuModel, occ: Occupancy, rest: &[ProfileId]) -> bool {
-        let Some((&q, tail)) = rest.split_first() else {
-            return true;
-        };
-        model.profiles[q].starts.iter().any(|&z| {
-            if !occ.can_place(model, q, z) {
-                return false;
-            }
-            let mut next = occ;
-            next.add(model, q, z);
-            place(model, next, tail)
-        })
-    }
-    place(model, Occupancy::empty(), &all)
-}
-
-trait GpuProfiles {
-    fn gis_profiles(&self) -> Vec<ProfileId>;
-}
-
-impl GpuProfiles for crate::fleet::Gpu {
-    fn gis_profiles(&self) -> Vec<ProfileId> {
-        self.gis.iter().map(|g| g.profile).collect()
-    }
-}
-
-/// Why a profile can or cannot start at one slice of a GPU (the teaching view of Fig. 1).
-#[derive(Debug, Clone, PartialEq)]
-pub enum StartVerdict {
-    /// Free and permitted; CF after placing here, and whether Eq. 3 picks this start.
-    Fits { cf_after: u32, default: bool },
-    /// A permitted start, but this slice is taken (by this VM).
-    Occupied { slice: u8, vm: VmId },
-    /// The slices from here are free but the profile may not start here (Fig. 1b).
-    NotPermitted,
-    /// A permitted start whose slices are free, but the profile's instance limit is reached.
-    Limit { max: u8 },
-}
-
-/// The teaching explanation of one profile on one GPU.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StartExplanation {
-    /// One entry per start considered: every permitted start, plus every other slice from which
-    /// `size` free slices run (to show the start-slice restriction).
-    pub starts: Vec<(u8, StartVerdict)>,
-    pub free_slices: u32,
-    /// Enough free slices in total, but no free permitted start (Fig. 1a/b).
-    pub fragmented: bool,
-    /// Rearranging the GPU's GIs would make room (Fig. 1c).
-    pub fits_after_compaction: bool,
-}
-
-/// Explains where profile `p` can start on `gpu` and why each blocked start is blocked.
-pub fn explain_starts(fleet: &Fleet, gpu: &crate::fleet::Gpu, p: ProfileId) -> StartExplanation {
-    let model = fleet.catalog.model(gpu.model);
-    let prof = &model.profiles[p];
-    let occ = gpu.occ;
-    let default = mig::default_start(model, &occ, p);
-    let limit = occ.counts[p] >= prof.max_instances;
-    let mut starts = Vec::new();
-    for z in 0..model.memory_slices {
-        let in_grid = z as u32 + prof.size as u32 <= model.memory_slices as u32;
-        let m = prof.mask_at(z) & model.full_mask();
-        let taken = occ.mask & m;
-        let permitted = prof.starts.contains(&z);
-        let verdict = if permitted {
-            if taken != 0 {
-                let slice = taken.trailing_zeros() as u8;
-                let vm = gpu.gi_at(fleet.catalog, slice).map(|g| g.vm).unwrap_or(0);
-                StartVerdict::Occupied { slice, vm }
-            } else if limit {
-                StartVerdict::Limit {
-                    max: prof.max_instances,
-                }
-            } else {
-                let mut after = occ;
-                after.add(model, p, z);
-                StartVerdict::Fits {
-                    cf_after: mig::cf(model, &after),
-                    default: default == Some(z),
-                }
-            }
-        } else if in_grid && taken == 0 {
-            StartVerdict::NotPermitted
-        } else {
-            continue;
-        };
-        starts.push((z, verdict));
-    }
-    let free_slices = model.memory_slices as u32 - occ.used_slices();
-    let any_fit = starts.iter().any(|(_, v)| matches!(v, StartVerdict::Fits { .. }));
-    let fragmented = !any_fit && !limit && free_slices >= prof.size as u32;
-    let compact = !any_fit && fits_after_compaction(model, &occ, &gpu.gis_profiles(), p);
-    StartExplanation {
-        starts,
-        free_slices,
-        fragmented,
-        fits_after_compaction: compact,
-    }
 }
 
 /// The largest profile (by size, then compute) that could start at slice `u` of a GPU now;

@@ -131,21 +131,6 @@ fn fragmented_gpu_reason_names_compaction() {
     // 1g.5gb at 0 and 5: a 3g.20gb has 6 free slices but no free permitted start (0 and 4 are
     // blocked); packing the two small GIs to 0 and 1 frees start 4 (Fig. 1c).
     let f = small_gis_at(&[0, 5]);
-    let gpu = &f.hosts[0].gpus[0];
-    let p3 = f.catalog.model(gpu.model).profile("3g.20gb").unwrap();
-    let ex = session::explain_starts(&f, gpu, p3);
-    assert!(ex.fragmented && ex.fits_after_compaction, "{ex:?}");
-    assert_eq!(ex.free_slices, 6);
-    let verdicts: Vec<(u8, String)> = ex.starts.iter().map(|(z, v)| (*z, format!("{v:?}"))).collect();
-    assert_eq!(
-        verdicts,
-        vec![
-            (0, "Occupied { slice: 0, vm: 1 }".to_string()),
-            // Slices 1-4 are free but 1 is not a permitted start of a 3g.20gb (Fig. 1b).
-            (1, "NotPermitted".to_string()),
-            (4, "Occupied { slice: 5, vm: 2 }".to_string()),
-        ]
-    );
     let r = req("a100-40gb", &["3g.20gb"]);
     let vm = Vm {
         id: 99,
@@ -165,45 +150,6 @@ fn fragmented_gpu_reason_names_compaction() {
         "3g.20gb fits on none of the 1 a100-40gb GPUs; 1 have 4 free slices but not at a permitted \
          start; 1 would fit it after compaction (try the optimizer: o)"
     );
-}
-
-#[test]
-fn fig1_scenario_explains_the_three_fragmentation_cases() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/fig1.toml");
-    let s = Session::open(std::path::Path::new(path)).unwrap();
-    let f = s.fleet();
-    let explain = |host: &str, profile: &str| {
-        let gpu = &f.hosts[f.hosts.iter().position(|h| h.name == host).unwrap()].gpus[0];
-        let p = f.catalog.model(gpu.model).profile(profile).unwrap();
-        session::explain_starts(f, gpu, p)
-    };
-    // (a) Free slices 0, 2, 4 are not contiguous: no 1g.10gb or 2g.10gb start is free.
-    for p in ["1g.10gb", "2g.10gb"] {
-        let ex = explain("fig1a", p);
-        assert!(ex.fragmented, "{p}: {ex:?}");
-        assert!(!ex
-            .starts
-            .iter()
-            .any(|(_, v)| matches!(v, session::StartVerdict::Fits { .. })));
-    }
-    // (b) Slices 1-2 are free and contiguous, but 2g.10gb may not start at 1.
-    let ex = explain("fig1b", "2g.10gb");
-    assert!(
-        ex.starts.contains(&(1, session::StartVerdict::NotPermitted)),
-        "{ex:?}"
-    );
-    assert!(ex.fragmented);
-    // (c) Only slice 7 is free; compacting the GPU's GIs makes room for a 1g.5gb.
-    let ex = explain("fig1c", "1g.5gb");
-    assert_eq!(ex.free_slices, 1);
-    assert!(
-        ex.starts.contains(&(7, session::StartVerdict::NotPermitted)),
-        "{ex:?}"
-    );
-    assert!(ex.fits_after_compaction);
-    // A profile that does not fit even after compaction says so.
-    let ex = explain("fig1c", "2g.10gb");
-    assert!(!ex.fits_after_compaction);
 }
 
 #[test]

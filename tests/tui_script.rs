@@ -298,3 +298,52 @@ fn relayout_preview_lists_every_vm_the_drain_displaces() {
     h.keys("L");
     assert!(h.app.relayout.is_some());
 }
+
+#[test]
+fn fig1_detail_explains_the_three_fragmentation_cases() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/fig1.toml");
+    let s = migplan::session::Session::open(std::path::Path::new(path)).unwrap();
+    let mut h = Harness::new(s, 160, 48, Theme::color());
+    let detail = |h: &Harness| -> String {
+        // The GPU detail is the right half of the screen's top.
+        h.screen()
+            .lines()
+            .take(19)
+            .map(|l| l.chars().skip(80).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // (a) fig1a: slices 0, 2, 4 free, not contiguous: no 1g.10gb (third profile) fits.
+    h.keys("p p");
+    let d = detail(&h);
+    assert!(d.contains("Where can 1g.10gb start?"), "{d}");
+    assert!(d.contains("[Fig. 1a") && d.contains("contiguous"), "{d}");
+    assert!(!d.contains("✓"), "{d}");
+    // (b) fig1b: 2g.10gb, two free contiguous slices, none at a permitted start.
+    h.keys("p j");
+    let d = detail(&h);
+    assert!(
+        d.contains("GPU fig1b/0") && d.contains("Where can 2g.10gb start?"),
+        "{d}"
+    );
+    assert!(d.contains("[Fig. 1b"), "{d}");
+    // (c) fig1c: only slice 7 is free; compacting the GPU makes room for a 1g.5gb.
+    h.keys("j P P P");
+    let d = detail(&h);
+    assert!(
+        d.contains("GPU fig1c/0") && d.contains("Where can 1g.5gb start?"),
+        "{d}"
+    );
+    assert!(
+        d.contains("[Fig. 1b · fits after compaction") && d.contains("Fig. 1c"),
+        "{d}"
+    );
+    // The lines come from the engine's explanation, start by start.
+    let f = h.app.session.fleet();
+    let gpu = &f.hosts[2].gpus[0];
+    let ex = migplan::explore::explain_gpu(f.catalog, gpu, 0);
+    for e in &ex.starts {
+        assert!(d.contains(&format!("✗ {}: ", e.start)), "start {}: {d}", e.start);
+    }
+    insta::assert_snapshot!("fig1c_detail", d);
+}

@@ -5,13 +5,12 @@
 use super::super::app::App;
 use super::super::widgets::SliceMap;
 use super::fleet::{ghosts_for, truncate};
+use crate::explore::{self, StartStatus, Verdict};
 use crate::mig;
-use crate::session::{self, StartVerdict};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
-use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget, Wrap};
 
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
@@ -89,13 +88,17 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         let table_w = 34u16;
         let left = Rect::new(rest.x + 1, rest.y, rest.width - table_w - 2, rest.height);
         let right = Rect::new(rest.right() - table_w, rest.y, table_w, rest.height);
-        Paragraph::new(explain).render(left, buf);
+        Paragraph::new(explain)
+            .wrap(Wrap { trim: false })
+            .render(left, buf);
         Paragraph::new(table).render(right, buf);
     } else {
         let mut lines = explain;
         lines.push(Line::default());
         lines.extend(table);
-        Paragraph::new(lines).render(Rect::new(rest.x + 1, rest.y, rest.width - 1, rest.height), buf);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .render(Rect::new(rest.x + 1, rest.y, rest.width - 1, rest.height), buf);
     }
 }
 
@@ -137,12 +140,15 @@ fn profile_table(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'
     lines
 }
 
+/// The teaching lines for profile `teach`, from [`explore::explain_gpu`] (the engine's one
+/// explanation): each permitted start with why it is open or blocked, the verdict in words, and
+/// a compaction that would make room (Fig. 1c).
 fn explanation(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
     let fleet = app.session.fleet();
     let model = fleet.catalog.model(gpu.model);
     let prof = &model.profiles[teach];
-    let ex = session::explain_starts(fleet, gpu, teach);
+    let ex = explore::explain_gpu(fleet.catalog, gpu, teach);
     let keys = app
         .keymap
         .key_for(super::super::keymap::Layer::Fleet, "profile next")
@@ -161,40 +167,70 @@ fn explanation(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'st
         ),
         t.desc,
     )));
-    let (ok, no): (Style, Style) = (t.ok, t.warn);
-    for (z, v) in &ex.starts {
-        let (mark, style, text) = match v {
-            StartVerdict::Fits { cf_after, default } => (
-                "✓",
-                ok,
-                format!(
-                    "fits, CF after {cf_after}{}",
-                    if *default { " (default, Eq. 3)" } else { "" }
-                ),
+    let default = match &ex.verdict {
+        Verdict::Fits { default_start, .. } => Some(*default_start),
+        _ => None,
+    };
+    for e in &ex.starts {
+        let (mark, style, text) = match &e.status {
+            StartStatus::Free => {
+                let mut after = gpu.occ;
+                after.add(model, teach, e.start);
+                (
+                    "✓",
+                    t.ok,
+                    format!(
+                        "fits, CF after {}{}",
+                        mig::cf(model, &after),
+                        if default == Some(e.start) {
+                            " (default, Eq. 3)"
+                        } else {
+                            ""
+                        }
+                    ),
+                )
+            }
+            StartStatus::Occupied { slices, by } => {
+                let who: Vec<String> = by
+                    .iter()
+                    .map(|b| match b.vm {
+                        Some(vm) => format!("VM {vm}"),
+                        None => b.profile.clone(),
+                    })
+                    .collect();
+                let first = slices.first().copied().unwrap_or(e.start);
+                ("✗", t.warn, format!("slice {first} taken by {}", who.join(", ")))
+            }
+            StartStatus::LimitReached => (
+                "✗",
+                t.warn,
+                format!("limit of {} per GPU reached", prof.max_instances),
             ),
-            StartVerdict::Occupied { slice, vm } => ("✗", no, format!("slice {slice} taken by VM {vm}")),
-            StartVerdict::NotPermitted => ("✗", no, "free, not a permitted start (Fig. 1b)".to_string()),
-            StartVerdict::Limit { max } => ("✗", no, format!("limit of {max} per GPU reached")),
         };
         lines.push(Line::from(vec![
-            Span::styled(format!("{mark} {z}: "), style),
+            Span::styled(format!("{mark} {}: ", e.start), style),
             Span::styled(text, t.base),
         ]));
     }
-    if ex.fragmented {
-        lines.push(Line::from(Span::styled(
-            format!(
-                "{} free slices, none {} in a row at a permitted start (Fig. 1a)",
-                ex.free_slices, prof.size
-            ),
-            t.warn,
-        )));
-    }
-    if ex.fits_after_compaction {
-        lines.push(Line::from(Span::styled(
-            "fits after compacting this GPU (Fig. 1c): o optimizes",
-            t.warn,
-        )));
+    if !ex.fits() {
+        // The paper's case first, so that it shows however narrow the panel is.
+        let mut figs: Vec<&str> = match ex.verdict {
+            Verdict::NotContiguous { .. } => vec!["Fig. 1a"],
+            Verdict::NoPermittedStart { .. } => vec!["Fig. 1b"],
+            _ => Vec::new(),
+        };
+        if ex.fits_after_compaction() {
+            figs.push("fits after compaction as in Fig. 1c: o optimizes");
+        }
+        let tag = if figs.is_empty() {
+            String::new()
+        } else {
+            format!("[{}] ", figs.join(" · "))
+        };
+        lines.push(Line::from(vec![
+            Span::styled(tag, t.warn),
+            Span::styled(ex.reason.clone(), t.base),
+        ]));
     }
     lines
 }
