@@ -183,6 +183,10 @@ fn chargeback_and_export_bad_input() {
     one_line_error(&["chargeback", "/nonexistent/s.toml"], "cannot read");
     one_line_error(&["chargeback", H100, "--hours", "0"], "--hours");
     one_line_error(
+        &["chargeback", H100, "--hours", "1e12"],
+        "more than a year (8760 hours)",
+    );
+    one_line_error(
         &["export", "mig-parted", H100, "--host", "node-99"],
         "no host `node-99`",
     );

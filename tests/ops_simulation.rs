@@ -186,3 +186,22 @@ fn stranded_capacity_triggers_a_defragmentation() {
     assert!(share_7g(&f) < 0.5, "{}", share_7g(&f));
     assert!(f.active_hosts() < 2);
 }
+
+#[test]
+fn packing_settings_are_checked_by_name() {
+    let mut s = migplan::scenario::PolicySettings {
+        defrag_stranded_share: 1.5,
+        ..Default::default()
+    };
+    let e = policy::by_name("packing", &s).err().unwrap().to_string();
+    assert_eq!(
+        e,
+        "policy.defrag_stranded_share must be within 0..1 (0 = off), not 1.5"
+    );
+    s.defrag_stranded_share = 0.25;
+    s.packing_protect_host = f64::NAN;
+    let e = policy::by_name("packing", &s).err().unwrap().to_string();
+    assert!(e.contains("policy.packing_protect_host"), "{e}");
+    s.packing_protect_host = 2.0;
+    assert_eq!(policy::by_name("packing", &s).unwrap().name(), "packing");
+}

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 /// The seed's billing period: a 730-hour month.
 const MONTH_H: f64 = 730.0;
+/// Longest period `--hours` simulates.
+const MAX_HOURS: f64 = 8760.0;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -29,6 +31,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(h) = a.hours {
         if !(h > 0.0 && h.is_finite()) {
             anyhow::bail!("--hours: `{h}` is not a positive number of hours");
+        }
+        // The simulation advances in 10 s steps: a year is 3.2 million of them.
+        if h > MAX_HOURS {
+            anyhow::bail!("--hours: `{h}` is more than a year ({MAX_HOURS} hours)");
         }
     }
     let (bill, source) = match a.hours {

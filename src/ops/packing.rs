@@ -66,6 +66,27 @@ fn no_capacity(model: &crate::catalog::GpuModel, occ: &Occupancy) -> bool {
 }
 
 impl Packing {
+    /// Checks the policy's settings: finite weights, a trigger share within 0..1.
+    pub fn validate(settings: &PolicySettings) -> Result<(), String> {
+        for (name, w) in [
+            ("packing_finish_gpu", settings.packing_finish_gpu),
+            ("packing_finish_host", settings.packing_finish_host),
+            ("packing_protect_host", settings.packing_protect_host),
+        ] {
+            if !w.is_finite() {
+                return Err(format!("policy.{name} must be a finite number, not {w}"));
+            }
+        }
+        let s = settings.defrag_stranded_share;
+        if !(0.0..=1.0).contains(&s) {
+            return Err(format!(
+                "policy.defrag_stranded_share must be within 0..1 (0 = off), not {s}"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The policy with the weights and trigger of `settings` (see [`Packing::validate`]).
     pub fn new(settings: &PolicySettings) -> Self {
         Packing {
             finish_gpu: settings.packing_finish_gpu,

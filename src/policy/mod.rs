@@ -24,7 +24,10 @@ pub fn by_name(name: &str, settings: &PolicySettings) -> anyhow::Result<Box<dyn 
         "tc" => Ok(Box::new(tc::Tc::new(settings))),
         "origamig" => Ok(Box::new(origamig::Origamig::new(settings))),
         "opt" => Ok(Box::new(origamig::Origamig::opt(settings))),
-        "packing" => Ok(Box::new(crate::ops::packing::Packing::new(settings))),
+        "packing" => {
+            crate::ops::packing::Packing::validate(settings).map_err(anyhow::Error::msg)?;
+            Ok(Box::new(crate::ops::packing::Packing::new(settings)))
+        }
         other => anyhow::bail!("unknown policy `{other}` (known: {})", NAMES.join(", ")),
     }
 }
