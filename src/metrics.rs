@@ -169,6 +169,7 @@ pub struct Recorder {
     admitted: u64,
     admitted_slices: u64,
     rejected: u64,
+    refused: u64,
     wait_sum_s: f64,
     migrations: u64,
     migrations_across: u64,
@@ -210,6 +211,9 @@ pub struct Summary {
     pub requests: u64,
     pub admitted: u64,
     pub rejected: u64,
+    /// Of the rejected requests, those refused by an admission check (quota, multi-GPU work on
+    /// slices) before the policy saw them.
+    pub refused: u64,
     /// Mean duration of a move across hosts at the migration bandwidth, seconds.
     pub migration_s_mean: f64,
     /// Plans applied in the window.
@@ -246,6 +250,7 @@ impl Recorder {
             admitted: 0,
             admitted_slices: 0,
             rejected: 0,
+            refused: 0,
             wait_sum_s: 0.0,
             migrations: 0,
             migrations_across: 0,
@@ -349,6 +354,15 @@ impl Recorder {
         }
     }
 
+    /// A request arriving at `arrival` was refused by an admission check (quota, multi-GPU
+    /// work on slices; seed 003) before any policy saw it: a rejection with its own count.
+    pub fn on_refuse(&mut self, arrival: f64) {
+        self.on_reject(arrival);
+        if self.in_window(arrival) {
+            self.refused += 1;
+        }
+    }
+
     /// A VM moved at `t`; `gb` copied when it changed host, taking `secs`.
     pub fn on_migration(&mut self, t: f64, across: bool, gb: f64, secs: f64) {
         if self.in_window(t) {
@@ -434,6 +448,7 @@ impl Recorder {
             requests: self.requests,
             admitted: self.admitted,
             rejected: self.rejected,
+            refused: self.refused,
             migration_s_mean: ratio(self.migration_s, self.migrations_across as f64),
             plans: self.plans,
             mean_power_kw: per_s(self.energy_j) / 1000.0,

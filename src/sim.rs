@@ -590,7 +590,7 @@ impl Simulator {
         // before the policy sees it, and counts as a rejection.
         let check = crate::ops::quotas::admission(&self.quotas, &self.settings, &self.fleet, &vm);
         if let Err(reason) = check {
-            self.recorder.on_reject(t);
+            self.recorder.on_refuse(t);
             self.refused += 1;
             self.log(t, EventKind::Refused { vm: id, reason });
             return;

@@ -205,3 +205,24 @@ fn packing_settings_are_checked_by_name() {
     s.packing_protect_host = 2.0;
     assert_eq!(policy::by_name("packing", &s).unwrap().name(), "packing");
 }
+
+#[test]
+fn refusals_are_counted_in_the_window_among_the_rejections() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
+    let mut s = migplan::scenario::load(std::path::Path::new(path)).unwrap();
+    s.workload.warmup_h = 0.0;
+    s.workload.measure_h = 3.0;
+    let run = |s: &migplan::scenario::Scenario| {
+        let mut sim = Simulator::new(s, policy::by_name("ff", &s.policy).unwrap()).unwrap();
+        sim.run();
+        (sim.metrics(), sim.refused())
+    };
+    let (m, n) = run(&s);
+    assert_eq!((m.refused, n), (0, 0), "no admission rule is on");
+    // Half the VMs of §6.2 ask for two GIs: routed to whole GPUs only, most are refused.
+    s.policy.multi_gpu_whole_only = true;
+    let (m, n) = run(&s);
+    assert!(m.refused > 0, "{m:?}");
+    assert_eq!(m.refused, n, "every request arrives inside the window");
+    assert!(m.refused <= m.rejected);
+}

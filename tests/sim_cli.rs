@@ -194,3 +194,24 @@ fn sweep_replays_a_trace_given_on_the_command_line() {
             "/nonexistent/pods.csv: no such trace file",
         ));
 }
+
+#[test]
+fn a_reader_that_goes_away_early_is_not_an_error() {
+    // `migplan sweep ... | head -1`: the reader closes the pipe before the rows are written.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("migplan"))
+        .args([
+            "sweep", PAPER32, "--seeds", "1..3", "--warmup", "0", "--hours", "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !err.contains("panicked") && !err.contains("internal error"),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}

@@ -65,6 +65,7 @@ pub fn run() -> i32 {
             return code;
         }
     };
+    quiet_on_broken_pipe();
     let result = std::panic::catch_unwind(|| dispatch(cli));
     match result {
         Ok(Ok(())) => 0,
@@ -77,6 +78,24 @@ pub fn run() -> i32 {
             3
         }
     }
+}
+
+/// A reader that goes away early (`migplan ... | head`) makes `println!` panic with "Broken
+/// pipe": that is not a bug, so the process ends quietly with status 0, as Unix tools do.
+fn quiet_on_broken_pipe() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        previous(info);
+    }));
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {

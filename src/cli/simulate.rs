@@ -94,6 +94,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "requests",
     "admitted",
     "rejected",
+    "refused",
     "migration_s_mean",
     "plans",
     "mean_power_kw",
@@ -132,6 +133,7 @@ impl Row {
             s.requests.to_string(),
             s.admitted.to_string(),
             s.rejected.to_string(),
+            s.refused.to_string(),
             format!("{:.3}", s.migration_s_mean),
             s.plans.to_string(),
             format!("{:.4}", s.mean_power_kw),
@@ -305,6 +307,13 @@ fn human(scenario: &Scenario, row: &Row) -> String {
         "  acceptance      {:6.2} % of requested memory slices ({} of {} requests admitted, {} rejected)",
         s.acceptance_pct, s.admitted, s.requests, s.rejected
     );
+    if s.refused > 0 {
+        let _ = writeln!(
+            o,
+            "  refused         {:6} requests by quotas or the multi-GPU rule (in the rejected)",
+            s.refused
+        );
+    }
     let _ = writeln!(
         o,
         "  active hosts    {:6.1} of {hosts} ({:.1} %)",
