@@ -1,0 +1,165 @@
+//! Unit tests of `fleet`.
+
+use super::*;
+use crate::catalog::embedded;
+
+fn fleet() -> Fleet {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let a30 = c.model_id("a30-24gb").unwrap();
+    Fleet::new(
+        c,
+        vec![
+            Host::new("h0", 80, 512, vec![a100, a100], 0),
+            Host::new("h1", 80, 512, vec![a30, a30], 0),
+        ],
+    )
+}
+
+fn vm(model: &str, profiles: &[&str]) -> Vm {
+    let c = embedded();
+    let m = c.model_id(model).unwrap();
+    Vm {
+        id: 0,
+        gis: profiles
+            .iter()
+            .map(|p| GiRequest {
+                model: m,
+                profile: c.model(m).profile(p).unwrap(),
+            })
+            .collect(),
+        cores: 4,
+        ram_gb: 16,
+        kind: VmKind::Job,
+        arrival: 0.0,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    }
+}
+
+#[test]
+fn ff_places_and_remove_restores() {
+    let mut f = fleet();
+    let before = f.clone();
+    let v = vm("a100-40gb", &["3g.20gb", "1g.5gb"]);
+    let p = f.ff_placement(&v).unwrap();
+    assert_eq!(p.host, 0);
+    let id = f.add_placed(v, p).unwrap();
+    f.check_invariants().unwrap();
+    assert_eq!(f.active_hosts(), 1);
+    f.remove(id).unwrap();
+    f.check_invariants().unwrap();
+    assert_eq!(f.hosts, before.hosts);
+}
+
+#[test]
+fn refused_operations_change_nothing() {
+    let mut f = fleet();
+    let a = f
+        .add_placed(
+            vm("a100-40gb", &["4g.20gb"]),
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 0 }],
+            },
+        )
+        .unwrap();
+    let snapshot = f.clone();
+    // Overlap.
+    let e = f.add_placed(
+        vm("a100-40gb", &["2g.10gb"]),
+        Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: 0, start: 2 }],
+        },
+    );
+    assert!(
+        matches!(e, Err(FleetError::SliceTaken { by: Some(x), .. }) if x == a),
+        "{e:?}"
+    );
+    // Start not permitted.
+    let e = f.add_placed(
+        vm("a100-40gb", &["2g.10gb"]),
+        Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: 1, start: 6 }],
+        },
+    );
+    assert!(matches!(e, Err(FleetError::StartNotPermitted { .. })), "{e:?}");
+    // Class mismatch.
+    let e = f.add_placed(
+        vm("a100-40gb", &["1g.5gb"]),
+        Placement {
+            host: 1,
+            gis: vec![GiSlot { gpu: 0, start: 0 }],
+        },
+    );
+    assert!(matches!(e, Err(FleetError::ClassMismatch { .. })), "{e:?}");
+    // Cores.
+    let mut big = vm("a30-24gb", &["1g.6gb"]);
+    big.cores = 81;
+    let e = f.add_placed(
+        big,
+        Placement {
+            host: 1,
+            gis: vec![GiSlot { gpu: 0, start: 0 }],
+        },
+    );
+    assert!(matches!(e, Err(FleetError::Cores { .. })), "{e:?}");
+    assert_eq!(f, snapshot);
+}
+
+#[test]
+fn move_within_gpu_may_reuse_own_slices() {
+    let mut f = fleet();
+    let id = f
+        .add_placed(
+            vm("a100-40gb", &["3g.20gb"]),
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 0 }],
+            },
+        )
+        .unwrap();
+    f.move_vm(
+        id,
+        Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: 0, start: 4 }],
+        },
+    )
+    .unwrap();
+    f.check_invariants().unwrap();
+    assert_eq!(f.hosts[0].gpus[0].occ.mask, 0xF0);
+    f.move_vm(
+        id,
+        Placement {
+            host: 1,
+            gis: vec![GiSlot { gpu: 0, start: 0 }],
+        },
+    )
+    .unwrap_err();
+    f.check_invariants().unwrap();
+}
+
+#[test]
+fn power_of_hand_computed_host() {
+    let mut f = fleet();
+    assert_eq!(f.power_w(), 0.0);
+    // One 3g.20gb VM with 12 cores on h0: load 12/80 = 0.15 -> 198 + 0.5 * 28 = 212 W;
+    // GPU 0: 50 + 200 * 3/7; GPU 1 idle 50 W.
+    let mut v = vm("a100-40gb", &["3g.20gb"]);
+    v.cores = 12;
+    f.add_placed(
+        v,
+        Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: 0, start: 0 }],
+        },
+    )
+    .unwrap();
+    let want = 212.0 + 50.0 + 200.0 * 3.0 / 7.0 + 50.0;
+    assert!((f.power_w() - want).abs() < 1e-9, "{}", f.power_w());
+}

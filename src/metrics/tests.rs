@@ -1,0 +1,75 @@
+//! Unit tests of `metrics`.
+
+use super::*;
+use crate::catalog::embedded;
+use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+
+#[test]
+fn quantiles_by_nearest_rank() {
+    let xs = [5.0, 1.0, 4.0, 2.0, 3.0];
+    assert_eq!(quantile(&xs, 0.5), 3.0);
+    assert_eq!(quantile(&xs, 0.95), 5.0);
+    assert_eq!(quantile(&xs, 0.0), 1.0);
+    let hundred: Vec<f64> = (1..=100).map(f64::from).collect();
+    assert_eq!(quantile(&hundred, 0.95), 95.0);
+    assert_eq!(quantile(&[], 0.5), 0.0);
+}
+
+fn one_gpu_fleet() -> Fleet {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    Fleet::new(c, vec![Host::new("h0", 80, 512, vec![a100], 0)])
+}
+
+fn vm(profile: &str) -> Vm {
+    let c = embedded();
+    let m = c.model_id("a100-40gb").unwrap();
+    Vm {
+        id: 0,
+        gis: vec![GiRequest {
+            model: m,
+            profile: c.model(m).profile(profile).unwrap(),
+        }],
+        cores: 4,
+        ram_gb: 16,
+        kind: VmKind::Job,
+        arrival: 0.0,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    }
+}
+
+fn row<'a>(s: &'a [Stranded], p: &str) -> &'a Stranded {
+    s.iter().find(|x| x.profile == p).unwrap()
+}
+
+#[test]
+fn stranded_on_fig2_configuration_a() {
+    // 1g.5gb at slices 4 and 6 (Fig. 2 A): free slices 0-3, 5, 7. A 3g.20gb fits at 0 only,
+    // so slices 5 and 7 are stranded for it; a 4g.20gb also fits at 0; a 7g.40gb nowhere.
+    let mut f = one_gpu_fleet();
+    for z in [4, 6] {
+        f.add_placed(
+            vm("1g.5gb"),
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: z }],
+            },
+        )
+        .unwrap();
+    }
+    let s = stranded(&f);
+    assert_eq!(row(&s, "3g.20gb").count, 2);
+    assert_eq!(row(&s, "3g.20gb").free_slices, 6);
+    assert_eq!(row(&s, "7g.40gb").count, 6);
+    assert!((row(&s, "7g.40gb").share - 1.0).abs() < 1e-12);
+    // 1g.5gb never uses slice 7.
+    assert_eq!(row(&s, "1g.5gb").count, 1);
+    assert_eq!(row(&s, "1g.5gb").fits, 5);
+    // 1g.10gb: starts 0, 2 free -> 4 slices usable of 6.
+    assert_eq!(row(&s, "1g.10gb").count, 2);
+    assert!(s.iter().all(|x| x.model == "a100-40gb"));
+    assert!(!s.iter().any(|x| x.profile.contains("+me")));
+}

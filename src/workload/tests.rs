@@ -1,0 +1,50 @@
+//! Unit tests of `workload`.
+
+use super::*;
+use crate::catalog::embedded;
+use crate::fleet::Host;
+
+fn paper_fleet() -> Fleet {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let a30 = c.model_id("a30-24gb").unwrap();
+    let mut hosts = Vec::new();
+    for i in 0..96 {
+        hosts.push(Host::new(format!("a{i}"), 80, 512, vec![a100, a100], 0));
+    }
+    for i in 0..32 {
+        hosts.push(Host::new(format!("b{i}"), 80, 512, vec![a30, a30], 0));
+    }
+    Fleet::new(c, hosts)
+}
+
+#[test]
+fn rates_match_design_reference() {
+    // DESIGN §4: lambda_A100 = 34.0 rho and lambda_A30 = 8.5 rho per hour.
+    let s = WorkloadSettings {
+        load: 1.0,
+        ..Default::default()
+    };
+    let g = Synthetic::new(&s, &paper_fleet(), 0.0).unwrap();
+    assert_eq!(g.rates.len(), 2);
+    assert!((g.rates[0].per_hour - 34.02).abs() < 0.01, "{:?}", g.rates);
+    assert!((g.rates[1].per_hour - 8.50).abs() < 0.01, "{:?}", g.rates);
+}
+
+#[test]
+fn share_mapping_follows_section_6_5() {
+    let c = embedded();
+    let m = c.model_id("a100-40gb").unwrap();
+    let name = |milli| {
+        c.model(m).profiles[profile_for_share(c, m, milli).unwrap()]
+            .name
+            .clone()
+    };
+    assert_eq!(name(100), "1g.5gb"); // ceil(0.7)=1, ceil(0.8)=1
+    assert_eq!(name(130), "1g.10gb"); // 1 compute, ceil(1.04)=2 memory
+    assert_eq!(name(150), "2g.10gb"); // ceil(1.05)=2 compute, 2 memory
+    assert_eq!(name(460), "4g.20gb"); // ceil(3.22)=4, ceil(3.68)=4
+    assert_eq!(name(500), "4g.20gb");
+    assert_eq!(name(600), "7g.40gb"); // ceil(4.2)=5 compute
+    assert_eq!(name(1000), "7g.40gb");
+}
