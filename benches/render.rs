@@ -4,6 +4,10 @@
 //! cost about what the small one costs.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use migplan::session::{Action, OptimizeMode};
+use migplan::tui::app::Msg;
+use std::time::Duration;
 use migplan::fleet::{GiRequest, Vm, VmKind};
 use migplan::session::Session;
 use migplan::tui::theme::Theme;
@@ -68,5 +72,31 @@ fn frames(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, frames);
+/// Input-to-redraw latency while an optimizer call runs: a whole-fleet OPT solve of the filled
+/// 128-host fleet runs on its worker thread (one solver thread, up to the 10 s time limit) and
+/// each iteration handles one key (`j`, next host) and draws the frame, as the event loop does.
+fn input_during_solve(c: &mut Criterion) {
+    let mut app = App::new(filled(128), Theme::color());
+    let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
+    app.dispatch(Action::Optimize(OptimizeMode::Opt));
+    assert!(app.solving.is_some(), "the solve started");
+    let mut g = c.benchmark_group("while_solving");
+    g.warm_up_time(Duration::from_secs(1));
+    g.measurement_time(Duration::from_secs(5));
+    g.bench_function("key_to_frame_128_hosts_160x48", |b| {
+        b.iter(|| {
+            let key = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+            app.handle(Msg::Term(Event::Key(key)));
+            term.draw(|f| f.render_widget(&app, f.area())).unwrap();
+        })
+    });
+    g.finish();
+    // The solver reports through the loop's channel, which this bench does not read: the
+    // elapsed time says how long the solve had been running when the measurement ended.
+    if let Some(s) = &app.solving {
+        eprintln!("solve running for {:.1} s at the end", s.started.elapsed().as_secs_f64());
+    }
+}
+
+criterion_group!(benches, frames, input_during_solve);
 criterion_main!(benches);
