@@ -5,15 +5,15 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
-use migplan::session::{Action, OptimizeMode};
-use migplan::tui::app::Msg;
-use std::time::Duration;
 use migplan::fleet::{GiRequest, Vm, VmKind};
 use migplan::session::Session;
+use migplan::session::{Action, OptimizeMode};
+use migplan::tui::app::Msg;
 use migplan::tui::theme::Theme;
 use migplan::tui::App;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
+use std::time::Duration;
 
 /// `hosts` hosts, three quarters with two A100s and a quarter with two A30s, filled by first fit
 /// with a deterministic mix of profiles until a request no longer fits.
@@ -94,7 +94,10 @@ fn input_during_solve(c: &mut Criterion) {
     // The solver reports through the loop's channel, which this bench does not read: the
     // elapsed time says how long the solve had been running when the measurement ended.
     if let Some(s) = &app.solving {
-        eprintln!("solve running for {:.1} s at the end", s.started.elapsed().as_secs_f64());
+        eprintln!(
+            "solve running for {:.1} s at the end",
+            s.started.elapsed().as_secs_f64()
+        );
     }
 }
 

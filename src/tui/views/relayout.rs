@@ -74,7 +74,7 @@ pub fn render(app: &App, r: &RelayoutView, area: Rect, buf: &mut Buffer) {
             lines.push(Line::from(Span::styled(
                 truncate(
                     &format!(
-                        "A new layout drains the whole host: every GPU VM on {} stops while the geometry is applied.",
+                        "Re-laying out drains the whole host: every GPU VM on {} stops.",
                         p.host_name
                     ),
                     w,
