@@ -71,10 +71,24 @@ fn the_binary_opens_the_demo_answers_keys_and_quits_cleanly() {
     t.wait_for("Help · Fleet view");
     t.keys(&["Escape"]);
     t.wait_for("GPU a100-0/0");
-    // Step an hour: the clock moves and VM 11 departs into the log.
+    // Step an hour: the clock moves, the workload's requests arrive and VM 11 departs.
+    assert!(s.contains("ff · arrivals on"), "{s}");
     t.keys(&[">"]);
     let s = t.wait_for("09:00:00");
-    assert!(s.contains("depart"), "{s}");
+    assert!(s.contains("depart") && s.contains("arrive"), "{s}");
+    assert!(s.contains("admit") || s.contains("reject"), "{s}");
+    // c switches the arrival policy; the status bar shows it.
+    t.keys(&["c"]);
+    t.wait_for("mfi · arrivals on");
+    // L previews a re-layout of the selected GPU: the drain of its whole host.
+    t.keys(&["L"]);
+    let s = t.wait_for("Re-layout a100-0/GPU 0");
+    assert!(
+        s.contains("drains the whole host") && s.contains("meanwhile"),
+        "{s}"
+    );
+    t.keys(&["Escape"]);
+    t.wait_for("FLEET");
     // The state is modified: q asks, n keeps it running, q then y quits.
     t.keys(&["q"]);
     t.wait_for("Quit without saving?");
