@@ -12,13 +12,14 @@
 //! Both take minutes to hours: run them on an idle machine, one at a time, in a release build.
 
 use crate::cli::simulate;
-use crate::fleet::Fleet;
+use crate::fleet::{Fleet, Placement, VmId};
 use crate::metrics::Summary;
 use crate::policy::origamig::bilp::{self, SolveControl, SolveStatus};
 use crate::policy::origamig::objective::{evaluate, Weights};
 use crate::policy::{self, origamig::Origamig};
 use crate::scenario::{self, PolicySettings, Scenario};
 use crate::sim::Simulator;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -163,24 +164,33 @@ fn quantile(xs: &mut [f64], q: f64) -> f64 {
 }
 
 /// OPT from the fleet's current state: the BILP over every host and every pending VM. Returns
-/// OPT's fleet, its solve outcome.
+/// OPT's fleet and its solve outcome.
 fn opt_of(fleet: &Fleet, settings: &PolicySettings) -> anyhow::Result<(Fleet, bilp::SolveOutcome)> {
     let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
     let out = bilp::solve_with(fleet, &hosts, fleet.pending(), settings, &SolveControl::default())?;
+    Ok((with_targets(fleet, &out.targets)?, out))
+}
+
+/// The fleet with every VM of `targets` at its target: all movers are taken off first, so a VM
+/// may take a slot another mover leaves (placing them one by one would fail on such a swap).
+fn with_targets(fleet: &Fleet, targets: &BTreeMap<VmId, Placement>) -> anyhow::Result<Fleet> {
     let mut after = fleet.clone();
-    for (&id, to) in &out.targets {
-        let cur = after.vm(id).and_then(|v| v.placement.clone());
-        if cur.as_ref() == Some(to) {
-            continue;
-        }
-        if cur.is_some() {
+    let movers: Vec<VmId> = targets
+        .iter()
+        .filter(|(id, to)| fleet.vm(**id).and_then(|v| v.placement.as_ref()) != Some(*to))
+        .map(|(id, _)| *id)
+        .collect();
+    for &id in &movers {
+        if after.vm(id).is_some_and(|v| v.placement.is_some()) {
             after.unplace(id).map_err(|e| anyhow::anyhow!("{e}"))?;
         }
+    }
+    for &id in &movers {
         after
-            .place(id, to.clone())
+            .place(id, targets[&id].clone())
             .map_err(|e| anyhow::anyhow!("OPT placement of VM {id}: {e}"))?;
     }
-    Ok((after, out))
+    Ok(after)
 }
 
 fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
@@ -537,4 +547,49 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{GiRequest, GiSlot, Host, Vm, VmKind};
+
+    fn vm(profile: &str) -> Vm {
+        let c = embedded();
+        let m = c.model_id("a100-40gb").unwrap();
+        Vm {
+            id: 0,
+            gis: vec![GiRequest {
+                model: m,
+                profile: c.model(m).profile(profile).unwrap(),
+            }],
+            cores: 4,
+            ram_gb: 16,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        }
+    }
+
+    #[test]
+    fn targets_that_swap_two_vms_are_applied() {
+        let c = embedded();
+        let a100 = c.model_id("a100-40gb").unwrap();
+        let mut f = Fleet::new(c, vec![Host::new("h0".to_string(), 80, 512, vec![a100], 0)]);
+        let at = |start| Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: 0, start }],
+        };
+        let a = f.add_placed(vm("3g.20gb"), at(0)).unwrap();
+        let b = f.add_placed(vm("3g.20gb"), at(4)).unwrap();
+        let targets: BTreeMap<VmId, Placement> = [(a, at(4)), (b, at(0))].into_iter().collect();
+        let after = with_targets(&f, &targets).unwrap();
+        after.check_invariants().unwrap();
+        assert_eq!(after.vm(a).unwrap().placement, Some(at(4)));
+        assert_eq!(after.vm(b).unwrap().placement, Some(at(0)));
+    }
 }
