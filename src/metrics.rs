@@ -220,7 +220,8 @@ pub struct Summary {
     pub plans: u64,
     /// Mean power of the fleet, kW.
     pub mean_power_kw: f64,
-    /// Optimizer calls started in the window, per hour (OrigaMIG and OPT; 0 for the others).
+    /// Optimizer calls that ran the solver in the window, per hour (OrigaMIG and OPT; 0 for
+    /// the others).
     pub calls_per_h: f64,
     /// Median and 95th percentile of the wall-clock time of those calls, seconds.
     pub call_s_median: f64,

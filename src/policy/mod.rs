@@ -64,7 +64,8 @@ pub trait Policy: Send {
         Vec::new()
     }
 
-    /// Wall-clock seconds of each optimizer call made so far (empty for policies without calls).
+    /// Wall-clock seconds of each optimizer call made so far that ran the solver (a call whose
+    /// neighborhood is empty is not counted); empty for policies without calls.
     fn call_times_s(&self) -> Vec<f64> {
         Vec::new()
     }

@@ -102,7 +102,11 @@ impl Origamig {
                 return None;
             }
         };
-        self.call_times.push(p.call_s);
+        // A call whose neighborhood is empty (Algorithm 1 found nothing to do) solves nothing:
+        // only calls that ran the solver have a call time.
+        if p.status.is_some() {
+            self.call_times.push(p.call_s);
+        }
         if p.status == Some(super::bilp::SolveStatus::Optimal) {
             self.stats.optimal += 1;
         }
