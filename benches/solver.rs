@@ -280,7 +280,7 @@ fn main() {
         ..Default::default()
     };
     let (mut times, mut cpus, mut vms) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut optimal, mut gains) = (0usize, 0usize);
+    let (mut optimal, mut gains, mut retried) = (0usize, 0usize, 0usize);
     for (n, inst) in insts.iter().enumerate() {
         if args.only.is_some_and(|o| o != n) {
             continue;
@@ -305,6 +305,9 @@ fn main() {
         if out.objective > out.start_objective {
             gains += 1;
         }
+        if out.presolve_retried {
+            retried += 1;
+        }
         println!(
             "  #{n:<3} t={:>5.1}h {:<28} hosts={:<2} vms={:<3} {:>10} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} gap {:.4} rows {} cols {}",
             inst.at_h,
@@ -327,7 +330,7 @@ fn main() {
     times.sort_by(f64::total_cmp);
     cpus.sort_by(f64::total_cmp);
     println!(
-        "wall median {:.3} s, p95 {:.3} s, max {:.3} s; cpu median {:.2} s, p95 {:.2} s, max {:.2} s; proven optimal {}/{} ({:.0} %), improved {}; VMs mean {:.1} max {}",
+        "wall median {:.3} s, p95 {:.3} s, max {:.3} s; cpu median {:.2} s, p95 {:.2} s, max {:.2} s; proven optimal {}/{} ({:.0} %), improved {}, repeated without presolve {}; VMs mean {:.1} max {}",
         percentile(&times, 0.5),
         percentile(&times, 0.95),
         times.last().copied().unwrap_or(f64::NAN),
@@ -338,6 +341,7 @@ fn main() {
         times.len(),
         100.0 * optimal as f64 / times.len().max(1) as f64,
         gains,
+        retried,
         vms.iter().sum::<usize>() as f64 / vms.len().max(1) as f64,
         vms.iter().max().copied().unwrap_or(0)
     );
