@@ -37,6 +37,7 @@ struct Args {
     probe: bool,
     opts: Vec<(String, String)>,
     presolve: bool,
+    rehint: bool,
 }
 
 fn parse_args() -> Args {
@@ -52,6 +53,7 @@ fn parse_args() -> Args {
         probe: false,
         opts: Vec::new(),
         presolve: false,
+        rehint: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     // `cargo test --all-targets` runs this binary without `--bench` (which `cargo bench`
@@ -85,6 +87,11 @@ fn parse_args() -> Args {
             }
             "--presolve" => {
                 a.presolve = true;
+                i += 1;
+                continue;
+            }
+            "--rehint" => {
+                a.rehint = true;
                 i += 1;
                 continue;
             }
@@ -323,6 +330,25 @@ fn main() {
             out.rows,
             out.cols
         );
+        if args.rehint {
+            let w = migplan::policy::origamig::objective::Weights::from_settings(&settings);
+            let g = migplan::policy::origamig::greedy::start(&inst.fleet, &inst.hosts, &inst.pending, &w);
+            println!("       greedy start: {:?}", g.map(|g| g.value));
+            // The same call started from the optimum it found: the time left is the proof.
+            let c1 = cpu_s();
+            let ctl2 = SolveControl {
+                hint: Some(out.targets.clone()),
+                ..ctl.clone()
+            };
+            let again = bilp::solve_with(&inst.fleet, &inst.hosts, &inst.pending, &settings, &ctl2)
+                .unwrap_or_else(|e| panic!("instance {n}: {e}"));
+            println!(
+                "       from its optimum: {} in {:.2} s cpu, obj {}",
+                again.status,
+                cpu_s() - c1,
+                again.objective
+            );
+        }
         times.push(out.solve_s);
         cpus.push(cpu);
         vms.push(nvm);

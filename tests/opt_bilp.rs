@@ -493,3 +493,71 @@ fn a_hint_starts_the_solver_and_keeps_the_optimum() {
         assert_eq!(out.objective, first.objective);
     }
 }
+
+#[test]
+fn greedy_start_lies_between_the_current_placement_and_the_brute_force_optimum() {
+    use migplan::policy::origamig::greedy;
+    let w = Weights::from_settings(&settings());
+    let mut improved = 0;
+    for seed in 200..230u64 {
+        let (fleet, pending) = random_fleet(seed, if seed % 2 == 0 { 2 } else { 3 }, 2, 3, 1, seed % 3 == 0);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let current = evaluate(&fleet, &fleet, &hosts, &w).total;
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        let Some(start) = greedy::start(&fleet, &hosts, &pending, &w) else {
+            continue;
+        };
+        improved += 1;
+        // Its placement is valid and worth what it says, strictly more than the current one
+        // and never more than the optimum.
+        let mut after = fleet.clone();
+        for &h in &hosts {
+            for &id in &fleet.hosts[h].vms {
+                after.unplace(id).unwrap();
+            }
+        }
+        for (&id, p) in &start.targets {
+            after.place(id, p.clone()).unwrap();
+        }
+        after.check_invariants().unwrap();
+        assert_eq!(
+            evaluate(&fleet, &after, &hosts, &w).total,
+            start.value,
+            "seed {seed}"
+        );
+        assert!(start.value > current, "seed {seed}");
+        assert!(
+            start.value <= best,
+            "seed {seed}: greedy {} above the optimum {best}",
+            start.value
+        );
+    }
+    assert!(
+        improved >= 5,
+        "the greedy start improved only {improved} of 30 fleets"
+    );
+}
+
+#[test]
+fn the_greedy_start_does_not_change_the_optimum() {
+    for seed in 300..308u64 {
+        let (fleet, pending) = random_fleet(seed, 4, 2, 7, 2, seed % 2 == 0);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let with = bilp::solve(&fleet, &hosts, &pending, &settings()).unwrap();
+        let without = bilp::solve_with(
+            &fleet,
+            &hosts,
+            &pending,
+            &settings(),
+            &SolveControl {
+                greedy_start: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(with.status, SolveStatus::Optimal);
+        assert_eq!(without.status, SolveStatus::Optimal);
+        assert_eq!(with.objective, without.objective, "seed {seed}");
+        check_outcome(&fleet, &hosts, &pending, &with);
+    }
+}

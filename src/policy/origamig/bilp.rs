@@ -106,6 +106,9 @@ pub struct SolveControl {
     /// neighborhood, plus any admitted pending VMs), used when it is valid and better by Eq. (5)
     /// (pattern formulation only).
     pub hint: Option<BTreeMap<VmId, Placement>>,
+    /// Without a `hint`, start from the greedy placement of [`super::greedy`] when it beats the
+    /// current one (default: on).
+    pub greedy_start: bool,
     /// Extra HiGHS options (name, value), for tuning experiments.
     #[doc(hidden)]
     pub highs_options: Vec<(String, String)>,
@@ -123,6 +126,7 @@ impl Default for SolveControl {
             verbose: false,
             presolve: false,
             hint: None,
+            greedy_start: true,
             highs_options: Vec::new(),
             fix_hosts: Vec::new(),
         }
@@ -329,6 +333,13 @@ pub fn solve_with(
     // placement, than the objective HiGHS reports (a correct solution is never worth less, §5.3),
     // or by a placement the fleet refuses; the call is then run again without presolve in the
     // time left.
+    let greedy = match (&control.hint, control.formulation) {
+        (None, Formulation::Pattern) if control.greedy_start => {
+            super::greedy::start(fleet, hosts, pending, &w).map(|s| s.targets)
+        }
+        _ => None,
+    };
+    let hint = control.hint.as_ref().or(greedy.as_ref());
     let attempt = |presolve: bool| -> anyhow::Result<Attempt> {
         let built = model::build(&inst, control.formulation);
         let model::Built {
@@ -339,7 +350,7 @@ pub fn solve_with(
             integral,
             ..
         } = built;
-        if let Some(hint) = &control.hint {
+        if let Some(hint) = hint {
             if let Ok(f) = apply(fleet, &inst, hint) {
                 if objective::evaluate(fleet, &f, hosts, &w).total > start_terms.total {
                     if let Some(v) = decode.start_from(&inst, hint) {

@@ -4,6 +4,7 @@
 
 pub mod bilp;
 pub mod call;
+pub mod greedy;
 pub mod neighborhood;
 pub mod objective;
 pub mod policy;
