@@ -88,3 +88,85 @@ fn experiment_rejects_bad_arguments_with_one_line() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn fig6_varies_delta_and_the_tc_period_and_a_larger_delta_never_migrates_more() {
+    // δ = 40 prices a move between hosts (m + ω: 2δ = 80) above what switching off a host with
+    // one GPU in use saves (b_j + e_jk = 70), while δ = 0 moves for free (§6.6): δ = 40 cannot
+    // migrate more. The TC rows carry their period.
+    let out = migplan()
+        .args([
+            "experiment",
+            "fig6",
+            "--deltas",
+            "0,40",
+            "--tc-periods",
+            "15,60",
+            "--load",
+            "0.85",
+            "--warmup",
+            "2",
+            "--hours",
+            "2",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = v.as_array().unwrap();
+    let labels: Vec<(String, f64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["policy"].as_str().unwrap().to_string(),
+                r["setting"].as_f64().unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    assert_eq!(labels[0].0, "ff");
+    assert_eq!(&labels[1..3], &[("tc".into(), 15.0), ("tc".into(), 60.0)]);
+    assert_eq!(
+        &labels[3..],
+        &[("origamig".into(), 0.0), ("origamig".into(), 40.0)]
+    );
+    let m = |i: usize| rows[i]["migrations_per_h"].as_f64().unwrap();
+    assert_eq!(m(0), 0.0, "FF never migrates");
+    assert!(m(4) <= m(3), "δ=40 migrates {} per hour, δ=0 {}", m(4), m(3));
+    let fewer = rows[0]["fewer_than_ff_pct"].as_f64().unwrap();
+    assert_eq!(fewer, 0.0);
+}
+
+#[test]
+fn fig6_prints_the_papers_table_10_beside_each_row() {
+    let out = migplan()
+        .args([
+            "experiment",
+            "fig6",
+            "--deltas",
+            "10",
+            "--tc-periods",
+            "60",
+            "--warmup",
+            "1",
+            "--hours",
+            "1",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    // Table 10, scaled to 32 hosts: TC hourly 10.0 migrations/h -> 2.5; OrigaMIG δ=10 12.8 -> 3.2.
+    let tc = text.lines().find(|l| l.starts_with("TC every 60 min ")).unwrap();
+    assert!(tc.contains("(   2.5)"), "{text}");
+    let o = text.lines().find(|l| l.starts_with("OrigaMIG δ=10 ")).unwrap();
+    assert!(o.contains("(   3.2)"), "{text}");
+    migplan()
+        .args(["experiment", "fig6", "--deltas=-5"])
+        .assert()
+        .code(2);
+}

@@ -34,6 +34,34 @@ pub enum Which {
     GapToOpt(GapArgs),
     /// Table 8 (§6.4): FF, MFI, TC and OrigaMIG on a scenario at two loads, beside the paper.
     Table8(Table8Args),
+    /// Fig. 6 / Table 10 (§6.6): migrations against active hosts, OrigaMIG at several migration
+    /// penalties δ and TC at several compaction periods, beside the paper.
+    Fig6(Fig6Args),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Fig6Args {
+    /// Scenario (fleet and workload; the load and seed are set per run).
+    #[arg(long, default_value = "scenarios/paper-32.toml")]
+    pub scenario: PathBuf,
+    #[arg(long, default_value_t = 0.85)]
+    pub load: f64,
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    pub seeds: Vec<u64>,
+    /// Migration penalties δ of OrigaMIG (the paper: 0, 5, 10, 20, 40).
+    #[arg(long, value_delimiter = ',', default_value = "0,5,10,20,40")]
+    pub deltas: Vec<f64>,
+    /// Compaction periods of TC, minutes (the paper: 15 and 60).
+    #[arg(long, value_delimiter = ',', default_value = "15,60")]
+    pub tc_periods: Vec<f64>,
+    /// Hours of warm-up (default: the scenario's).
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Hours measured (default: the scenario's).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -90,6 +118,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     match a.which {
         Which::GapToOpt(g) => gap_to_opt(&g),
         Which::Table8(t) => table8(&t),
+        Which::Fig6(f) => fig6(&f),
     }
 }
 
@@ -545,6 +574,178 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
                 tc.migrations_per_h
             );
         }
+    }
+    Ok(())
+}
+
+/// Table 10 of the paper (load 0.85, 128 PMs, three seeds): (policy, δ or TC period in
+/// minutes, migrations/h, GB/h, active PMs, median call s).
+const PAPER_TABLE10: &[(&str, f64, f64, f64, f64, Option<f64>)] = &[
+    ("tc", 15.0, 19.9, 1085.0, 113.4, None),
+    ("tc", 60.0, 10.0, 530.0, 115.4, None),
+    ("origamig", 0.0, 142.5, 21106.0, 109.6, Some(4.10)),
+    ("origamig", 5.0, 12.3, 1272.0, 111.6, Some(0.35)),
+    ("origamig", 10.0, 12.8, 1316.0, 111.4, Some(5.64)),
+    ("origamig", 20.0, 6.2, 713.0, 114.0, Some(4.98)),
+    ("origamig", 40.0, 0.1, 2.0, 119.2, Some(4.92)),
+];
+
+/// FF's active PMs at load 0.85 in the paper (§6.7).
+const PAPER_FF_085: f64 = 119.1;
+
+#[derive(Debug, Clone, serde::Serialize)]
+struct Fig6Row {
+    policy: String,
+    /// δ for OrigaMIG, the compaction period in minutes for TC, NaN for FF.
+    setting: f64,
+    seeds: usize,
+    migrations_per_h: f64,
+    gb_per_h: f64,
+    active_hosts: f64,
+    /// (FF's active hosts - this row's) / FF's, percent.
+    fewer_than_ff_pct: f64,
+    acceptance_pct: f64,
+    energy_mwh: f64,
+    calls_per_h: f64,
+    call_s_median: f64,
+    wall_s: f64,
+}
+
+fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
+    let base = scenario::load(&a.scenario)?;
+    anyhow::ensure!(!a.seeds.is_empty(), "give at least one seed");
+    anyhow::ensure!(
+        a.deltas.iter().all(|d| d.is_finite() && *d >= 0.0),
+        "--deltas: every δ must be a finite number >= 0"
+    );
+    anyhow::ensure!(
+        a.tc_periods.iter().all(|p| p.is_finite() && *p > 0.0),
+        "--tc-periods: every period must be a positive number of minutes"
+    );
+    let mut runs: Vec<(String, f64)> = vec![("ff".to_string(), f64::NAN)];
+    runs.extend(a.tc_periods.iter().map(|&p| ("tc".to_string(), p)));
+    runs.extend(a.deltas.iter().map(|&d| ("origamig".to_string(), d)));
+    let mut rows: Vec<Fig6Row> = Vec::new();
+    for (p, setting) in &runs {
+        let mut ms: Vec<Summary> = Vec::new();
+        let mut wall = 0.0;
+        for &seed in &a.seeds {
+            let mut s = base.clone();
+            match p.as_str() {
+                "tc" => s.policy.compaction_min = *setting,
+                "origamig" => s.policy.delta = *setting,
+                _ => {}
+            }
+            let name = simulate::apply(
+                &mut s,
+                &simulate::Overrides {
+                    policy: Some(p.clone()),
+                    seed: Some(seed),
+                    load: Some(a.load),
+                    hours: a.hours,
+                    warmup: a.warmup,
+                },
+            )?;
+            let row = simulate::run_one(&s, &name, &mut |_| {})?;
+            eprintln!("{p} {setting} seed {seed}: done in {:.0} s", row.wall_s);
+            wall += row.wall_s;
+            ms.push(row.summary);
+        }
+        let n = ms.len() as f64;
+        let mean = |f: &dyn Fn(&Summary) -> f64| ms.iter().map(f).sum::<f64>() / n;
+        rows.push(Fig6Row {
+            policy: p.clone(),
+            setting: *setting,
+            seeds: ms.len(),
+            migrations_per_h: mean(&|m| m.migrations_per_h),
+            gb_per_h: mean(&|m| m.gb_per_h),
+            active_hosts: mean(&|m| m.active_hosts),
+            fewer_than_ff_pct: 0.0,
+            acceptance_pct: mean(&|m| m.acceptance_pct),
+            energy_mwh: mean(&|m| m.energy_mwh),
+            calls_per_h: mean(&|m| m.calls_per_h),
+            call_s_median: mean(&|m| m.call_s_median),
+            wall_s: wall,
+        });
+    }
+    let ff = rows[0].active_hosts;
+    for r in &mut rows {
+        r.fewer_than_ff_pct = 100.0 * (ff - r.active_hosts) / ff;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(());
+    }
+    let hosts = base.fleet.hosts.len() as f64;
+    let scale = hosts / PAPER_HOSTS;
+    println!(
+        "Fig. 6 / Table 10 on {} ({hosts} hosts), load {}, {} seed(s); the paper's values (128 hosts, three \
+         seeds; migrations, GB and active hosts scaled by {hosts}/128) in parentheses",
+        base.name,
+        a.load,
+        a.seeds.len()
+    );
+    println!(
+        "{:<18} | {:>15} {:>17} {:>15} {:>15} {:>9} {:>16}",
+        "policy", "migr/h", "GB/h", "active hosts", "fewer than FF %", "accept %", "call median s"
+    );
+    for r in &rows {
+        let label = match r.policy.as_str() {
+            "tc" => format!("TC every {} min", r.setting),
+            "origamig" => format!("OrigaMIG δ={}", r.setting),
+            _ => "FF".to_string(),
+        };
+        let p = PAPER_TABLE10.iter().find(|p| p.0 == r.policy && p.1 == r.setting);
+        let paper = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
+        let fewer = match r.policy.as_str() {
+            "ff" => Some(0.0),
+            _ => p.map(|p| 100.0 * (PAPER_FF_085 - p.4) / PAPER_FF_085),
+        };
+        println!(
+            "{:<18} | {:>6.1} ({:>6}) {:>7.0} ({:>7}) {:>6.1} ({:>6}) {:>6.1} ({:>6}) {:>9.1} {:>6.2} ({:>6})",
+            label,
+            r.migrations_per_h,
+            paper(p.map(|p| p.2 * scale), 1),
+            r.gb_per_h,
+            paper(p.map(|p| p.3 * scale), 0),
+            r.active_hosts,
+            paper(
+                match r.policy.as_str() {
+                    "ff" => Some(PAPER_FF_085 * scale),
+                    _ => p.map(|p| p.4 * scale),
+                },
+                1
+            ),
+            r.fewer_than_ff_pct,
+            paper(fewer, 1),
+            r.acceptance_pct,
+            r.call_s_median,
+            paper(p.and_then(|p| p.5), 2),
+        );
+    }
+    // §6.6: for each period of TC, is there a δ with fewer migrations and fewer active hosts?
+    for t in rows.iter().filter(|r| r.policy == "tc") {
+        let better: Vec<String> = rows
+            .iter()
+            .filter(|o| {
+                o.policy == "origamig"
+                    && o.migrations_per_h < t.migrations_per_h
+                    && o.active_hosts < t.active_hosts
+            })
+            .map(|o| format!("δ={}", o.setting))
+            .collect();
+        println!(
+            "TC every {} min: {}",
+            t.setting,
+            if better.is_empty() {
+                "no δ migrates less AND keeps fewer hosts active".to_string()
+            } else {
+                format!(
+                    "{} migrate(s) less and keep(s) fewer hosts active",
+                    better.join(", ")
+                )
+            }
+        );
     }
     Ok(())
 }
