@@ -578,9 +578,12 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Table 10 of the paper (load 0.85, 128 PMs, three seeds): (policy, δ or TC period in
-/// minutes, migrations/h, GB/h, active PMs, median call s).
-const PAPER_TABLE10: &[(&str, f64, f64, f64, f64, Option<f64>)] = &[
+/// One row of the paper's Table 10: (policy, δ or TC period in minutes, migrations/h, GB/h,
+/// active PMs, median call s).
+type PaperTable10Row = (&'static str, f64, f64, f64, f64, Option<f64>);
+
+/// Table 10 of the paper (load 0.85, 128 PMs, three seeds).
+const PAPER_TABLE10: &[PaperTable10Row] = &[
     ("tc", 15.0, 19.9, 1085.0, 113.4, None),
     ("tc", 60.0, 10.0, 530.0, 115.4, None),
     ("origamig", 0.0, 142.5, 21106.0, 109.6, Some(4.10)),
