@@ -439,6 +439,46 @@ struct Table8Row {
     wall_s: f64,
 }
 
+/// Runs `policy` on `base` at `load` once per seed, with the (warm-up, measured) hours overridden
+/// when given and `tweak` applied to each run's scenario; returns the summaries and the total
+/// wall time. Progress goes to stderr, one line per run, prefixed by `label`.
+fn runs(
+    base: &Scenario,
+    policy: &str,
+    load: f64,
+    seeds: &[u64],
+    (warmup, hours): (Option<f64>, Option<f64>),
+    tweak: &dyn Fn(&mut Scenario),
+    label: &str,
+) -> anyhow::Result<(Vec<Summary>, f64)> {
+    let mut ms = Vec::new();
+    let mut wall = 0.0;
+    for &seed in seeds {
+        let mut s = base.clone();
+        tweak(&mut s);
+        let name = simulate::apply(
+            &mut s,
+            &simulate::Overrides {
+                policy: Some(policy.to_string()),
+                seed: Some(seed),
+                load: Some(load),
+                hours,
+                warmup,
+            },
+        )?;
+        let row = simulate::run_one(&s, &name, &mut |_| {})?;
+        eprintln!("{label} seed {seed}: done in {:.0} s", row.wall_s);
+        wall += row.wall_s;
+        ms.push(row.summary);
+    }
+    Ok((ms, wall))
+}
+
+/// The mean of one metric over runs (NaN for none).
+fn mean_of(ms: &[Summary], f: &dyn Fn(&Summary) -> f64) -> f64 {
+    ms.iter().map(f).sum::<f64>() / ms.len() as f64
+}
+
 fn table8(a: &Table8Args) -> anyhow::Result<()> {
     let base = scenario::load(&a.scenario)?;
     for p in &a.policies {
@@ -451,27 +491,16 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &load in &a.loads {
         for p in &a.policies {
-            let mut ms: Vec<Summary> = Vec::new();
-            let mut wall = 0.0;
-            for &seed in &a.seeds {
-                let mut s = base.clone();
-                let name = simulate::apply(
-                    &mut s,
-                    &simulate::Overrides {
-                        policy: Some(p.clone()),
-                        seed: Some(seed),
-                        load: Some(load),
-                        hours: a.hours,
-                        warmup: a.warmup,
-                    },
-                )?;
-                let row = simulate::run_one(&s, &name, &mut |_| {})?;
-                eprintln!("load {load} {p} seed {seed}: done in {:.0} s", row.wall_s);
-                wall += row.wall_s;
-                ms.push(row.summary);
-            }
-            let n = ms.len().max(1) as f64;
-            let mean = |f: &dyn Fn(&Summary) -> f64| ms.iter().map(f).sum::<f64>() / n;
+            let (ms, wall) = runs(
+                &base,
+                p,
+                load,
+                &a.seeds,
+                (a.warmup, a.hours),
+                &|_| {},
+                &format!("load {load} {p}"),
+            )?;
+            let mean = |f: &dyn Fn(&Summary) -> f64| mean_of(&ms, f);
             rows.push(Table8Row {
                 load,
                 policy: p.to_ascii_lowercase(),
@@ -625,37 +654,26 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
         a.tc_periods.iter().all(|p| p.is_finite() && *p > 0.0),
         "--tc-periods: every period must be a positive number of minutes"
     );
-    let mut runs: Vec<(String, f64)> = vec![("ff".to_string(), f64::NAN)];
-    runs.extend(a.tc_periods.iter().map(|&p| ("tc".to_string(), p)));
-    runs.extend(a.deltas.iter().map(|&d| ("origamig".to_string(), d)));
+    let mut settings: Vec<(String, f64)> = vec![("ff".to_string(), f64::NAN)];
+    settings.extend(a.tc_periods.iter().map(|&p| ("tc".to_string(), p)));
+    settings.extend(a.deltas.iter().map(|&d| ("origamig".to_string(), d)));
     let mut rows: Vec<Fig6Row> = Vec::new();
-    for (p, setting) in &runs {
-        let mut ms: Vec<Summary> = Vec::new();
-        let mut wall = 0.0;
-        for &seed in &a.seeds {
-            let mut s = base.clone();
-            match p.as_str() {
-                "tc" => s.policy.compaction_min = *setting,
-                "origamig" => s.policy.delta = *setting,
-                _ => {}
-            }
-            let name = simulate::apply(
-                &mut s,
-                &simulate::Overrides {
-                    policy: Some(p.clone()),
-                    seed: Some(seed),
-                    load: Some(a.load),
-                    hours: a.hours,
-                    warmup: a.warmup,
-                },
-            )?;
-            let row = simulate::run_one(&s, &name, &mut |_| {})?;
-            eprintln!("{p} {setting} seed {seed}: done in {:.0} s", row.wall_s);
-            wall += row.wall_s;
-            ms.push(row.summary);
-        }
-        let n = ms.len() as f64;
-        let mean = |f: &dyn Fn(&Summary) -> f64| ms.iter().map(f).sum::<f64>() / n;
+    for (p, setting) in &settings {
+        let tweak = |s: &mut Scenario| match p.as_str() {
+            "tc" => s.policy.compaction_min = *setting,
+            "origamig" => s.policy.delta = *setting,
+            _ => {}
+        };
+        let (ms, wall) = runs(
+            &base,
+            p,
+            a.load,
+            &a.seeds,
+            (a.warmup, a.hours),
+            &tweak,
+            &format!("{p} {setting}"),
+        )?;
+        let mean = |f: &dyn Fn(&Summary) -> f64| mean_of(&ms, f);
         rows.push(Fig6Row {
             policy: p.clone(),
             setting: *setting,
