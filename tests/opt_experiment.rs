@@ -8,29 +8,34 @@ fn migplan() -> Command {
     c
 }
 
-#[test]
-fn gap_to_opt_compares_each_snapshot_with_an_opt_that_is_never_worse() {
-    let out = migplan()
-        .args([
-            "experiment",
-            "gap-to-opt",
-            "--sizes",
-            "3",
-            "--from-h",
-            "6",
-            "--to-h",
-            "10",
-            "--every-h",
-            "2",
-            "--opt-time-limit",
-            "5",
-            "--json",
-        ])
+/// The standard output of a successful run of the binary.
+fn stdout_of(args: &[&str]) -> Vec<u8> {
+    migplan()
+        .args(args)
         .assert()
         .success()
         .get_output()
         .stdout
-        .clone();
+        .clone()
+}
+
+#[test]
+fn gap_to_opt_compares_each_snapshot_with_an_opt_that_is_never_worse() {
+    let out = stdout_of(&[
+        "experiment",
+        "gap-to-opt",
+        "--sizes",
+        "3",
+        "--from-h",
+        "6",
+        "--to-h",
+        "10",
+        "--every-h",
+        "2",
+        "--opt-time-limit",
+        "5",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let snaps = v["snapshots"].as_array().unwrap();
     assert_eq!(snaps.len(), 3, "snapshots at 6, 8 and 10 h");
@@ -51,24 +56,18 @@ fn gap_to_opt_compares_each_snapshot_with_an_opt_that_is_never_worse() {
 
 #[test]
 fn table8_prints_each_policy_beside_the_paper() {
-    let out = migplan()
-        .args([
-            "experiment",
-            "table8",
-            "--loads",
-            "1.0",
-            "--policies",
-            "ff,mfi",
-            "--warmup",
-            "1",
-            "--hours",
-            "1",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(&[
+        "experiment",
+        "table8",
+        "--loads",
+        "1.0",
+        "--policies",
+        "ff,mfi",
+        "--warmup",
+        "1",
+        "--hours",
+        "1",
+    ]);
     let text = String::from_utf8(out).unwrap();
     // The paper's acceptance at load 1.0: FF 83.7 %, MFI 87.0 %.
     let ff = text.lines().find(|l| l.contains(" ff |")).unwrap();
@@ -94,27 +93,21 @@ fn fig6_varies_delta_and_the_tc_period_and_a_larger_delta_never_migrates_more() 
     // δ = 40 prices a move between hosts (m + ω: 2δ = 80) above what switching off a host with
     // one GPU in use saves (b_j + e_jk = 70), while δ = 0 moves for free (§6.6): δ = 40 cannot
     // migrate more. The TC rows carry their period.
-    let out = migplan()
-        .args([
-            "experiment",
-            "fig6",
-            "--deltas",
-            "0,40",
-            "--tc-periods",
-            "15,60",
-            "--load",
-            "0.85",
-            "--warmup",
-            "2",
-            "--hours",
-            "2",
-            "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(&[
+        "experiment",
+        "fig6",
+        "--deltas",
+        "0,40",
+        "--tc-periods",
+        "15,60",
+        "--load",
+        "0.85",
+        "--warmup",
+        "2",
+        "--hours",
+        "2",
+        "--json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let rows = v.as_array().unwrap();
     let labels: Vec<(String, f64)> = rows
@@ -141,24 +134,18 @@ fn fig6_varies_delta_and_the_tc_period_and_a_larger_delta_never_migrates_more() 
 
 #[test]
 fn fig6_prints_the_papers_table_10_beside_each_row() {
-    let out = migplan()
-        .args([
-            "experiment",
-            "fig6",
-            "--deltas",
-            "10",
-            "--tc-periods",
-            "60",
-            "--warmup",
-            "1",
-            "--hours",
-            "1",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(&[
+        "experiment",
+        "fig6",
+        "--deltas",
+        "10",
+        "--tc-periods",
+        "60",
+        "--warmup",
+        "1",
+        "--hours",
+        "1",
+    ]);
     let text = String::from_utf8(out).unwrap();
     // Table 10, scaled to 32 hosts: TC hourly 10.0 migrations/h -> 2.5; OrigaMIG δ=10 12.8 -> 3.2.
     let tc = text.lines().find(|l| l.starts_with("TC every 60 min ")).unwrap();

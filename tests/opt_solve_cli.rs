@@ -10,6 +10,17 @@ fn migplan() -> Command {
     c
 }
 
+/// The standard output of a successful run of the binary.
+fn stdout_of(args: &[&str]) -> Vec<u8> {
+    migplan()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
 fn shipped() -> Vec<String> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -96,13 +107,7 @@ fn solve_on_the_demo_admits_the_waiting_whole_gpu_request_and_switches_two_hosts
 
 #[test]
 fn solve_prints_the_terms_the_steps_and_the_footprint_for_a_person() {
-    let out = migplan()
-        .args(["solve", "scenarios/demo.toml"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(&["solve", "scenarios/demo.toml"]);
     let text = String::from_utf8(out).unwrap();
     for needle in [
         "call: admission",
@@ -158,15 +163,9 @@ fn origamig_and_opt_policies_run_on_every_shipped_scenario() {
             // OPT solves the BILP over the whole fleet at each call; on the 128-host fleet a
             // short window keeps the test in seconds.
             let h = if s.contains("paper-128") { "0.1" } else { "0.5" };
-            let out = migplan()
-                .args([
-                    "simulate", &s, "--policy", p, "--warmup", h, "--hours", h, "--json",
-                ])
-                .assert()
-                .success()
-                .get_output()
-                .stdout
-                .clone();
+            let out = stdout_of(&[
+                "simulate", &s, "--policy", p, "--warmup", h, "--hours", h, "--json",
+            ]);
             let v: Value = serde_json::from_slice(&out).unwrap();
             assert_eq!(v["policy"], p, "{s}");
             for k in [
