@@ -1,88 +1,11 @@
 //! Re-layout previews (seed 003): a layout change drains the whole host; the preview lists every
 //! displaced VM and whether it has a free place elsewhere, before anything is applied.
 
+mod common;
+
+use common::fleet::{h100_four_tenants, TWO_NODES};
 use migplan::ops::{layouts, relayout};
 use migplan::scenario;
-
-const TWO_NODES: &str = r#"
-name = "two-nodes"
-[workload]
-enabled = false
-
-[[host]]
-name = "node-a"
-cores = 128
-ram_gb = 1024
-gpus = ["h100-80gb", "h100-80gb"]
-
-[[host]]
-name = "node-b"
-cores = 128
-ram_gb = 1024
-gpus = ["h100-80gb"]
-
-# node-a GPU 0: all-balanced; GPU 1: whole.
-[[vm]]
-id = 1
-tenant = "search"
-model = "h100-80gb"
-profiles = ["1g.10gb"]
-cores = 4
-ram_gb = 16
-host = "node-a"
-at = ["0@2"]
-
-[[vm]]
-id = 2
-tenant = "search"
-model = "h100-80gb"
-profiles = ["1g.10gb"]
-cores = 4
-ram_gb = 16
-host = "node-a"
-at = ["0@3"]
-
-[[vm]]
-id = 3
-tenant = "support"
-model = "h100-80gb"
-profiles = ["2g.20gb"]
-cores = 8
-ram_gb = 32
-host = "node-a"
-at = ["0@0"]
-
-[[vm]]
-id = 4
-tenant = "ranking"
-model = "h100-80gb"
-profiles = ["3g.40gb"]
-cores = 12
-ram_gb = 48
-host = "node-a"
-at = ["0@4"]
-
-[[vm]]
-id = 5
-tenant = "research"
-model = "h100-80gb"
-profiles = ["7g.80gb"]
-cores = 28
-ram_gb = 112
-host = "node-a"
-at = ["1@0"]
-
-# node-b: a 3g at slices 0-3; slices 4-7 are free.
-[[vm]]
-id = 6
-tenant = "other"
-model = "h100-80gb"
-profiles = ["3g.40gb"]
-cores = 12
-ram_gb = 48
-host = "node-b"
-at = ["0@0"]
-"#;
 
 #[test]
 fn relayout_of_one_gpu_drains_the_host() {
@@ -117,8 +40,7 @@ fn relayout_of_one_gpu_drains_the_host() {
 fn relayout_of_a_free_gpu_still_displaces_its_neighbours() {
     // Seed 003's node: giving free GPU 3 a development pool drains all nine tenants, and with no
     // other node none of them has anywhere to go; all get their instances back afterwards.
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
-    let s = scenario::load(std::path::Path::new(path)).unwrap();
+    let s = h100_four_tenants();
     let h100 = s.fleet.catalog.model_id("h100-80gb").unwrap();
     let pool = layouts::embedded().get(h100, "all-1g.10gb").unwrap();
     let p = relayout::drain_preview(&s.fleet, 0, 3, pool).unwrap();

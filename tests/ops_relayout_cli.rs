@@ -2,89 +2,12 @@
 //! JSON document, a case where every displaced VM has a place elsewhere, and bad input (exit 2
 //! with one line on stderr).
 
-use assert_cmd::Command;
+mod common;
+
+use common::cli::{assert_one_line_error, migplan};
+use common::fleet::TWO_NODES;
 use serde_json::json;
 use std::path::PathBuf;
-
-const TWO_NODES: &str = r#"
-name = "two-nodes"
-[workload]
-enabled = false
-
-[[host]]
-name = "node-a"
-cores = 128
-ram_gb = 1024
-gpus = ["h100-80gb", "h100-80gb"]
-
-[[host]]
-name = "node-b"
-cores = 128
-ram_gb = 1024
-gpus = ["h100-80gb"]
-
-# node-a GPU 0: all-balanced; GPU 1: whole.
-[[vm]]
-id = 1
-tenant = "search"
-model = "h100-80gb"
-profiles = ["1g.10gb"]
-cores = 4
-ram_gb = 16
-host = "node-a"
-at = ["0@2"]
-
-[[vm]]
-id = 2
-tenant = "search"
-model = "h100-80gb"
-profiles = ["1g.10gb"]
-cores = 4
-ram_gb = 16
-host = "node-a"
-at = ["0@3"]
-
-[[vm]]
-id = 3
-tenant = "support"
-model = "h100-80gb"
-profiles = ["2g.20gb"]
-cores = 8
-ram_gb = 32
-host = "node-a"
-at = ["0@0"]
-
-[[vm]]
-id = 4
-tenant = "ranking"
-model = "h100-80gb"
-profiles = ["3g.40gb"]
-cores = 12
-ram_gb = 48
-host = "node-a"
-at = ["0@4"]
-
-[[vm]]
-id = 5
-tenant = "research"
-model = "h100-80gb"
-profiles = ["7g.80gb"]
-cores = 28
-ram_gb = 112
-host = "node-a"
-at = ["1@0"]
-
-# node-b: a 3g at slices 0-3; slices 4-7 are free.
-[[vm]]
-id = 6
-tenant = "other"
-model = "h100-80gb"
-profiles = ["3g.40gb"]
-cores = 12
-ram_gb = 48
-host = "node-b"
-at = ["0@0"]
-"#;
 
 /// The scenario written to a temporary directory (kept alive by the returned guard).
 fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
@@ -103,13 +26,7 @@ fn with_room() -> String {
 }
 
 fn relayout(path: &std::path::Path, extra: &[&str]) -> std::process::Output {
-    Command::cargo_bin("migplan")
-        .unwrap()
-        .arg("relayout")
-        .arg(path)
-        .args(extra)
-        .output()
-        .unwrap()
+    migplan().arg("relayout").arg(path).args(extra).output().unwrap()
 }
 
 #[test]
@@ -228,14 +145,7 @@ fn with_an_empty_host_every_vm_has_a_place() {
 }
 
 fn one_line_error(path: &std::path::Path, args: &[&str], want: &[&str]) {
-    let out = relayout(path, args);
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    for w in want {
-        assert!(err.contains(w), "{args:?}: {err}");
-    }
-    assert!(out.stdout.is_empty(), "{args:?}");
+    assert_one_line_error(&relayout(path, args), args, want);
 }
 
 #[test]

@@ -1,5 +1,10 @@
-//! Driving the planner's loop with real key sequences against a `TestBackend`.
+//! Helpers shared by the integration tests: driving the planner's loop with real key sequences
+//! against a `TestBackend` (here), running the binary (`cli`), and scenarios and VM requests
+//! (`fleet`). Each test binary uses only some of them.
 #![allow(dead_code)]
+
+pub mod cli;
+pub mod fleet;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use migplan::session::Session;
