@@ -1,36 +1,35 @@
 //! The ops subcommands through the real binary: output, JSON keys, and bad input (exit 2 with
 //! one line on stderr).
 
-use assert_cmd::Command;
+mod common;
 
-fn migplan() -> Command {
-    Command::cargo_bin("migplan").unwrap()
+use common::cli::{assert_one_line_error, migplan, temp_file};
+use common::fleet::H100_FOUR_TENANTS as H100;
+use std::process::Output;
+
+fn run(args: &[&str]) -> Output {
+    migplan().args(args).output().unwrap()
 }
 
 fn one_line_error(args: &[&str], want: &str) {
-    let out = migplan().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
-    assert!(err.contains(want), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?}");
+    assert_one_line_error(&run(args), args, &[want]);
+}
+
+/// `migplan layout --gpu GPU --demand DEMAND --gpus GPUS` and then `extra`.
+fn layout<'a>(gpu: &'a str, demand: &'a str, gpus: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["layout", "--gpu", gpu, "--demand", demand, "--gpus", gpus];
+    args.extend_from_slice(extra);
+    args
 }
 
 #[test]
 fn layout_seed_example_json() {
-    let out = migplan()
-        .args([
-            "layout",
-            "--gpu",
-            "h100-80gb",
-            "--demand",
-            "1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1",
-            "--gpus",
-            "4",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = run(&layout(
+        "h100-80gb",
+        "1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1",
+        "4",
+        &["--json"],
+    ));
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
@@ -44,37 +43,17 @@ fn layout_seed_example_json() {
 
 #[test]
 fn layout_exact_side_by_side() {
-    let out = migplan()
-        .args([
-            "layout",
-            "--gpu",
-            "h100-80gb",
-            "--demand",
-            "2g.20gb=3,3g.40gb=2",
-            "--gpus",
-            "4",
-            "--exact",
-        ])
-        .output()
-        .unwrap();
+    let out = run(&layout("h100-80gb", "2g.20gb=3,3g.40gb=2", "4", &["--exact"]));
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     let used = text.lines().find(|l| l.starts_with("GPUs used")).unwrap();
     assert!(used.contains("3 of 4") && used.contains("2 of 4"), "{text}");
-    let out = migplan()
-        .args([
-            "layout",
-            "--gpu",
-            "h100-80gb",
-            "--demand",
-            "2g.20gb=3,3g.40gb=2",
-            "--gpus",
-            "4",
-            "--exact",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = run(&layout(
+        "h100-80gb",
+        "2g.20gb=3,3g.40gb=2",
+        "4",
+        &["--exact", "--json"],
+    ));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["gpus_used"], 3);
     assert_eq!(v["exact"]["gpus_used"], 2);
@@ -85,46 +64,26 @@ fn layout_exact_side_by_side() {
 #[test]
 fn layout_bad_input_is_one_line_exit_2() {
     let base = ["layout", "--gpu", "h100-80gb", "--gpus", "4", "--demand"];
-    let with = |d: &str| {
-        let mut v: Vec<String> = base.iter().map(|s| s.to_string()).collect();
-        v.push(d.to_string());
-        v
-    };
     for (d, want) in [
         ("1g.10gb", "is not PROFILE=N"),
         ("1g.10gb=two", "not a whole number"),
         ("3g.20gb=1", "unknown profile `3g.20gb`"),
         ("7g.80gb=9", "more than 4 GPUs"),
     ] {
-        let args = with(d);
-        let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+        let mut args = base.to_vec();
+        args.push(d);
         one_line_error(&args, want);
     }
+    one_line_error(&layout("v100", "1g.10gb=1", "1", &[]), "unknown GPU model `v100`");
     one_line_error(
-        &["layout", "--gpu", "v100", "--demand", "1g.10gb=1", "--gpus", "1"],
-        "unknown GPU model `v100`",
-    );
-    one_line_error(
-        &[
-            "layout",
-            "--gpu",
-            "h100-80gb",
-            "--demand",
-            "1g.10gb=1",
-            "--gpus",
-            "1",
-            "--menu",
-            "nope",
-        ],
+        &layout("h100-80gb", "1g.10gb=1", "1", &["--menu", "nope"]),
         "no layout `nope`",
     );
 }
 
-const H100: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
-
 #[test]
 fn chargeback_of_the_worked_example() {
-    let out = migplan().args(["chargeback", H100, "--json"]).output().unwrap();
+    let out = run(&["chargeback", H100, "--json"]);
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["hours"], 730.0);
@@ -149,10 +108,7 @@ fn chargeback_of_the_worked_example() {
         w,
         vec!["2g.20gb 0.267", "1g.10gb 0.133", "1g.10gb 0.133", "3g.40gb 0.467"]
     );
-    let out = migplan()
-        .args(["chargeback", H100, "--hours", "200"])
-        .output()
-        .unwrap();
+    let out = run(&["chargeback", H100, "--hours", "200"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -164,17 +120,11 @@ fn chargeback_of_the_worked_example() {
 
 #[test]
 fn export_prints_parseable_yaml() {
-    let out = migplan()
-        .args(["export", "mig-parted", H100, "--host", "gpu-node-07"])
-        .output()
-        .unwrap();
+    let out = run(&["export", "mig-parted", H100, "--host", "gpu-node-07"]);
     assert!(out.status.success());
     let doc: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["version"], serde_yaml::Value::from("v1"));
-    let by_index = migplan()
-        .args(["export", "mig-parted", H100, "--host", "0"])
-        .output()
-        .unwrap();
+    let by_index = run(&["export", "mig-parted", H100, "--host", "0"]);
     assert_eq!(by_index.stdout, out.stdout);
 }
 
@@ -190,13 +140,10 @@ fn chargeback_and_export_bad_input() {
         &["export", "mig-parted", H100, "--host", "node-99"],
         "no host `node-99`",
     );
-    let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.toml");
-    std::fs::write(
-        &bad,
+    let (_dir, bad) = temp_file(
+        "bad.toml",
         "[[host]]\nname = \"a\"\ncores = 8\nram_gb = 8\ngpus = [\"z100\"]\n",
-    )
-    .unwrap();
+    );
     one_line_error(
         &["export", "mig-parted", bad.to_str().unwrap()],
         "unknown GPU model `z100`",

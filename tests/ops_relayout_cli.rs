@@ -4,17 +4,14 @@
 
 mod common;
 
-use common::cli::{assert_one_line_error, migplan};
+use common::cli::{assert_one_line_error, migplan, temp_file};
 use common::fleet::TWO_NODES;
 use serde_json::json;
 use std::path::PathBuf;
 
 /// The scenario written to a temporary directory (kept alive by the returned guard).
 fn write(text: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("two-nodes.toml");
-    std::fs::write(&path, text).unwrap();
-    (dir, path)
+    temp_file("two-nodes.toml", text)
 }
 
 /// TWO_NODES plus an empty third host with two H100s.

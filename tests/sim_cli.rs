@@ -1,12 +1,29 @@
 //! `migplan simulate` and `migplan sweep` through the real binary.
 
+mod common;
+
 use assert_cmd::Command;
+use common::cli::{migplan, temp_file};
 use predicates::prelude::*;
 
 const PAPER32: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
 
-fn migplan() -> Command {
-    Command::cargo_bin("migplan").unwrap()
+/// `migplan sweep PAPER32` of first fit and MFI at loads 0.6 and 0.9, for the given seeds, measured
+/// for one hour after one hour of warm-up.
+fn sweep_ff_mfi(seeds: &str) -> Command {
+    let mut c = migplan();
+    c.args([
+        "sweep",
+        PAPER32,
+        "--policies",
+        "ff,mfi",
+        "--loads",
+        "0.6,0.9",
+        "--seeds",
+        seeds,
+    ])
+    .args(["--warmup", "1", "--hours", "1"]);
+    c
 }
 
 #[test]
@@ -66,13 +83,10 @@ fn bad_input_is_one_line_and_exit_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown policy `best`"));
-    let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("pods.csv");
-    std::fs::write(
-        &bad,
+    let (_dir, bad) = temp_file(
+        "pods.csv",
         "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1,1,1,x,,LS,Running,0,10,0\n",
-    )
-    .unwrap();
+    );
     let out = migplan()
         .args(["simulate", PAPER32, "--trace"])
         .arg(&bad)
@@ -88,18 +102,8 @@ fn bad_input_is_one_line_and_exit_2() {
 fn sweep_writes_rows_summary_and_figure_and_aggregates_split_runs() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    migplan()
-        .args([
-            "sweep",
-            PAPER32,
-            "--policies",
-            "ff,mfi",
-            "--loads",
-            "0.6,0.9",
-            "--seeds",
-            "1..2",
-        ])
-        .args(["--warmup", "1", "--hours", "1", "--jobs", "2", "--out"])
+    sweep_ff_mfi("1..2")
+        .args(["--jobs", "2", "--out"])
         .arg(&out)
         .assert()
         .success()
@@ -112,34 +116,8 @@ fn sweep_writes_rows_summary_and_figure_and_aggregates_split_runs() {
     let svg = std::fs::read_to_string(out.join("fig4.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Acceptance") && svg.contains("Offered load"));
     // The same rows split by seed and aggregated give the same summary.
-    let one = migplan()
-        .args([
-            "sweep",
-            PAPER32,
-            "--policies",
-            "ff,mfi",
-            "--loads",
-            "0.6,0.9",
-            "--seeds",
-            "1",
-        ])
-        .args(["--warmup", "1", "--hours", "1"])
-        .output()
-        .unwrap();
-    let two = migplan()
-        .args([
-            "sweep",
-            PAPER32,
-            "--policies",
-            "ff,mfi",
-            "--loads",
-            "0.6,0.9",
-            "--seeds",
-            "2",
-        ])
-        .args(["--warmup", "1", "--hours", "1"])
-        .output()
-        .unwrap();
+    let one = sweep_ff_mfi("1").output().unwrap();
+    let two = sweep_ff_mfi("2").output().unwrap();
     std::fs::write(dir.path().join("a.csv"), &one.stdout).unwrap();
     std::fs::write(dir.path().join("b.csv"), &two.stdout).unwrap();
     let agg = dir.path().join("agg.csv");

@@ -1,6 +1,7 @@
 //! Running the real binary.
 
 use assert_cmd::Command;
+use std::path::PathBuf;
 use std::process::Output;
 
 pub fn migplan() -> Command {
@@ -17,4 +18,13 @@ pub fn assert_one_line_error(out: &Output, args: &[&str], want: &[&str]) {
         assert!(err.contains(w), "{args:?}: {err}");
     }
     assert!(out.stdout.is_empty(), "{args:?}");
+}
+
+/// A file named `name` holding `text` in a new temporary directory, which lives as long as the
+/// returned guard.
+pub fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
 }
