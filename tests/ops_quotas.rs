@@ -1,41 +1,24 @@
 //! Admission checks of seed 003: per-tenant quotas per profile, and multi-GPU work on whole GPUs.
 
-use migplan::fleet::{GiRequest, Vm, VmKind};
+mod common;
+
+use common::fleet::{h100_four_tenants, h100_tenant_vm, H100_FOUR_TENANTS as H100};
+use migplan::fleet::Vm;
 use migplan::ops::quotas;
 use migplan::scenario::{self, Scenario};
 
-const H100: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
-
-fn scenario() -> Scenario {
-    scenario::load(std::path::Path::new(H100)).unwrap()
+fn request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Vm {
+    h100_tenant_vm(s.fleet.catalog, id, tenant, profiles)
 }
 
-fn request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Vm {
-    let c = s.fleet.catalog;
-    let m = c.model_id("h100-80gb").unwrap();
-    Vm {
-        id,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 4,
-        ram_gb: 16,
-        kind: VmKind::Tenant,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: tenant.map(String::from),
-        placement: None,
-    }
+/// The quota check of `request(s, id, tenant, profiles)`.
+fn check_request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Result<(), String> {
+    quotas::check(&s.quotas, &s.fleet, &request(s, id, tenant, profiles))
 }
 
 #[test]
 fn search_is_refused_its_seventh_small_instance() {
-    let mut s = scenario();
+    let mut s = h100_four_tenants();
     // Search holds four 1g.10gb; its quota is six (the seed's ResourceQuota).
     assert_eq!(quotas::usage(&s.fleet, "search", None).get("1g.10gb"), Some(&4));
     for id in [100, 101] {
@@ -52,13 +35,8 @@ fn search_is_refused_its_seventh_small_instance() {
          the request asks for 1 more"
     );
     // The same request for another tenant, or without a tenant, is not limited by search's quota.
-    quotas::check(
-        &s.quotas,
-        &s.fleet,
-        &request(&s, 103, Some("support"), &["1g.10gb"]),
-    )
-    .unwrap();
-    quotas::check(&s.quotas, &s.fleet, &request(&s, 104, None, &["1g.10gb"])).unwrap();
+    check_request(&s, 103, Some("support"), &["1g.10gb"]).unwrap();
+    check_request(&s, 104, None, &["1g.10gb"]).unwrap();
     // A VM already placed does not count against itself.
     let placed = s.fleet.vm(100).unwrap().clone();
     quotas::check(&s.quotas, &s.fleet, &placed).unwrap();
@@ -66,7 +44,7 @@ fn search_is_refused_its_seventh_small_instance() {
 
 #[test]
 fn one_request_over_quota_is_refused_whole() {
-    let s = scenario();
+    let s = h100_four_tenants();
     // Search's 3g.40gb quota is one; two in one request exceed it although it holds none.
     let vm = request(&s, 100, Some("search"), &["3g.40gb", "3g.40gb"]);
     let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err();
@@ -74,19 +52,9 @@ fn one_request_over_quota_is_refused_whole() {
         e.contains("quota of 1 x nvidia.com/mig-3g.40gb, holds 0") && e.contains("2 more"),
         "{e}"
     );
-    quotas::check(
-        &s.quotas,
-        &s.fleet,
-        &request(&s, 101, Some("search"), &["3g.40gb"]),
-    )
-    .unwrap();
+    check_request(&s, 101, Some("search"), &["3g.40gb"]).unwrap();
     // Ranking holds its two 3g.40gb already.
-    let e = quotas::check(
-        &s.quotas,
-        &s.fleet,
-        &request(&s, 102, Some("ranking"), &["3g.40gb"]),
-    )
-    .unwrap_err();
+    let e = check_request(&s, 102, Some("ranking"), &["3g.40gb"]).unwrap_err();
     assert!(e.contains("tenant `ranking`") && e.contains("holds 2"), "{e}");
 }
 
@@ -98,19 +66,9 @@ fn quota_keys_may_use_kubernetes_resource_names() {
         .replace("\"2g.20gb\" = 2", "\"nvidia.com/mig-2g.20gb\" = 2");
     let s = scenario::parse(&src, "k8s.toml").unwrap();
     quotas::validate(&s.quotas, s.fleet.catalog).unwrap();
-    let e = quotas::check(
-        &s.quotas,
-        &s.fleet,
-        &request(&s, 100, Some("search"), &["1g.10gb"]),
-    )
-    .unwrap_err();
+    let e = check_request(&s, 100, Some("search"), &["1g.10gb"]).unwrap_err();
     assert!(e.contains("quota of 4"), "{e}");
-    let e = quotas::check(
-        &s.quotas,
-        &s.fleet,
-        &request(&s, 101, Some("support"), &["2g.20gb"]),
-    )
-    .unwrap_err();
+    let e = check_request(&s, 101, Some("support"), &["2g.20gb"]).unwrap_err();
     assert!(e.contains("quota of 2"), "{e}");
     let bad = src.replace("\"nvidia.com/mig-2g.20gb\" = 2", "\"nvidia.com/gpu\" = 2");
     let s = scenario::parse(&bad, "k8s.toml").unwrap();
@@ -123,7 +81,7 @@ fn quota_keys_may_use_kubernetes_resource_names() {
 
 #[test]
 fn multi_gpu_work_goes_to_whole_gpus_only() {
-    let s = scenario();
+    let s = h100_four_tenants();
     assert!(s.policy.multi_gpu_whole_only);
     // A two-GPU training job on whole GPUs passes the rule (and research's quota of three).
     let whole = request(&s, 100, Some("research"), &["7g.80gb", "7g.80gb"]);
@@ -157,7 +115,7 @@ fn multi_gpu_work_goes_to_whole_gpus_only() {
 
 #[test]
 fn queued_requests_count_against_the_quota() {
-    let mut s = scenario();
+    let mut s = h100_four_tenants();
     // Search holds four 1g.10gb of six; one more waits in the queue, so a request for two is
     // refused (4 + 1 + 2 > 6) while a request for one still fits (4 + 1 + 1 = 6).
     let waiting = request(&s, 100, Some("search"), &["1g.10gb"]);
@@ -169,12 +127,7 @@ fn queued_requests_count_against_the_quota() {
         "VM 101 refused: tenant `search` has a quota of 6 x nvidia.com/mig-1g.10gb, holds 4, \
          has 1 more waiting in the queue and the request asks for 2 more"
     );
-    quotas::check(
-        &s.quotas,
-        &s.fleet,
-        &request(&s, 102, Some("search"), &["1g.10gb"]),
-    )
-    .unwrap();
+    check_request(&s, 102, Some("search"), &["1g.10gb"]).unwrap();
     // The queued VM itself is not counted against itself when it is placed later.
     let queued = s.fleet.vm(100).unwrap().clone();
     quotas::check(&s.quotas, &s.fleet, &queued).unwrap();

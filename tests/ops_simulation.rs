@@ -1,39 +1,17 @@
 //! Fleet operations inside the simulator: quota and multi-GPU refusals at admission, chargeback
 //! integrated over a simulation, and the packing policy by name.
 
+mod common;
+
+use common::fleet::{h100_four_tenants, h100_tenant_vm};
 use migplan::fleet::{GiRequest, Vm, VmKind};
 use migplan::ops::chargeback;
 use migplan::policy;
 use migplan::scenario::{self, Scenario};
 use migplan::sim::{EventKind, Simulator};
 
-const H100: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
-
-fn h100() -> Scenario {
-    scenario::load(std::path::Path::new(H100)).unwrap()
-}
-
 fn request(s: &Scenario, tenant: &str, profiles: &[&str]) -> Vm {
-    let c = s.fleet.catalog;
-    let m = c.model_id("h100-80gb").unwrap();
-    Vm {
-        id: 0,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 4,
-        ram_gb: 16,
-        kind: VmKind::Tenant,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: Some(tenant.into()),
-        placement: None,
-    }
+    h100_tenant_vm(s.fleet.catalog, 0, Some(tenant), profiles)
 }
 
 fn refusal(sim: &Simulator) -> Option<String> {
@@ -45,7 +23,7 @@ fn refusal(sim: &Simulator) -> Option<String> {
 
 #[test]
 fn the_simulator_refuses_over_quota_and_multi_gpu_on_slices() {
-    let s = h100();
+    let s = h100_four_tenants();
     let ff = policy::by_name("ff", &s.policy).unwrap();
     let mut sim = Simulator::new(&s, ff).unwrap();
     // Search holds 4 of its 6 small instances: two more are admitted, the third is refused.
@@ -82,7 +60,7 @@ fn the_simulator_refuses_over_quota_and_multi_gpu_on_slices() {
 fn chargeback_over_a_simulation_matches_the_hand_integration() {
     // No arrivals in the worked example: the simulation only sees research leave after 168 h,
     // so it must bill exactly what the departure-only integration bills.
-    let s = h100();
+    let s = h100_four_tenants();
     let mut sim = Simulator::new(&s, policy::by_name("ff", &s.policy).unwrap()).unwrap();
     let simulated = chargeback::bill_simulation(&mut sim, 730.0).unwrap();
     let by_hand = chargeback::bill_state(&s.fleet, s.now_s, 730.0);
