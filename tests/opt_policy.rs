@@ -1,8 +1,11 @@
 //! OrigaMIG's triggers (§5.1) and neighborhood selection (Algorithm 1, §5.2) on hand-built
 //! fleets.
 
+mod common;
+
+use common::fleet::{gi_requests, total_compute};
 use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId, VmKind};
 use migplan::mig;
 use migplan::policy::origamig::neighborhood::{self, can_empty};
 use migplan::policy::origamig::triggers::{gap, CallKind, Class, Triggers};
@@ -32,18 +35,8 @@ fn a100s(n: usize) -> Fleet {
 
 fn vm(id: VmId, model: &str, profiles: &[&str]) -> Vm {
     let c = embedded();
-    let m = c.model_id(model).unwrap();
-    let gis: Vec<GiRequest> = profiles
-        .iter()
-        .map(|p| GiRequest {
-            model: m,
-            profile: c.model(m).profile(p).unwrap(),
-        })
-        .collect();
-    let compute: u32 = gis
-        .iter()
-        .map(|g| c.model(m).profiles[g.profile].compute as u32)
-        .sum();
+    let gis = gi_requests(c, model, profiles);
+    let compute = total_compute(c, &gis);
     Vm {
         id,
         gis,

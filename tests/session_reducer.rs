@@ -2,7 +2,10 @@
 //! against what the action must do, the invariants of DESIGN §1, and that undo restores the
 //! state exactly.
 
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+mod common;
+
+use common::fleet::{gi_requests, total_compute};
+use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmKind};
 use migplan::session::{self, update, Action, EventKind, Outcome, Session, VmRequest};
 
 fn demo() -> Session {
@@ -18,18 +21,8 @@ fn demo_quiet() -> Session {
 
 fn req(model: &str, profiles: &[&str]) -> VmRequest {
     let c = migplan::catalog::embedded();
-    let m = c.model_id(model).unwrap();
-    let gis: Vec<GiRequest> = profiles
-        .iter()
-        .map(|p| GiRequest {
-            model: m,
-            profile: c.model(m).profile(p).unwrap(),
-        })
-        .collect();
-    let compute: u32 = gis
-        .iter()
-        .map(|g| c.model(m).profiles[g.profile].compute as u32)
-        .sum();
+    let gis = gi_requests(c, model, profiles);
+    let compute = total_compute(c, &gis);
     VmRequest {
         gis,
         cores: 4 * compute,
@@ -95,25 +88,29 @@ fn a_request_that_fits_nowhere_waits_with_the_reason() {
     s.fleet().check_invariants().unwrap();
 }
 
+/// The request as an unplaced job VM that arrived at time 0.
+fn unplaced_job(id: u64, r: VmRequest) -> Vm {
+    Vm {
+        id,
+        gis: r.gis,
+        cores: r.cores,
+        ram_gb: r.ram_gb,
+        kind: VmKind::Job,
+        arrival: 0.0,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    }
+}
+
 /// One host with one A100 holding 1g.5gb GIs at the given starts.
 fn small_gis_at(starts: &[u8]) -> Fleet {
     let c = migplan::catalog::embedded();
     let m = c.model_id("a100-40gb").unwrap();
     let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
     for &z in starts {
-        let r = req("a100-40gb", &["1g.5gb"]);
-        let vm = Vm {
-            id: 0,
-            gis: r.gis,
-            cores: r.cores,
-            ram_gb: r.ram_gb,
-            kind: VmKind::Job,
-            arrival: 0.0,
-            lifetime: None,
-            admitted_at: None,
-            tenant: None,
-            placement: None,
-        };
+        let vm = unplaced_job(0, req("a100-40gb", &["1g.5gb"]));
         f.add_placed(
             vm,
             Placement {
@@ -131,19 +128,7 @@ fn fragmented_gpu_reason_names_compaction() {
     // 1g.5gb at 0 and 5: a 3g.20gb has 6 free slices but no free permitted start (0 and 4 are
     // blocked); packing the two small GIs to 0 and 1 frees start 4 (Fig. 1c).
     let f = small_gis_at(&[0, 5]);
-    let r = req("a100-40gb", &["3g.20gb"]);
-    let vm = Vm {
-        id: 99,
-        gis: r.gis,
-        cores: r.cores,
-        ram_gb: r.ram_gb,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    };
+    let vm = unplaced_job(99, req("a100-40gb", &["3g.20gb"]));
     let why = session::unplaced_reason(&f, &vm);
     assert_eq!(
         why,

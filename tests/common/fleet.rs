@@ -29,7 +29,7 @@ pub fn gi_requests(c: &Catalog, model: &str, profiles: &[&str]) -> Vec<GiRequest
 }
 
 /// The compute slices of all the requests together.
-pub fn compute(c: &Catalog, gis: &[GiRequest]) -> u32 {
+pub fn total_compute(c: &Catalog, gis: &[GiRequest]) -> u32 {
     gis.iter()
         .map(|g| c.model(g.model).profiles[g.profile].compute as u32)
         .sum()
