@@ -5,7 +5,7 @@
 mod common;
 
 use common::fleet::{gi_requests, total_compute};
-use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmKind};
+use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId, VmKind};
 use migplan::session::{self, update, Action, EventKind, Outcome, Session, VmRequest};
 
 fn demo() -> Session {
@@ -151,54 +151,33 @@ fn remove_takes_the_vm_out_and_undo_brings_it_back() {
     assert_eq!(s.fleet(), &before);
 }
 
+/// Moving VM `vm` to one GI at `start` of GPU `gpu` of host `host`.
+fn move_vm(vm: VmId, host: usize, gpu: usize, start: u8) -> Action {
+    Action::MoveVm {
+        vm,
+        to: Placement {
+            host,
+            gis: vec![GiSlot { gpu, start }],
+        },
+    }
+}
+
 #[test]
 fn a_move_that_breaks_a_rule_is_refused_with_the_reason_and_changes_nothing() {
     let mut s = demo();
     let before = s.fleet().clone();
     let h = host(&s, "a100-0");
     // VM 4 (3g.20gb) onto slice 0 of GPU 0, where VM 1 sits.
-    let err = update(
-        &mut s,
-        Action::MoveVm {
-            vm: 4,
-            to: Placement {
-                host: h,
-                gis: vec![GiSlot { gpu: 0, start: 0 }],
-            },
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = update(&mut s, move_vm(4, h, 0, 0)).unwrap_err().to_string();
     assert!(err.contains("slice 0") && err.contains("VM 1"), "{err}");
     // A start the profile does not permit.
-    let err = update(
-        &mut s,
-        Action::MoveVm {
-            vm: 4,
-            to: Placement {
-                host: h,
-                gis: vec![GiSlot { gpu: 1, start: 2 }],
-            },
-        },
-    )
-    .unwrap_err()
-    .to_string();
+    let err = update(&mut s, move_vm(4, h, 1, 2)).unwrap_err().to_string();
     assert!(err.contains("permitted starts are [0, 4]"), "{err}");
     assert_eq!(s.fleet(), &before);
     assert!(!s.can_undo(), "a refused action leaves no undo entry");
     // A legal move: to slices 4-7 of a100-2 GPU 1 (VM 8 holds 2-3).
     let h2 = host(&s, "a100-2");
-    update(
-        &mut s,
-        Action::MoveVm {
-            vm: 4,
-            to: Placement {
-                host: h2,
-                gis: vec![GiSlot { gpu: 1, start: 4 }],
-            },
-        },
-    )
-    .unwrap();
+    update(&mut s, move_vm(4, h2, 1, 4)).unwrap();
     s.fleet().check_invariants().unwrap();
     assert!(s.fleet().hosts[h].gpus[1].occ.is_empty());
 }
