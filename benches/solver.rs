@@ -10,7 +10,7 @@
 //! restricted BILP is solved with threads = 1 and the paper's 10 s limit.
 //!
 //! Usage: `cargo bench --bench solver -- [--scenario PATH] [--instances 40] [--seed 1]
-//! [--load 0.85] [--limit 10] [--formulation pattern|config|tight|plain] [--presolve]
+//! [--load 0.85] [--limit 10] [--threads 1] [--formulation pattern|config|tight|plain] [--presolve]
 //! [--opt highs_option=value] [--probe] [--only N] [--verbose]`
 //!
 //! `--probe` prints, per call, the optimum with every active host kept on (phase 1 of a
@@ -38,6 +38,7 @@ struct Args {
     opts: Vec<(String, String)>,
     presolve: bool,
     rehint: bool,
+    threads: u32,
 }
 
 fn parse_args() -> Args {
@@ -54,6 +55,7 @@ fn parse_args() -> Args {
         opts: Vec::new(),
         presolve: false,
         rehint: false,
+        threads: 1,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     // `cargo test --all-targets` runs this binary without `--bench` (which `cargo bench`
@@ -85,6 +87,7 @@ fn parse_args() -> Args {
                 let (k, v) = kv.split_once('=').expect("--opt key=value");
                 a.opts.push((k.to_string(), v.to_string()));
             }
+            "--threads" => a.threads = val(i).parse().expect("--threads N"),
             "--presolve" => {
                 a.presolve = true;
                 i += 1;
@@ -263,12 +266,12 @@ fn main() {
     let args = parse_args();
     let settings = PolicySettings {
         time_limit_s: args.limit,
-        threads: 1,
+        threads: args.threads,
         ..Default::default()
     };
     let insts = generate(&args, &settings);
     println!(
-        "{}: load {}, seed {}, {} calls (Algorithm 1, Mmax {}, Nmax {}), limit {} s, threads 1, {:?}, presolve {}",
+        "{}: load {}, seed {}, {} calls (Algorithm 1, Mmax {}, Nmax {}), limit {} s, threads {}, {:?}, presolve {}",
         args.scenario.display(),
         args.load,
         args.seed,
@@ -276,6 +279,7 @@ fn main() {
         settings.m_max,
         settings.n_max,
         args.limit,
+        args.threads,
         args.formulation,
         args.presolve
     );
