@@ -26,6 +26,23 @@ pub struct GiRequest {
     pub profile: ProfileId,
 }
 
+impl GiRequest {
+    /// One GI per profile name, all of the GPU model named `model`; `None` when the catalog has
+    /// no such model or the model no such profile.
+    pub fn named(catalog: &Catalog, model: &str, profiles: &[&str]) -> Option<Vec<GiRequest>> {
+        let m = catalog.model_id(model)?;
+        profiles
+            .iter()
+            .map(|p| {
+                Some(GiRequest {
+                    model: m,
+                    profile: catalog.model(m).profile(p)?,
+                })
+            })
+            .collect()
+    }
+}
+
 /// Where one GI of a VM sits: a GPU of the VM's host and a start slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct GiSlot {
@@ -60,6 +77,23 @@ pub struct Vm {
 }
 
 impl Vm {
+    /// A job arriving at time 0 with no lifetime, no tenant and no placement; change the other
+    /// fields with struct update syntax (`Vm { kind: VmKind::Tenant, ..Vm::job(..) }`).
+    pub fn job(id: VmId, gis: Vec<GiRequest>, cores: u32, ram_gb: u32) -> Vm {
+        Vm {
+            id,
+            gis,
+            cores,
+            ram_gb,
+            kind: VmKind::Job,
+            arrival: 0.0,
+            lifetime: None,
+            admitted_at: None,
+            tenant: None,
+            placement: None,
+        }
+    }
+
     /// Memory slices requested over all GIs.
     pub fn memory_slices(&self, catalog: &Catalog) -> u32 {
         self.gis

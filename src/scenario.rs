@@ -435,16 +435,11 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         }
         let arrival = v.arrival_h.unwrap_or(0.0) * 3600.0;
         let vm = Vm {
-            id: v.id,
-            gis,
-            cores: v.cores,
-            ram_gb: v.ram_gb,
             kind: v.kind,
             arrival,
             lifetime: v.lifetime_h.map(|h| h * 3600.0),
-            admitted_at: None,
             tenant: v.tenant.clone(),
-            placement: None,
+            ..Vm::job(v.id, gis, v.cores, v.ram_gb)
         };
         if v.id == 0 {
             return cx.err(0..0, "id", "VM ids start at 1");

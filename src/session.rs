@@ -926,16 +926,11 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
     }
     let fleet = s.fleet();
     let vm = Vm {
-        id: 0,
-        gis: req.gis.clone(),
-        cores: req.cores,
-        ram_gb: req.ram_gb,
         kind: req.kind,
         arrival: s.now_s(),
         lifetime: req.lifetime_s,
-        admitted_at: None,
         tenant: req.tenant.clone(),
-        placement: None,
+        ..Vm::job(0, req.gis.clone(), req.cores, req.ram_gb)
     };
     fleet.validate_request(&vm).map_err(|e| anyhow!("{e}"))?;
     let shape = shape(fleet, &vm);

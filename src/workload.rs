@@ -32,16 +32,10 @@ impl Request {
     /// The request as a fleet VM (not placed) with id `id`.
     pub fn to_vm(&self, id: u64) -> Vm {
         Vm {
-            id,
-            gis: self.gis.clone(),
-            cores: self.cores,
-            ram_gb: self.ram_gb,
             kind: self.kind,
             arrival: self.arrival,
             lifetime: Some(self.lifetime),
-            admitted_at: None,
-            tenant: None,
-            placement: None,
+            ..Vm::job(id, self.gis.clone(), self.cores, self.ram_gb)
         }
     }
 

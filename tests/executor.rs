@@ -5,7 +5,7 @@
 //! of DESIGN §1.
 
 use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmId};
 use migplan::plan::{self, Plan, PlanError, Schedule, Step, StepKind};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -25,26 +25,12 @@ fn a100_hosts(spec: &[(u32, usize)]) -> Fleet {
 }
 
 fn vm(id: VmId, profiles: &[&str], cores: u32) -> Vm {
-    let c = embedded();
-    let m = c.model_id("a100-40gb").unwrap();
-    Vm {
+    Vm::job(
         id,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
+        GiRequest::named(embedded(), "a100-40gb", profiles).unwrap(),
         cores,
-        ram_gb: cores * 4,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+        cores * 4,
+    )
 }
 
 fn at(host: usize, gis: &[(usize, u8)]) -> Placement {

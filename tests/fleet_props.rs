@@ -3,7 +3,7 @@
 //! fleet exactly as it was.
 
 use migplan::catalog::{embedded, ModelId};
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm};
 use proptest::prelude::*;
 
 fn fleet() -> Fleet {
@@ -95,24 +95,14 @@ fn op() -> impl Strategy<Value = Op> {
 
 fn make_vm(model: ModelId, picks: &[usize], cores: u32, ram: u32) -> Vm {
     let m = embedded().model(model);
-    Vm {
-        id: 0,
-        gis: picks
-            .iter()
-            .map(|&i| GiRequest {
-                model,
-                profile: i % m.profiles.len(),
-            })
-            .collect(),
-        cores,
-        ram_gb: ram,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    let gis = picks
+        .iter()
+        .map(|&i| GiRequest {
+            model,
+            profile: i % m.profiles.len(),
+        })
+        .collect();
+    Vm::job(0, gis, cores, ram)
 }
 
 fn model(a30: bool) -> ModelId {

@@ -1,6 +1,6 @@
 //! The packing arrival policy of seed 002: finish a GPU, finish a host, protect free hosts.
 
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm};
 use migplan::ops::packing::Packing;
 use migplan::policy::Policy;
 use migplan::scenario::PolicySettings;
@@ -18,26 +18,12 @@ fn h100_fleet(hosts: usize, gpus: usize) -> Fleet {
 }
 
 fn vm(id: u64, profiles: &[&str]) -> Vm {
-    let c = migplan::catalog::embedded();
-    let m = c.model_id("h100-80gb").unwrap();
-    Vm {
+    Vm::job(
         id,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 4,
-        ram_gb: 16,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+        GiRequest::named(migplan::catalog::embedded(), "h100-80gb", profiles).unwrap(),
+        4,
+        16,
+    )
 }
 
 fn put(f: &mut Fleet, id: u64, p: &str, host: usize, gpu: usize, start: u8) {

@@ -3,7 +3,7 @@
 //! cancellation, progress and class separation.
 
 use migplan::catalog::{embedded, ModelId};
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, HostId, Placement, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, HostId, Placement, Vm, VmId};
 use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::objective::{evaluate, Weights};
 use migplan::scenario::PolicySettings;
@@ -23,21 +23,11 @@ fn vm_of(m: ModelId, profiles: &[usize]) -> Vm {
         .iter()
         .map(|&p| c.model(m).profiles[p].compute as u32)
         .sum();
-    Vm {
-        id: 0,
-        gis: profiles
-            .iter()
-            .map(|&p| GiRequest { model: m, profile: p })
-            .collect(),
-        cores: 4 * compute.max(1),
-        ram_gb: 16 * compute.max(1),
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    let gis = profiles
+        .iter()
+        .map(|&p| GiRequest { model: m, profile: p })
+        .collect();
+    Vm::job(0, gis, 4 * compute.max(1), 16 * compute.max(1))
 }
 
 fn settings() -> PolicySettings {

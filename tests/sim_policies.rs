@@ -1,7 +1,7 @@
 //! FF, MFI and TC on hand-built fleets (§6.3), and FF on a paper-like setup against the reference
 //! figures of DESIGN §4.
 
-use migplan::fleet::{GiRequest, Placement, Vm, VmKind};
+use migplan::fleet::{GiRequest, Placement, Vm};
 use migplan::policy::{self, Policy};
 use migplan::scenario::{self, Scenario};
 use migplan::sim::{EventKind, Simulator};
@@ -37,26 +37,12 @@ fn vm_toml(id: u64, profile: &str, host: &str, at: &str) -> String {
 }
 
 fn request(profiles: &[&str]) -> Vm {
-    let c = migplan::catalog::embedded();
-    let m = c.model_id("a100-40gb").unwrap();
     let compute: u32 = profiles.iter().map(|p| p[..1].parse::<u32>().unwrap()).sum();
+    let gis = GiRequest::named(migplan::catalog::embedded(), "a100-40gb", profiles).unwrap();
     Vm {
         id: 100,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 4 * compute,
-        ram_gb: 16 * compute,
-        kind: VmKind::Job,
-        arrival: 0.0,
         lifetime: Some(3600.0),
-        admitted_at: None,
-        tenant: None,
-        placement: None,
+        ..Vm::job(0, gis, 4 * compute, 16 * compute)
     }
 }
 

@@ -17,26 +17,7 @@ fn fleet() -> Fleet {
 }
 
 fn vm(model: &str, profiles: &[&str]) -> Vm {
-    let c = embedded();
-    let m = c.model_id(model).unwrap();
-    Vm {
-        id: 0,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 4,
-        ram_gb: 16,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    Vm::job(0, GiRequest::named(embedded(), model, profiles).unwrap(), 4, 16)
 }
 
 #[test]

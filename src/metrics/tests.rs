@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::catalog::embedded;
-use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm};
 
 #[test]
 fn quantiles_by_nearest_rank() {
@@ -22,23 +22,12 @@ fn one_gpu_fleet() -> Fleet {
 }
 
 fn vm(profile: &str) -> Vm {
-    let c = embedded();
-    let m = c.model_id("a100-40gb").unwrap();
-    Vm {
-        id: 0,
-        gis: vec![GiRequest {
-            model: m,
-            profile: c.model(m).profile(profile).unwrap(),
-        }],
-        cores: 4,
-        ram_gb: 16,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    Vm::job(
+        0,
+        GiRequest::named(embedded(), "a100-40gb", &[profile]).unwrap(),
+        4,
+        16,
+    )
 }
 
 fn row<'a>(s: &'a [Stranded], p: &str) -> &'a Stranded {

@@ -220,7 +220,7 @@ impl Widget for Bar<'_> {
 mod tests {
     use super::*;
     use crate::catalog::embedded;
-    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm};
 
     fn lines(buf: &Buffer) -> Vec<String> {
         let a = buf.area;
@@ -235,21 +235,7 @@ mod tests {
         let m = c.model_id("a100-40gb").unwrap();
         let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
         for (id, p, z) in [(1, "1g.5gb", 0), (2, "3g.20gb", 4)] {
-            let vm = Vm {
-                id,
-                gis: vec![GiRequest {
-                    model: m,
-                    profile: c.model(m).profile(p).unwrap(),
-                }],
-                cores: 4,
-                ram_gb: 16,
-                kind: VmKind::Job,
-                arrival: 0.0,
-                lifetime: None,
-                admitted_at: None,
-                tenant: None,
-                placement: None,
-            };
+            let vm = Vm::job(id, GiRequest::named(c, "a100-40gb", &[p]).unwrap(), 4, 16);
             f.add_placed(
                 vm,
                 Placement {
@@ -283,21 +269,7 @@ mod tests {
         let c = embedded();
         let m = c.model_id("a100-40gb").unwrap();
         let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
-        let vm = Vm {
-            id: 3,
-            gis: vec![GiRequest {
-                model: m,
-                profile: c.model(m).profile("1g.5gb").unwrap(),
-            }],
-            cores: 1,
-            ram_gb: 1,
-            kind: VmKind::Job,
-            arrival: 0.0,
-            lifetime: None,
-            admitted_at: None,
-            tenant: None,
-            placement: None,
-        };
+        let vm = Vm::job(3, GiRequest::named(c, "a100-40gb", &["1g.5gb"]).unwrap(), 1, 1);
         f.add_placed(
             vm,
             Placement {

@@ -2,29 +2,11 @@
 
 use super::*;
 use crate::catalog::embedded;
-use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm};
 
 fn vm(profiles: &[&str]) -> Vm {
-    let c = embedded();
-    let m = c.model_id("a100-40gb").unwrap();
-    Vm {
-        id: 0,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 4,
-        ram_gb: 16,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    let gis = GiRequest::named(embedded(), "a100-40gb", profiles).unwrap();
+    Vm::job(0, gis, 4, 16)
 }
 
 fn fleet(hosts: usize) -> Fleet {

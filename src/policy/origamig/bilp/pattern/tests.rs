@@ -2,30 +2,12 @@
 
 use super::*;
 use crate::catalog::embedded;
-use crate::fleet::{Fleet, GiRequest, Host, Vm, VmKind};
+use crate::fleet::{Fleet, GiRequest, Host, Vm};
 use crate::policy::origamig::objective::Weights;
 
 fn vm(profiles: &[&str]) -> Vm {
-    let c = embedded();
-    let m = c.model_id("a100-40gb").unwrap();
-    Vm {
-        id: 0,
-        gis: profiles
-            .iter()
-            .map(|p| GiRequest {
-                model: m,
-                profile: c.model(m).profile(p).unwrap(),
-            })
-            .collect(),
-        cores: 8,
-        ram_gb: 32,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    let gis = GiRequest::named(embedded(), "a100-40gb", profiles).unwrap();
+    Vm::job(0, gis, 8, 32)
 }
 
 #[test]
