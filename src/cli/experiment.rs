@@ -39,21 +39,14 @@ pub enum Which {
     Fig6(Fig6Args),
 }
 
+/// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
 #[derive(clap::Args, Debug)]
-pub struct Fig6Args {
+pub struct RunsArgs {
     /// Scenario (fleet and workload; the load and seed are set per run).
     #[arg(long, default_value = "scenarios/paper-32.toml")]
     pub scenario: PathBuf,
-    #[arg(long, default_value_t = 0.85)]
-    pub load: f64,
     #[arg(long, value_delimiter = ',', default_value = "1")]
     pub seeds: Vec<u64>,
-    /// Migration penalties δ of OrigaMIG (the paper: 0, 5, 10, 20, 40).
-    #[arg(long, value_delimiter = ',', default_value = "0,5,10,20,40")]
-    pub deltas: Vec<f64>,
-    /// Compaction periods of TC, minutes (the paper: 15 and 60).
-    #[arg(long, value_delimiter = ',', default_value = "15,60")]
-    pub tc_periods: Vec<f64>,
     /// Hours of warm-up (default: the scenario's).
     #[arg(long)]
     pub warmup: Option<f64>,
@@ -62,6 +55,28 @@ pub struct Fig6Args {
     pub hours: Option<f64>,
     #[arg(long)]
     pub json: bool,
+}
+
+impl RunsArgs {
+    /// The scenario, once the seeds are known to be there.
+    fn base(&self) -> anyhow::Result<Scenario> {
+        anyhow::ensure!(!self.seeds.is_empty(), "give at least one seed");
+        scenario::load(&self.scenario)
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Fig6Args {
+    #[command(flatten)]
+    pub runs: RunsArgs,
+    #[arg(long, default_value_t = 0.85)]
+    pub load: f64,
+    /// Migration penalties δ of OrigaMIG (the paper: 0, 5, 10, 20, 40).
+    #[arg(long, value_delimiter = ',', default_value = "0,5,10,20,40")]
+    pub deltas: Vec<f64>,
+    /// Compaction periods of TC, minutes (the paper: 15 and 60).
+    #[arg(long, value_delimiter = ',', default_value = "15,60")]
+    pub tc_periods: Vec<f64>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -95,23 +110,12 @@ pub struct GapArgs {
 
 #[derive(clap::Args, Debug)]
 pub struct Table8Args {
-    /// Scenario (fleet and workload; the load and seed are set per run).
-    #[arg(long, default_value = "scenarios/paper-32.toml")]
-    pub scenario: PathBuf,
+    #[command(flatten)]
+    pub runs: RunsArgs,
     #[arg(long, value_delimiter = ',', default_value = "0.75,1.0")]
     pub loads: Vec<f64>,
-    #[arg(long, value_delimiter = ',', default_value = "1")]
-    pub seeds: Vec<u64>,
     #[arg(long, value_delimiter = ',', default_value = "ff,mfi,tc,origamig")]
     pub policies: Vec<String>,
-    /// Hours of warm-up (default: the scenario's).
-    #[arg(long)]
-    pub warmup: Option<f64>,
-    /// Hours measured (default: the scenario's).
-    #[arg(long)]
-    pub hours: Option<f64>,
-    #[arg(long)]
-    pub json: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -439,21 +443,20 @@ struct Table8Row {
     wall_s: f64,
 }
 
-/// Runs `policy` on `base` at `load` once per seed, with the (warm-up, measured) hours overridden
+/// Runs `policy` on `base` at `load` once per seed of `a`, with its warm-up and measured hours
 /// when given and `tweak` applied to each run's scenario; returns the summaries and the total
 /// wall time. Progress goes to stderr, one line per run, prefixed by `label`.
 fn runs(
     base: &Scenario,
     policy: &str,
     load: f64,
-    seeds: &[u64],
-    (warmup, hours): (Option<f64>, Option<f64>),
+    a: &RunsArgs,
     tweak: &dyn Fn(&mut Scenario),
     label: &str,
 ) -> anyhow::Result<(Vec<Summary>, f64)> {
     let mut ms = Vec::new();
     let mut wall = 0.0;
-    for &seed in seeds {
+    for &seed in &a.seeds {
         let mut s = base.clone();
         tweak(&mut s);
         let name = simulate::apply(
@@ -462,8 +465,8 @@ fn runs(
                 policy: Some(policy.to_string()),
                 seed: Some(seed),
                 load: Some(load),
-                hours,
-                warmup,
+                hours: a.hours,
+                warmup: a.warmup,
             },
         )?;
         let row = simulate::run_one(&s, &name, &mut |_| {})?;
@@ -480,26 +483,15 @@ fn mean_of(ms: &[Summary], f: &dyn Fn(&Summary) -> f64) -> f64 {
 }
 
 fn table8(a: &Table8Args) -> anyhow::Result<()> {
-    let base = scenario::load(&a.scenario)?;
+    let base = a.runs.base()?;
     for p in &a.policies {
         policy::by_name(p, &base.policy)?;
     }
-    anyhow::ensure!(
-        !a.seeds.is_empty() && !a.loads.is_empty(),
-        "give at least one load and seed"
-    );
+    anyhow::ensure!(!a.loads.is_empty(), "give at least one load");
     let mut rows = Vec::new();
     for &load in &a.loads {
         for p in &a.policies {
-            let (ms, wall) = runs(
-                &base,
-                p,
-                load,
-                &a.seeds,
-                (a.warmup, a.hours),
-                &|_| {},
-                &format!("load {load} {p}"),
-            )?;
+            let (ms, wall) = runs(&base, p, load, &a.runs, &|_| {}, &format!("load {load} {p}"))?;
             let mean = |f: &dyn Fn(&Summary) -> f64| mean_of(&ms, f);
             rows.push(Table8Row {
                 load,
@@ -522,7 +514,7 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
             });
         }
     }
-    if a.json {
+    if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
@@ -532,7 +524,7 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
         "Table 8 on {} ({hosts} hosts), {} seed(s), each value beside the paper's (128 hosts, five seeds; \
          active hosts and energy scaled by {hosts}/128, energy also by the measured hours / 72 h)",
         base.name,
-        a.seeds.len()
+        a.runs.seeds.len()
     );
     println!(
         "{:>5} {:>9} | {:>13} {:>15} {:>13} {:>13} {:>13} {:>11} {:>13} {:>11} | {:>7} {:>14}",
@@ -549,7 +541,7 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
         "calls/h",
         "call med/p95 s"
     );
-    let measured_h = a.hours.unwrap_or(base.workload.measure_h);
+    let measured_h = a.runs.hours.unwrap_or(base.workload.measure_h);
     for r in &rows {
         let p = PAPER_TABLE8
             .iter()
@@ -644,8 +636,7 @@ struct Fig6Row {
 }
 
 fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
-    let base = scenario::load(&a.scenario)?;
-    anyhow::ensure!(!a.seeds.is_empty(), "give at least one seed");
+    let base = a.runs.base()?;
     anyhow::ensure!(
         a.deltas.iter().all(|d| d.is_finite() && *d >= 0.0),
         "--deltas: every δ must be a finite number >= 0"
@@ -664,15 +655,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
             "origamig" => s.policy.delta = *setting,
             _ => {}
         };
-        let (ms, wall) = runs(
-            &base,
-            p,
-            a.load,
-            &a.seeds,
-            (a.warmup, a.hours),
-            &tweak,
-            &format!("{p} {setting}"),
-        )?;
+        let (ms, wall) = runs(&base, p, a.load, &a.runs, &tweak, &format!("{p} {setting}"))?;
         let mean = |f: &dyn Fn(&Summary) -> f64| mean_of(&ms, f);
         rows.push(Fig6Row {
             policy: p.clone(),
@@ -693,7 +676,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     for r in &mut rows {
         r.fewer_than_ff_pct = 100.0 * (ff - r.active_hosts) / ff;
     }
-    if a.json {
+    if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
     }
@@ -704,7 +687,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
          seeds; migrations, GB and active hosts scaled by {hosts}/128) in parentheses",
         base.name,
         a.load,
-        a.seeds.len()
+        a.runs.seeds.len()
     );
     println!(
         "{:<18} | {:>15} {:>17} {:>15} {:>15} {:>9} {:>16}",
