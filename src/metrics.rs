@@ -6,6 +6,7 @@
 //! simulator calls [`Recorder::advance`] before every change and [`Recorder::refresh_host`] after
 //! it. Only the measurement window (after the warm-up) counts.
 
+use crate::catalog::{GpuModel, ProfileId};
 use crate::fleet::{Fleet, HostId};
 use crate::mig;
 use serde::Serialize;
@@ -35,25 +36,35 @@ pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
     let catalog = fleet.catalog;
     let mut out = Vec::new();
     for (m, model) in catalog.models.iter().enumerate() {
-        let gpus: Vec<_> = fleet
+        let gpus: Vec<&mig::Occupancy> = fleet
             .hosts
             .iter()
             .flat_map(|h| &h.gpus)
             .filter(|g| g.model == m)
+            .map(|g| &g.occ)
             .collect();
-        if gpus.is_empty() {
-            continue;
+        if !gpus.is_empty() {
+            out.extend(stranded_on(model, &gpus).into_iter().map(|(_, s)| s));
         }
-        let free: u32 = gpus
-            .iter()
-            .map(|g| model.memory_slices as u32 - g.occ.used_slices())
-            .sum();
-        for p in model.cf_profiles() {
+    }
+    out
+}
+
+/// The stranded capacity of each of `model`'s paper profiles (no +me) over the GPUs `gpus`, all
+/// of `model`'s class, in catalog order.
+pub(crate) fn stranded_on(model: &GpuModel, gpus: &[&mig::Occupancy]) -> Vec<(ProfileId, Stranded)> {
+    let free: u32 = gpus
+        .iter()
+        .map(|o| model.memory_slices as u32 - o.used_slices())
+        .sum();
+    model
+        .cf_profiles()
+        .map(|p| {
             let prof = &model.profiles[p];
-            let fits: u32 = gpus.iter().map(|g| mig::capacity(model, &g.occ, p)).sum();
+            let fits: u32 = gpus.iter().map(|o| mig::capacity(model, o, p)).sum();
             let usable = fits * prof.size as u32;
             let count = free - usable.min(free);
-            out.push(Stranded {
+            let s = Stranded {
                 model: model.name.clone(),
                 profile: prof.name.clone(),
                 free_slices: free,
@@ -65,10 +76,10 @@ pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
                 } else {
                     count as f64 / free as f64
                 },
-            });
-        }
-    }
-    out
+            };
+            (p, s)
+        })
+        .collect()
 }
 
 /// Time average of the stranded capacity of one profile over the window.

@@ -1260,25 +1260,16 @@ pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
             .filter(|g| catalog.same_class(m, g.model))
             .map(|g| &g.occ)
             .collect();
-        let free: u32 = gpus
-            .iter()
-            .map(|o| model.memory_slices as u32 - o.used_slices())
-            .sum();
-        for p in model.cf_profiles() {
-            let size = model.profiles[p].size as u32;
-            let usable: u32 = gpus.iter().map(|o| mig::capacity(model, o, p) * size).sum();
-            let count = free.saturating_sub(usable);
-            out.push(Stranded {
-                model: m,
-                profile: p,
-                count,
-                share: if free == 0 {
-                    0.0
-                } else {
-                    count as f64 / free as f64
-                },
-            });
-        }
+        out.extend(
+            crate::metrics::stranded_on(model, &gpus)
+                .into_iter()
+                .map(|(p, s)| Stranded {
+                    model: m,
+                    profile: p,
+                    count: s.count,
+                    share: s.share,
+                }),
+        );
     }
     out
 }
