@@ -21,14 +21,17 @@ impl Tmux {
         String::from_utf8_lossy(&self.run(&["capture-pane", "-p", "-t", "e2e"]).stdout).into_owned()
     }
 
-    /// Waits until the screen contains `text` (the program redraws on its own schedule).
+    /// Waits until the screen contains `text` and two captures 100 ms apart agree (the program
+    /// redraws on its own schedule; a capture taken mid-frame can hold half of the new frame).
     fn wait_for(&self, text: &str) -> String {
         let t0 = Instant::now();
+        let mut last = String::new();
         loop {
             let s = self.screen();
-            if s.contains(text) {
+            if s.contains(text) && s == last {
                 return s;
             }
+            last = s.clone();
             if t0.elapsed() > Duration::from_secs(20) {
                 panic!("`{text}` never appeared; the screen:\n{s}");
             }
