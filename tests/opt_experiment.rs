@@ -1,23 +1,8 @@
 //! `migplan experiment` through the binary, on tiny settings (the real runs take minutes).
 
-use assert_cmd::Command;
+mod common;
 
-fn migplan() -> Command {
-    let mut c = Command::cargo_bin("migplan").unwrap();
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-/// The standard output of a successful run of the binary.
-fn stdout_of(args: &[&str]) -> Vec<u8> {
-    migplan()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone()
-}
+use common::cli::{migplan, stdout_of};
 
 #[test]
 fn gap_to_opt_compares_each_snapshot_with_an_opt_that_is_never_worse() {

@@ -1,25 +1,10 @@
 //! `migplan solve` and the `origamig`/`opt` policies through the binary, on every shipped
 //! scenario (issue: "solve and the origamig/opt policies work on every shipped scenario").
 
-use assert_cmd::Command;
+mod common;
+
+use common::cli::{migplan, stdout_of};
 use serde_json::Value;
-
-fn migplan() -> Command {
-    let mut c = Command::cargo_bin("migplan").unwrap();
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-/// The standard output of a successful run of the binary.
-fn stdout_of(args: &[&str]) -> Vec<u8> {
-    migplan()
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone()
-}
 
 fn shipped() -> Vec<String> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios");

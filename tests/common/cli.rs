@@ -4,8 +4,22 @@ use assert_cmd::Command;
 use std::path::PathBuf;
 use std::process::Output;
 
+/// The binary, run from the crate's root so that paths such as `scenarios/demo.toml` resolve.
 pub fn migplan() -> Command {
-    Command::cargo_bin("migplan").unwrap()
+    let mut c = Command::cargo_bin("migplan").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// The standard output of a successful run of the binary.
+pub fn stdout_of(args: &[&str]) -> Vec<u8> {
+    migplan()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
 }
 
 /// Bad input: exit 2, one line on stderr containing each of `want`, nothing on stdout. `args`
