@@ -102,7 +102,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             format!("{:.3}", c.weight),
         ]);
     }
-    print_table(&rows);
+    super::print_table(&rows);
     println!();
     let mut rows = vec![vec!["tenant".to_string(), "GPU-hours".into(), "share".into()]];
     let total = bill.total_gpu_hours.max(f64::MIN_POSITIVE);
@@ -123,7 +123,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         format!("{:.1}", bill.total_gpu_hours),
         "100.0 %".into(),
     ]);
-    print_table(&rows);
+    super::print_table(&rows);
     Ok(())
 }
 
@@ -132,26 +132,5 @@ fn fmt_num(x: f64) -> String {
         format!("{x:.0}")
     } else {
         format!("{x}")
-    }
-}
-
-/// Left-aligned columns separated by two spaces.
-pub(crate) fn print_table(rows: &[Vec<String>]) {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
-            .collect();
-        println!("{}", line.join("  ").trim_end());
     }
 }

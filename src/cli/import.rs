@@ -257,16 +257,8 @@ fn render(fleet: &Fleet, file: &str, rows: &[HostRow]) -> String {
             ]);
         }
     }
-    let widths: Vec<usize> = (0..table[0].len())
-        .map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for r in &table {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
-            .collect();
-        let _ = writeln!(o, "  {}", line.join("  ").trim_end());
+    for line in super::table_lines(&table) {
+        let _ = writeln!(o, "  {line}");
     }
     let changed = rows.iter().flat_map(|h| &h.gpus).filter(|g| g.changes).count();
     if changed == 0 {

@@ -193,21 +193,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         };
         rows.push(vec!["solver".into(), String::new(), status.into()]);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
-            .collect();
-        println!("{}", line.join("  ").trim_end());
-    }
+    super::print_table(&rows);
     Ok(())
 }

@@ -98,6 +98,37 @@ fn quiet_on_broken_pipe() {
     }));
 }
 
+/// Rows as left-aligned columns separated by two spaces, one line per row with its trailing
+/// spaces trimmed. A column is as wide as its widest cell; rows may have fewer cells than others.
+pub(crate) fn table_lines(rows: &[Vec<String>]) -> Vec<String> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |s| s.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    rows.iter()
+        .map(|r| {
+            let line: Vec<String> = r
+                .iter()
+                .enumerate()
+                .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
+                .collect();
+            line.join("  ").trim_end().to_string()
+        })
+        .collect()
+}
+
+/// Prints `rows` laid out by [`table_lines`].
+pub(crate) fn print_table(rows: &[Vec<String>]) {
+    for line in table_lines(rows) {
+        println!("{line}");
+    }
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => crate::tui::run(crate::session::Session::demo()?),

@@ -163,16 +163,8 @@ fn render(p: &DrainPreview) -> String {
             place,
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for r in &rows {
-        let line: Vec<String> = r
-            .iter()
-            .enumerate()
-            .map(|(c, s)| format!("{s:<w$}", w = widths[c]))
-            .collect();
-        let _ = writeln!(o, "  {}", line.join("  ").trim_end());
+    for line in super::table_lines(&rows) {
+        let _ = writeln!(o, "  {line}");
     }
     let interrupted = p.stranded();
     let placed = n - interrupted.len();
