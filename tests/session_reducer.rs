@@ -90,18 +90,7 @@ fn a_request_that_fits_nowhere_waits_with_the_reason() {
 
 /// The request as an unplaced job VM that arrived at time 0.
 fn unplaced_job(id: u64, r: VmRequest) -> Vm {
-    Vm {
-        id,
-        gis: r.gis,
-        cores: r.cores,
-        ram_gb: r.ram_gb,
-        kind: VmKind::Job,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    Vm::job(id, r.gis, r.cores, r.ram_gb)
 }
 
 /// One host with one A100 holding 1g.5gb GIs at the given starts.
