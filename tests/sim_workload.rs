@@ -2,23 +2,16 @@
 //! lifetime means (exponential and lognormal), the GI count mix, profile shares, sizing, and the
 //! Table 9 variants as settings.
 
+mod common;
+
 use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, Host, VmKind};
+use migplan::fleet::{Fleet, VmKind};
 use migplan::scenario::{LifetimeDist, WorkloadSettings};
 use migplan::workload::{mean_lifetime_h, Request, Workload};
 
+/// The paper's fleet of §6.1, as `scenarios/paper-128.toml` ships it.
 fn paper_fleet() -> Fleet {
-    let c = embedded();
-    let a100 = c.model_id("a100-40gb").unwrap();
-    let a30 = c.model_id("a30-24gb").unwrap();
-    let mut hosts = Vec::new();
-    for i in 0..96 {
-        hosts.push(Host::new(format!("a{i}"), 80, 512, vec![a100, a100], 0));
-    }
-    for i in 0..32 {
-        hosts.push(Host::new(format!("b{i}"), 80, 512, vec![a30, a30], 0));
-    }
-    Fleet::new(c, hosts)
+    common::fleet::paper_128().fleet
 }
 
 /// Requests arriving within `hours`.

@@ -2,20 +2,12 @@
 
 use super::*;
 use crate::catalog::embedded;
-use crate::fleet::Host;
 
+/// The paper's fleet of §6.1 (96 hosts with two A100-40GB, 32 with two A30-24GB), as
+/// `scenarios/paper-128.toml` ships it.
 fn paper_fleet() -> Fleet {
-    let c = embedded();
-    let a100 = c.model_id("a100-40gb").unwrap();
-    let a30 = c.model_id("a30-24gb").unwrap();
-    let mut hosts = Vec::new();
-    for i in 0..96 {
-        hosts.push(Host::new(format!("a{i}"), 80, 512, vec![a100, a100], 0));
-    }
-    for i in 0..32 {
-        hosts.push(Host::new(format!("b{i}"), 80, 512, vec![a30, a30], 0));
-    }
-    Fleet::new(c, hosts)
+    let src = include_str!("../../scenarios/paper-128.toml");
+    crate::scenario::parse(src, "paper-128.toml").unwrap().fleet
 }
 
 #[test]

@@ -12,20 +12,20 @@ pub const H100_FOUR_TENANTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenar
 /// are those of the file.
 pub const TWO_NODES: &str = include_str!("../fixtures/two-nodes.toml");
 
+/// The paper's data center of §6.1: 96 hosts with two A100-40GB and 32 with two A30-24GB.
+pub const PAPER_128: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-128.toml");
+
 pub fn h100_four_tenants() -> Scenario {
     scenario::load(std::path::Path::new(H100_FOUR_TENANTS)).unwrap()
 }
 
+pub fn paper_128() -> Scenario {
+    scenario::load(std::path::Path::new(PAPER_128)).unwrap()
+}
+
 /// One GI request of `model` per profile.
 pub fn gi_requests(c: &Catalog, model: &str, profiles: &[&str]) -> Vec<GiRequest> {
-    let m = c.model_id(model).unwrap();
-    profiles
-        .iter()
-        .map(|p| GiRequest {
-            model: m,
-            profile: c.model(m).profile(p).unwrap(),
-        })
-        .collect()
+    GiRequest::named(c, model, profiles).unwrap()
 }
 
 /// The compute slices of all the requests together.
@@ -38,15 +38,8 @@ pub fn total_compute(c: &Catalog, gis: &[GiRequest]) -> u32 {
 /// An unplaced tenant VM asking for H100 instances, with 4 cores and 16 GB of RAM.
 pub fn h100_tenant_vm(c: &Catalog, id: VmId, tenant: Option<&str>, profiles: &[&str]) -> Vm {
     Vm {
-        id,
-        gis: gi_requests(c, "h100-80gb", profiles),
-        cores: 4,
-        ram_gb: 16,
         kind: VmKind::Tenant,
-        arrival: 0.0,
-        lifetime: None,
-        admitted_at: None,
         tenant: tenant.map(String::from),
-        placement: None,
+        ..Vm::job(id, gi_requests(c, "h100-80gb", profiles), 4, 16)
     }
 }
