@@ -1,6 +1,8 @@
 //! FF, MFI and TC on hand-built fleets (§6.3), and FF on a paper-like setup against the reference
 //! figures of DESIGN §4.
 
+mod common;
+
 use migplan::fleet::{GiRequest, Placement, Vm};
 use migplan::policy::{self, Policy};
 use migplan::scenario::{self, Scenario};
@@ -133,18 +135,23 @@ fn tc_compaction_vacates_the_least_utilized_gpu_with_free_resources_only() {
     assert_eq!(moves(&s).len(), 1);
 }
 
-#[test]
-fn tc_adds_an_idle_gpu_only_when_it_vacates_two() {
-    // A = h0/0: 3g.20gb at 0 (7/15). B = h0/1: 4g.20gb at 0 and 1g.5gb at 4 (10/15).
-    // D = h1/0: 2g.10gb at 0 and 3g.20gb at 4 (11/15), free 2-3. h1/1 idle, on an active host.
-    // Without an idle GPU nothing can be vacated. With h1/1: A's 3g.20gb goes there (default
-    // start 4), B's 4g.20gb to h1/1 at 0 and B's 1g.5gb to D's free slices 2-3: A and B are
-    // vacated, so the moves are kept and host h0 switches off.
-    let vms = vm_toml(1, "3g.20gb", "h0", "0@0")
+/// A = h0/0: 3g.20gb at 0 (7/15). B = h0/1: 4g.20gb at 0 and 1g.5gb at 4 (10/15).
+/// D = h1/0: 2g.10gb at 0 and 3g.20gb at 4 (11/15), free 2-3. h1/1 idle, on an active host.
+fn two_gpus_to_vacate() -> String {
+    vm_toml(1, "3g.20gb", "h0", "0@0")
         + &vm_toml(2, "4g.20gb", "h0", "1@0")
         + &vm_toml(3, "1g.5gb", "h0", "1@4")
         + &vm_toml(4, "2g.10gb", "h1", "0@0")
-        + &vm_toml(5, "3g.20gb", "h1", "0@4");
+        + &vm_toml(5, "3g.20gb", "h1", "0@4")
+}
+
+#[test]
+fn tc_adds_an_idle_gpu_only_when_it_vacates_two() {
+    // A, B and D of `two_gpus_to_vacate`.
+    // Without an idle GPU nothing can be vacated. With h1/1: A's 3g.20gb goes there (default
+    // start 4), B's 4g.20gb to h1/1 at 0 and B's 1g.5gb to D's free slices 2-3: A and B are
+    // vacated, so the moves are kept and host h0 switches off.
+    let vms = two_gpus_to_vacate();
     let sc = fleet(&vms);
     let s = compaction(&sc);
     let mut m = moves(&s);
@@ -174,11 +181,7 @@ fn tc_places_no_request_on_a_compactions_hosts_until_its_moves_end() {
     // The compaction of `tc_adds_an_idle_gpu_only_when_it_vacates_two` at 15 min moves three
     // VMs from h0 to h1: (48 + 20) + (64 + 20) + (16 + 5) = 173 GB at 12.5 Gbit/s, one move
     // after another, so its moves end 173 x 8 / 12.5 = 110.72 s later (§6.3, §6.1).
-    let vms = vm_toml(1, "3g.20gb", "h0", "0@0")
-        + &vm_toml(2, "4g.20gb", "h0", "1@0")
-        + &vm_toml(3, "1g.5gb", "h0", "1@4")
-        + &vm_toml(4, "2g.10gb", "h1", "0@0")
-        + &vm_toml(5, "3g.20gb", "h1", "0@4");
+    let vms = two_gpus_to_vacate();
     let sc = fleet(&vms);
     let mut tc = migplan::policy::tc::Tc::new(&sc.policy);
     assert!(
@@ -237,14 +240,6 @@ fn optimizer_calls_are_counted_per_hour_with_their_time_percentiles() {
     assert_eq!(ff.metrics().calls_per_h, 0.0);
 }
 
-fn paper128() -> Scenario {
-    scenario::load(std::path::Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/scenarios/paper-128.toml"
-    )))
-    .unwrap()
-}
-
 #[test]
 fn ff_on_the_paper_fleet_lands_near_the_reference_figures() {
     // DESIGN §4 (mean of 40 seeds): load 0.75: acceptance 98.9 %, 111.3 active hosts, 84.4 %
@@ -254,7 +249,7 @@ fn ff_on_the_paper_fleet_lands_near_the_reference_figures() {
     {
         let mut m = [0.0; 4];
         for seed in 1..=3 {
-            let mut sc = paper128();
+            let mut sc = common::fleet::paper_128();
             sc.workload.load = load;
             sc.workload.seed = seed;
             let mut s = Simulator::new(&sc, policy::by_name("ff", &sc.policy).unwrap()).unwrap();
