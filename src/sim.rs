@@ -246,6 +246,11 @@ impl Simulator {
         self.policy = policy;
     }
 
+    /// The policy, to hand it a cancel flag ([`Policy::set_cancel`]).
+    pub fn policy_mut(&mut self) -> &mut dyn Policy {
+        self.policy.as_mut()
+    }
+
     pub fn policy_settings(&self) -> &PolicySettings {
         &self.settings
     }
@@ -361,6 +366,19 @@ impl Simulator {
     /// Advances to `deadline`: whole steps up to it, then the events up to the deadline itself
     /// (the policy's next step comes at the next grid point).
     pub fn step_until(&mut self, deadline: f64) -> Result<(), SimError> {
+        self.step_until_while(deadline, &mut |_| true).map(|_| ())
+    }
+
+    /// [`Self::step_until`] that asks `go_on` after each whole step (the policy's step
+    /// included) whether to continue. When it says no, the clock stays at that step's grid
+    /// point, short of the deadline, with every event up to it handled: a state as whole as
+    /// after any step. Returns whether the deadline was reached. The planner runs long steps
+    /// this way on a worker thread, to report progress and to stop when the user cancels.
+    pub fn step_until_while(
+        &mut self,
+        deadline: f64,
+        go_on: &mut dyn FnMut(&Simulator) -> bool,
+    ) -> Result<bool, SimError> {
         if !deadline.is_finite() {
             return Err(SimError::NotFinite(deadline));
         }
@@ -372,9 +390,12 @@ impl Simulator {
         }
         while self.next_grid() <= deadline {
             self.step();
+            if !go_on(self) {
+                return Ok(self.now >= deadline);
+            }
         }
         self.advance_to(deadline);
-        Ok(())
+        Ok(true)
     }
 
     /// Runs to the end of the measurement window.

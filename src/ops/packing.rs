@@ -48,6 +48,8 @@ pub struct Packing {
     idle: bool,
     /// Consolidation calls made by the trigger.
     pub defrag_calls: u32,
+    /// Stops a running consolidation call early (the planner's cancel of a step).
+    cancel: crate::policy::CancelFlag,
 }
 
 /// A candidate placement on one host and how it scores.
@@ -97,6 +99,7 @@ impl Packing {
             last_check: None,
             idle: false,
             defrag_calls: 0,
+            cancel: Default::default(),
         }
     }
 
@@ -247,7 +250,10 @@ impl Policy for Packing {
             CallMode::Consolidation,
             kind,
             &self.settings,
-            &SolveControl::default(),
+            &SolveControl {
+                cancel: self.cancel.for_solve(),
+                ..SolveControl::default()
+            },
         ) {
             Ok(p) if p.changes_placements() => {
                 let mut plan = p.plan;
@@ -259,5 +265,13 @@ impl Policy for Packing {
                 None
             }
         }
+    }
+
+    fn optimizer_calls(&self) -> usize {
+        self.defrag_calls as usize
+    }
+
+    fn set_cancel(&mut self, cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {
+        self.cancel = crate::policy::CancelFlag(cancel);
     }
 }

@@ -7,6 +7,8 @@ pub mod origamig;
 use crate::fleet::{Fleet, Placement, Vm};
 use crate::plan::Plan;
 use crate::scenario::PolicySettings;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 pub mod cache;
 pub mod ff;
@@ -68,6 +70,35 @@ pub trait Policy: Send {
     /// neighborhood is empty is not counted); empty for policies without calls.
     fn call_times_s(&self) -> Vec<f64> {
         Vec::new()
+    }
+
+    /// Optimizer calls made so far (for progress reports); by default those of
+    /// [`Policy::call_times_s`].
+    fn optimizer_calls(&self) -> usize {
+        self.call_times_s().len()
+    }
+
+    /// A flag that, once set from any thread, stops the optimizer call the policy is running
+    /// soon after: the call ends as at its time limit, with its best plan so far. `None` takes
+    /// the flag away again. Policies that make no optimizer calls ignore it.
+    fn set_cancel(&mut self, _cancel: Option<Arc<AtomicBool>>) {}
+}
+
+/// The cancel flag a policy holds while the planner steps time ([`Policy::set_cancel`]). It is
+/// no part of what the policy decides, so two policies compare equal whatever their flags.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(pub Option<Arc<AtomicBool>>);
+
+impl CancelFlag {
+    /// The flag for a solve: the one set, or a fresh one nobody sets.
+    pub fn for_solve(&self) -> Arc<AtomicBool> {
+        self.0.clone().unwrap_or_default()
+    }
+}
+
+impl PartialEq for CancelFlag {
+    fn eq(&self, _: &CancelFlag) -> bool {
+        true
     }
 }
 

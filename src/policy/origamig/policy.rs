@@ -15,6 +15,8 @@ use crate::fleet::{Fleet, Placement, Vm, VmId};
 use crate::plan::Plan;
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// Counters of the calls a policy made.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -42,6 +44,9 @@ pub struct Origamig {
     call_times: Vec<f64>,
     rejected: Vec<VmId>,
     stats: CallStats,
+    /// Set by the planner while it steps time on a worker thread, so that a cancel stops a
+    /// running solve instead of waiting for its time limit.
+    cancel: crate::policy::CancelFlag,
 }
 
 impl Origamig {
@@ -54,6 +59,7 @@ impl Origamig {
             call_times: Vec::new(),
             rejected: Vec::new(),
             stats: CallStats::default(),
+            cancel: Default::default(),
         }
     }
 
@@ -88,7 +94,11 @@ impl Origamig {
             };
             (mode, trigger.clone())
         };
-        let p = match call::call(fleet, mode, kind, &self.settings, &SolveControl::default()) {
+        let control = SolveControl {
+            cancel: self.cancel.for_solve(),
+            ..SolveControl::default()
+        };
+        let p = match call::call(fleet, mode, kind, &self.settings, &control) {
             Ok(p) => p,
             Err(e) => {
                 self.stats.failed += 1;
@@ -160,5 +170,13 @@ impl Policy for Origamig {
 
     fn call_times_s(&self) -> Vec<f64> {
         self.call_times.clone()
+    }
+
+    fn optimizer_calls(&self) -> usize {
+        self.call_times.len()
+    }
+
+    fn set_cancel(&mut self, cancel: Option<Arc<AtomicBool>>) {
+        self.cancel = crate::policy::CancelFlag(cancel);
     }
 }
