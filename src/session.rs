@@ -80,6 +80,9 @@ pub enum Action {
     TogglePlay,
     /// Advance the clock while playing; the whole play counts as one undo step.
     PlayTick(f64),
+    /// The result of a step handed out as [`Outcome::Step`] (run on a worker thread in the
+    /// TUI, or by [`update_blocking`]).
+    Stepped(Box<StepResult>),
     /// Arrivals from the scenario's workload on or off.
     SetArrivals(bool),
     /// Ask for a solve; the result comes back as [`Outcome::Solve`], to be run by the caller.
@@ -109,6 +112,10 @@ pub enum Outcome {
     Info(String),
     /// Run this solve (on a worker thread in the TUI) and send back [`Action::Proposed`].
     Solve(Box<SolveRequest>),
+    /// Run this step of the clock (on a worker thread in the TUI) and send back
+    /// [`Action::Stepped`]. Every action that advances time hands one out: under a policy that
+    /// calls the optimizer a step can take minutes.
+    Step(Box<StepRequest>),
 }
 
 impl Outcome {
@@ -117,7 +124,128 @@ impl Outcome {
         match self {
             Outcome::Changed(s) | Outcome::Info(s) => s.clone(),
             Outcome::Solve(r) => format!("optimizing ({})", r.mode.name()),
+            Outcome::Step(r) => format!("stepping {}", format_duration(r.target_s - r.from_s)),
         }
+    }
+}
+
+/// A step of the clock to run: a copy of the session's simulator and where to stop. It is
+/// `Send`, so a worker thread can own it while the screen goes on.
+#[derive(Clone)]
+pub struct StepRequest {
+    engine: Engine,
+    /// Simulated time when the step was asked for.
+    pub from_s: f64,
+    /// Where the step stops unless cancelled.
+    pub target_s: f64,
+    /// The session revision the simulator was copied from; a stale result is refused.
+    pub revision: u64,
+    /// A tick of continuous play (the whole play run is one undo step).
+    pub play: bool,
+}
+
+impl std::fmt::Debug for StepRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepRequest")
+            .field("from_s", &self.from_s)
+            .field("target_s", &self.target_s)
+            .field("revision", &self.revision)
+            .field("play", &self.play)
+            .finish()
+    }
+}
+
+/// How far a running step has come.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepProgress {
+    pub from_s: f64,
+    /// Simulated time reached (a 10 s step boundary).
+    pub now_s: f64,
+    pub target_s: f64,
+    /// Optimizer calls the arrival policy made during this step so far.
+    pub calls: usize,
+}
+
+impl StepProgress {
+    /// Share of the step done, 0 to 1.
+    pub fn fraction(&self) -> f64 {
+        let span = self.target_s - self.from_s;
+        if span > 0.0 {
+            ((self.now_s - self.from_s) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+}
+
+impl StepRequest {
+    /// Runs the step on the copied simulator. Setting `cancel` stops it at the end of the
+    /// current 10 s step (an optimizer call running then stops early, as at its time limit);
+    /// `progress` hears after every 10 s step.
+    pub fn run(
+        mut self,
+        cancel: Arc<AtomicBool>,
+        mut progress: impl FnMut(StepProgress),
+    ) -> Result<StepResult> {
+        let calls0 = self.engine.optimizer_calls();
+        let (from_s, target_s) = (self.from_s, self.target_s);
+        let reached = self
+            .engine
+            .step_until_cancellable(target_s, &cancel, &mut |now_s, calls| {
+                progress(StepProgress {
+                    from_s,
+                    now_s,
+                    target_s,
+                    calls: calls.saturating_sub(calls0),
+                })
+            })?;
+        Ok(StepResult {
+            calls: self.engine.optimizer_calls().saturating_sub(calls0),
+            engine: self.engine,
+            from_s,
+            target_s,
+            revision: self.revision,
+            play: self.play,
+            cancelled: !reached,
+        })
+    }
+}
+
+/// What a step did: the simulator after it, and whether it was cancelled short of its target.
+#[derive(Clone)]
+pub struct StepResult {
+    engine: Engine,
+    pub from_s: f64,
+    pub target_s: f64,
+    pub revision: u64,
+    pub play: bool,
+    /// Stopped by the cancel flag at a 10 s step boundary before `target_s`.
+    pub cancelled: bool,
+    /// Optimizer calls the arrival policy made during the step.
+    pub calls: usize,
+}
+
+impl StepResult {
+    /// Simulated time the step reached.
+    pub fn reached_s(&self) -> f64 {
+        self.engine.time()
+    }
+
+    /// The fleet after the step.
+    pub fn fleet(&self) -> &Fleet {
+        self.engine.fleet()
+    }
+}
+
+impl std::fmt::Debug for StepResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StepResult")
+            .field("from_s", &self.from_s)
+            .field("target_s", &self.target_s)
+            .field("reached_s", &self.reached_s())
+            .field("cancelled", &self.cancelled)
+            .field("calls", &self.calls)
+            .finish()
     }
 }
 
@@ -630,16 +758,32 @@ impl Session {
         }
     }
 
-    /// Steps the clock to `t`, refusing while a plan is half played.
-    fn advance_to(&mut self, t: f64) -> Result<()> {
+    /// Refuses to step while a plan is half played.
+    fn check_steppable(&self) -> Result<()> {
         if let Some(p) = &self.state.preview {
             if p.done > 0 || p.phase != PlanPhase::Pending {
                 bail!("a plan is being played: apply it (a) or undo (u) before stepping time");
             }
         }
-        self.state.engine.step_until(t)?;
-        // A departure only removes steps (§5.4): drop targets of VMs that left, and keep the
-        // plan only if the rest still runs on the fleet as it is now.
+        Ok(())
+    }
+
+    /// A step to `t` from now, for the caller to run ([`Outcome::Step`]).
+    fn step_request(&self, t: f64, play: bool) -> Result<Outcome> {
+        self.check_steppable()?;
+        Ok(Outcome::Step(Box::new(StepRequest {
+            engine: self.state.engine.clone(),
+            from_s: self.now_s(),
+            target_s: t,
+            revision: self.state.revision,
+            play,
+        })))
+    }
+
+    /// After the clock moved: a departure only removes steps of a previewed plan (§5.4): drop
+    /// targets of VMs that left, and keep the plan only if the rest still runs on the fleet as
+    /// it is now.
+    fn keep_preview_after_step(&mut self) {
         if let Some(p) = self.state.preview.take() {
             let mut proposal = p.proposal.clone();
             let fleet = self.state.engine.fleet();
@@ -657,14 +801,15 @@ impl Session {
                 }
             }
         }
-        Ok(())
     }
 }
 
 /// The reducer: applies one action to the session.
 pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
     use Action::*;
-    if !matches!(action, PlayTick(_) | TogglePlay) && s.playing {
+    // A play tick's step coming back is part of the play run, like the tick that asked for it.
+    let play_step = matches!(&action, Stepped(r) if r.play);
+    if !matches!(action, PlayTick(_) | TogglePlay) && !play_step && s.playing {
         // Any other action ends a play run, so that the run is one undo step.
         s.playing = false;
         s.play_snapshot = false;
@@ -696,17 +841,17 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
             s.changed();
             Ok(Outcome::Changed(msg))
         }
-        Step => step_to(s, s.now_s() + STEP_S),
+        Step => s.step_request(s.now_s() + STEP_S, false),
         StepFor(d) => {
             if !(d > 0.0 && d.is_finite()) {
                 bail!("a step must be a positive duration");
             }
-            step_to(s, s.now_s() + d)
+            s.step_request(s.now_s() + d, false)
         }
         StepToNextEvent => match s.state.engine.next_event_time() {
             Some(t) => {
                 let t = t.max(s.now_s() + STEP_S).min(s.now_s() + 365.0 * 86400.0);
-                step_to(s, t)
+                s.step_request(t, false)
             }
             None => Ok(Outcome::Info(
                 "no event ahead: no VM departs and arrivals are off".into(),
@@ -714,25 +859,21 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
         },
         TogglePlay => {
             s.playing = !s.playing;
-            s.play_snapshot = false;
+            // Starting play opens a new run (one undo step); pausing leaves the run open, so a
+            // tick still running when the user paused joins it.
+            if s.playing {
+                s.play_snapshot = false;
+            }
             Ok(Outcome::Info(if s.playing { "playing" } else { "paused" }.into()))
         }
         PlayTick(d) => {
             if !s.playing {
                 return Ok(Outcome::Info("paused".into()));
             }
-            if !s.play_snapshot {
-                s.checkpoint();
-                s.play_snapshot = true;
-            }
             let t = s.now_s() + d;
-            if let Err(e) = s.advance_to(t) {
-                s.playing = false;
-                return Err(e);
-            }
-            s.changed();
-            Ok(Outcome::Changed(String::new()))
+            s.step_request(t, true).inspect_err(|_| s.playing = false)
         }
+        Stepped(r) => stepped(s, *r),
         SetArrivals(on) => {
             if s.arrivals() == on {
                 return Ok(Outcome::Info(format!("arrivals already {}", on_off(on))));
@@ -901,23 +1042,78 @@ fn on_off(b: bool) -> &'static str {
     }
 }
 
-fn step_to(s: &mut Session, t: f64) -> Result<Outcome> {
-    let before = s.now_s();
-    let snapshot = s.state.clone();
-    if let Err(e) = s.advance_to(t) {
-        s.state = snapshot;
-        return Err(e);
+/// Takes in a step's result: the simulator after it becomes the session's, and the state
+/// before it one undo step (a play run: one for the whole run).
+fn stepped(s: &mut Session, r: StepResult) -> Result<Outcome> {
+    if r.revision != s.state.revision {
+        bail!("the session changed while the clock ran; the step was dropped (step again)");
     }
-    s.undo.push(snapshot);
-    if s.undo.len() > s.undo_cap {
-        s.undo.remove(0);
+    if r.reached_s() == s.now_s() && r.cancelled {
+        if r.play {
+            s.playing = false;
+        }
+        return Ok(Outcome::Info(
+            "step cancelled before any time passed: nothing changed".into(),
+        ));
     }
-    s.redo.clear();
+    let take_snapshot = !(r.play && s.play_snapshot);
+    let reached_s = r.reached_s();
+    let before = std::mem::replace(&mut s.state.engine, r.engine);
+    if take_snapshot {
+        let snapshot = State {
+            engine: before,
+            preview: s.state.preview.clone(),
+            log: s.state.log.clone(),
+            samples: s.state.samples.clone(),
+            revision: s.state.revision,
+        };
+        s.undo.push(snapshot);
+        if s.undo.len() > s.undo_cap {
+            s.undo.remove(0);
+        }
+        s.redo.clear();
+    }
+    if r.play {
+        s.play_snapshot = true;
+    }
+    s.keep_preview_after_step();
+    let msg = if r.cancelled {
+        if r.play {
+            s.playing = false;
+        }
+        let msg = format!(
+            "step cancelled at {} (of {}): the session keeps the state there; u undoes the step",
+            s.date_at(reached_s).format("%Y-%m-%d %H:%M:%S"),
+            s.date_at(r.target_s).format("%Y-%m-%d %H:%M:%S")
+        );
+        s.note(EventKind::Setting, msg.clone());
+        msg
+    } else if r.play {
+        String::new()
+    } else {
+        format!("stepped {}", format_duration(reached_s - r.from_s))
+    };
+    let msg = match r.calls {
+        0 => msg,
+        _ if msg.is_empty() => msg,
+        1 => format!("{msg} (1 optimizer call)"),
+        n => format!("{msg} ({n} optimizer calls)"),
+    };
     s.changed();
-    Ok(Outcome::Changed(format!(
-        "stepped {}",
-        format_duration(s.now_s() - before)
-    )))
+    Ok(Outcome::Changed(msg))
+}
+
+/// [`update`], then a step it hands out ([`Outcome::Step`]) run at once on this thread, its
+/// result taken in through [`Action::Stepped`] as the TUI does: for scripts, tests and callers
+/// without a worker thread. A solve ([`Outcome::Solve`]) is still handed out.
+pub fn update_blocking(s: &mut Session, action: Action) -> Result<Outcome> {
+    match update(s, action)? {
+        Outcome::Step(req) => {
+            let r = req.run(Arc::default(), |_| {})?;
+            update(s, Action::Stepped(Box::new(r)))
+        }
+        other => Ok(other),
+    }
 }
 
 fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {

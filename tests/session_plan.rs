@@ -5,7 +5,7 @@
 
 use migplan::fleet::{GiSlot, Placement};
 use migplan::plan::{Plan, StepKind};
-use migplan::session::{update, Action, PlanPhase, Proposal, Session};
+use migplan::session::{update, update_blocking, Action, PlanPhase, Proposal, Session};
 
 fn host(s: &Session, name: &str) -> usize {
     s.fleet().hosts.iter().position(|h| h.name == name).unwrap()
@@ -102,7 +102,7 @@ fn playing_a_plan_goes_create_migrate_destroy_per_step() {
     assert_eq!(s.preview().unwrap().phase, PlanPhase::Created);
     assert_eq!(s.fleet(), &before);
     assert!(
-        update(&mut s, Action::StepFor(60.0)).is_err(),
+        update_blocking(&mut s, Action::StepFor(60.0)).is_err(),
         "time waits while a plan plays"
     );
     update(&mut s, Action::PlanStep).unwrap();
@@ -163,7 +163,7 @@ fn a_departure_only_removes_steps() {
     );
     update(&mut s, Action::Proposed(Box::new(p))).unwrap();
     assert_eq!(s.preview().unwrap().schedule.steps.len(), 3);
-    update(&mut s, Action::StepFor(3600.0)).unwrap();
+    update_blocking(&mut s, Action::StepFor(3600.0)).unwrap();
     assert!(s.fleet().vm(11).is_none());
     let pv = s.preview().expect("the rest of the plan is kept (§5.4)");
     let order: Vec<(u64, StepKind)> = pv.schedule.steps.iter().map(|st| (st.vm, st.kind)).collect();

@@ -6,7 +6,7 @@ mod common;
 
 use common::fleet::{gi_requests, total_compute};
 use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId, VmKind};
-use migplan::session::{self, update, Action, EventKind, Outcome, Session, VmRequest};
+use migplan::session::{self, update, update_blocking, Action, EventKind, Outcome, Session, VmRequest};
 
 fn demo() -> Session {
     Session::demo().expect("the embedded demo loads")
@@ -176,7 +176,7 @@ fn stepping_an_hour_runs_departures_and_integrates_energy() {
     let mut s = demo_quiet();
     let p0 = s.fleet().power_w();
     // VM 11 (lifetime 1 h) departs exactly at the end of the hour; the power is constant before.
-    update(&mut s, Action::StepFor(3600.0)).unwrap();
+    update_blocking(&mut s, Action::StepFor(3600.0)).unwrap();
     assert_eq!(s.now_s(), 3600.0);
     assert!(s.fleet().vm(11).is_none());
     assert!(s
@@ -201,14 +201,14 @@ fn stepping_an_hour_runs_departures_and_integrates_energy() {
 #[test]
 fn next_event_goes_to_the_earliest_departure() {
     let mut s = demo_quiet();
-    update(&mut s, Action::StepToNextEvent).unwrap();
+    update_blocking(&mut s, Action::StepToNextEvent).unwrap();
     assert_eq!(s.now_s(), 3600.0, "VM 11 has the shortest lifetime, 1 h");
-    update(&mut s, Action::StepToNextEvent).unwrap();
+    update_blocking(&mut s, Action::StepToNextEvent).unwrap();
     assert_eq!(s.now_s(), 5400.0, "then VM 6 (1.5 h)");
-    update(&mut s, Action::Step).unwrap();
+    update_blocking(&mut s, Action::Step).unwrap();
     assert_eq!(s.now_s(), 5410.0);
-    assert!(update(&mut s, Action::StepFor(-5.0)).is_err());
-    assert!(update(&mut s, Action::StepFor(f64::NAN)).is_err());
+    assert!(update_blocking(&mut s, Action::StepFor(-5.0)).is_err());
+    assert!(update_blocking(&mut s, Action::StepFor(f64::NAN)).is_err());
 }
 
 #[test]
@@ -217,7 +217,7 @@ fn a_play_run_is_one_undo_step() {
     update(&mut s, Action::TogglePlay).unwrap();
     assert!(s.playing());
     for _ in 0..5 {
-        update(&mut s, Action::PlayTick(600.0)).unwrap();
+        update_blocking(&mut s, Action::PlayTick(600.0)).unwrap();
     }
     assert_eq!(s.now_s(), 3000.0);
     update(&mut s, Action::TogglePlay).unwrap();
@@ -237,7 +237,7 @@ fn save_and_open_round_trip_and_track_the_modified_mark() {
         "the demo has no file: saving needs a name"
     );
     update(&mut s, Action::AddVm(req("a30-24gb", &["2g.12gb"]))).unwrap();
-    update(&mut s, Action::StepFor(1800.0)).unwrap();
+    update_blocking(&mut s, Action::StepFor(1800.0)).unwrap();
     assert!(s.modified());
     update(&mut s, Action::Save(Some(path.clone()))).unwrap();
     assert!(!s.modified());
@@ -301,7 +301,7 @@ fn demo_sim(policy: &str) -> migplan::sim::Simulator {
 fn stepping_an_hour_brings_the_workloads_arrivals_as_the_simulator_does() {
     let mut s = demo();
     assert!(s.arrivals(), "the demo's workload is on");
-    update(&mut s, Action::StepFor(3600.0)).unwrap();
+    update_blocking(&mut s, Action::StepFor(3600.0)).unwrap();
     let mut sim = demo_sim("ff");
     sim.step_until(3600.0).unwrap();
     assert_eq!(s.fleet(), sim.fleet(), "the session's fleet is the simulator's");
@@ -339,7 +339,7 @@ fn stepping_an_hour_brings_the_workloads_arrivals_as_the_simulator_does() {
     update(&mut s, Action::Redo).unwrap();
     assert_eq!(s.fleet(), &after);
     update(&mut s, Action::Undo).unwrap();
-    update(&mut s, Action::StepFor(3600.0)).unwrap();
+    update_blocking(&mut s, Action::StepFor(3600.0)).unwrap();
     assert_eq!(s.fleet(), &after, "the workload is deterministic for its seed");
 }
 
@@ -348,7 +348,7 @@ fn arrivals_off_leaves_only_departures() {
     let mut s = demo();
     update(&mut s, Action::SetArrivals(false)).unwrap();
     assert!(!s.arrivals());
-    update(&mut s, Action::StepFor(2.0 * 3600.0)).unwrap();
+    update_blocking(&mut s, Action::StepFor(2.0 * 3600.0)).unwrap();
     assert!(s.log().all(|e| e.kind != EventKind::Arrival));
     assert!(s.log().any(|e| e.kind == EventKind::Departure));
     let mut sim = demo_sim("ff");
@@ -364,7 +364,7 @@ fn each_arrival_policy_runs_the_simulators_steps() {
         let mut s = demo();
         update(&mut s, Action::SetPolicy(name.into())).unwrap();
         assert_eq!(s.policy_name(), name);
-        update(&mut s, Action::StepFor(1800.0)).unwrap();
+        update_blocking(&mut s, Action::StepFor(1800.0)).unwrap();
         let mut sim = demo_sim(name);
         sim.step_until(1800.0).unwrap();
         assert_eq!(s.fleet(), sim.fleet(), "{name}");

@@ -12,6 +12,8 @@ use crate::policy::{self, Policy};
 use crate::scenario::Scenario;
 use crate::sim::{self, Simulator};
 use anyhow::{anyhow, bail, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Origin of the plans the session runs by hand; the session logs them itself.
 pub const HAND: &str = "planner";
@@ -151,10 +153,32 @@ impl Engine {
         self.sim.next_event_time()
     }
 
-    /// Advances the clock to `t` (whole 10 s steps with the policy's step at each, then the
-    /// events up to `t`).
-    pub fn step_until(&mut self, t: f64) -> Result<()> {
-        self.sim.step_until(t).map_err(|e| anyhow!("{e}"))
+    /// Advances the clock to `t`: whole 10 s steps with the policy's step at each, then the
+    /// events up to `t`. It stops at the end of a whole step (10 s grid point, the
+    /// policy's step included) once `cancel` is set; the policy gets the flag too, so an
+    /// optimizer call running then stops early, as at its time limit. `progress` hears the
+    /// clock and the policy's optimizer calls so far after every step. Returns whether the clock
+    /// reached `t`.
+    pub fn step_until_cancellable(
+        &mut self,
+        t: f64,
+        cancel: &Arc<AtomicBool>,
+        progress: &mut dyn FnMut(f64, usize),
+    ) -> Result<bool> {
+        self.sim.policy_mut().set_cancel(Some(cancel.clone()));
+        let reached = self.sim.step_until_while(t, &mut |sim| {
+            progress(sim.time(), sim.policy().optimizer_calls());
+            !cancel.load(Ordering::SeqCst)
+        });
+        // The flag belongs to this step only: the session's state (and its undo copies) must
+        // not carry it into the next one.
+        self.sim.policy_mut().set_cancel(None);
+        reached.map_err(|e| anyhow!("{e}"))
+    }
+
+    /// Optimizer calls the arrival policy has made so far.
+    pub fn optimizer_calls(&self) -> usize {
+        self.sim.policy().optimizer_calls()
     }
 
     /// A new VM by hand: at `pin` when given, else where the policy puts it, else pending.

@@ -6,7 +6,9 @@
 use super::keymap::{Key, Keymap, Layer};
 use super::theme::Theme;
 use crate::fleet::{GiRequest, HostId, VmId, VmKind};
-use crate::session::{self, Action, Outcome, Proposal, Session, SolveProgress, VmRequest};
+use crate::session::{
+    self, Action, Outcome, Proposal, Session, SolveProgress, StepProgress, StepResult, VmRequest,
+};
 use anyhow::Result;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::backend::Backend;
@@ -24,10 +26,18 @@ use std::time::{Duration, Instant};
 pub enum Msg {
     Term(Event),
     Solver(SolverMsg),
-    /// Time passed while playing or solving (to advance the clock or the elapsed time).
+    Stepper(StepMsg),
+    /// Time passed while playing, solving or stepping (to advance the clock or the elapsed time).
     Tick,
-    /// Tests: handle nothing else until the running solve has reported its result.
+    /// Tests: handle nothing else until the running solve or step has reported its result.
     WaitIdle,
+}
+
+/// Reports from the thread that steps the clock.
+#[derive(Debug)]
+pub enum StepMsg {
+    Progress(StepProgress),
+    Done(Box<std::result::Result<StepResult, String>>),
 }
 
 /// Reports from the solver thread.
@@ -187,6 +197,16 @@ pub struct Solving {
     pub cancelled: bool,
 }
 
+/// A step of the clock running on a worker thread (on a copy of the session's simulator).
+pub struct Stepping {
+    pub started: Instant,
+    pub progress: StepProgress,
+    pub cancel: Arc<AtomicBool>,
+    pub cancelled: bool,
+    /// A tick of continuous play.
+    pub play: bool,
+}
+
 /// Kind of the status message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tone {
@@ -215,6 +235,11 @@ pub struct App {
     /// The VM being moved by hand.
     pub moving: Option<VmId>,
     pub solving: Option<Solving>,
+    pub stepping: Option<Stepping>,
+    /// Run steps of the clock on a worker thread (the terminal); when off, a step runs at
+    /// once on the loop's thread through the same request and result (scripted tests, whose
+    /// screens must not depend on thread timing).
+    pub background_steps: bool,
     pub relayout: Option<RelayoutView>,
     /// Scroll of the preview's step list.
     pub preview_scroll: u16,
@@ -233,6 +258,9 @@ pub struct App {
 
 /// Wall-clock time between play ticks.
 const TICK: Duration = Duration::from_millis(250);
+/// Least wall-clock time between two progress reports of a step: a long step passes thousands
+/// of 10 s boundaries, and each report costs a redraw.
+const STEP_PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 impl App {
     pub fn new(session: Session, theme: Theme) -> App {
@@ -252,6 +280,8 @@ impl App {
             help: None,
             moving: None,
             solving: None,
+            stepping: None,
+            background_steps: true,
             relayout: None,
             preview_scroll: 0,
             message: None,
@@ -285,6 +315,8 @@ impl App {
             Layer::Relayout
         } else if self.solving.is_some() {
             Layer::Solve
+        } else if self.stepping.is_some() {
+            Layer::Step
         } else if self.moving.is_some() {
             Layer::Move
         } else if self.session.preview().is_some() {
@@ -314,6 +346,9 @@ impl App {
             if self.solving.is_some() {
                 return Layer::Solve;
             }
+            if self.stepping.is_some() {
+                return Layer::Step;
+            }
             if self.moving.is_some() {
                 return Layer::Move;
             }
@@ -337,18 +372,23 @@ impl App {
             Msg::Term(Event::Mouse(m)) => self.on_mouse(m),
             Msg::Term(_) => {}
             Msg::Solver(s) => self.on_solver(s),
+            Msg::Stepper(s) => self.on_stepper(s),
             Msg::Tick => {
-                if self.session.playing() && self.solving.is_none() {
-                    let r = session::update(&mut self.session, Action::PlayTick(self.play_step_s));
-                    if let Err(e) = r {
-                        self.say(format!("{e:#}"), Tone::Error);
+                // A tick while a step runs only redraws (the elapsed time); the next play tick
+                // waits for the running one rather than queueing behind it.
+                if self.session.playing() && !self.busy() {
+                    match session::update(&mut self.session, Action::PlayTick(self.play_step_s)) {
+                        Ok(Outcome::Step(req)) => self.start_step(*req),
+                        Ok(_) => {}
+                        Err(e) => self.say(format!("{e:#}"), Tone::Error),
                     }
                 }
             }
             Msg::WaitIdle => {
-                while self.solving.is_some() {
+                while self.busy() {
                     match self.rx.recv() {
                         Ok(Msg::Solver(s)) => self.on_solver(s),
+                        Ok(Msg::Stepper(s)) => self.on_stepper(s),
                         Ok(other) => self.deferred.push_back(other),
                         Err(_) => break,
                     }
@@ -357,9 +397,33 @@ impl App {
         }
     }
 
-    /// Whether the loop should wake up without input (playing, or showing solve progress).
+    /// A solve or a step runs on a worker thread: the session must not change meanwhile, since
+    /// the worker's result replaces (or is checked against) the state it copied.
+    pub fn busy(&self) -> bool {
+        self.solving.is_some() || self.stepping.is_some()
+    }
+
+    /// Why a change to the session is refused now, if it is.
+    fn busy_refusal(&self) -> Option<String> {
+        if self.stepping.is_some() {
+            let key = self
+                .keymap
+                .key_for(Layer::Step, "cancel")
+                .unwrap_or_else(|| "Esc".into());
+            Some(format!(
+                "refused: the clock is stepping; wait for the step to end, or press {key} to cancel it"
+            ))
+        } else if self.solving.is_some() {
+            Some("the optimizer is running: wait, or press c to cancel".into())
+        } else {
+            None
+        }
+    }
+
+    /// Whether the loop should wake up without input (playing, or showing solve or step
+    /// progress).
     fn wants_tick(&self) -> bool {
-        self.session.playing() || self.solving.is_some()
+        self.session.playing() || self.busy()
     }
 
     /// The next message: deferred ones first, then the channel (with a tick while playing).
@@ -415,6 +479,14 @@ impl App {
             self.command(&cmd);
             return;
         }
+        // While a worker runs, the fleet view's keys still work: navigation moves, and a key
+        // that would change the session says why it is refused instead of doing nothing.
+        if matches!(layer, Layer::Solve | Layer::Step) {
+            if let Some(cmd) = self.keymap.lookup(Layer::Fleet, &key).map(str::to_string) {
+                self.command(&cmd);
+            }
+            return;
+        }
         // Text input in the palette and in the form's text fields.
         if let KeyCode::Char(c) = k.code {
             if key.ctrl || key.alt {
@@ -457,7 +529,10 @@ impl App {
         }
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
-                if self.layer() != Layer::Fleet && self.layer() != Layer::Move {
+                if !matches!(
+                    self.layer(),
+                    Layer::Fleet | Layer::Move | Layer::Solve | Layer::Step
+                ) {
                     return;
                 }
                 let pos = Position::new(m.column, m.row);
@@ -521,6 +596,17 @@ impl App {
         let cmd = cmd.trim();
         let (head, arg) = cmd.split_once(' ').unwrap_or((cmd, ""));
         let n_hosts = self.session.fleet().hosts.len();
+        // Commands that open a way to change the session (a form, a confirmation, a move) are
+        // refused up front while a worker runs; the rest are refused in `dispatch`.
+        if matches!(
+            head,
+            "add-vm" | "remove" | "rm" | "move" | "mv" | "e" | "edit" | "open"
+        ) {
+            if let Some(why) = self.busy_refusal() {
+                self.say(why, Tone::Error);
+                return;
+            }
+        }
         match (self.layer(), head) {
             (Layer::Help, "close") => self.help = None,
             (Layer::Help, "down") => self.help = self.help.map(|s| s.saturating_add(1)),
@@ -592,6 +678,13 @@ impl App {
                     s.cancel.store(true, Ordering::SeqCst);
                     s.cancelled = true;
                     self.say("cancelling: the best plan so far will be shown", Tone::Info);
+                }
+            }
+            (Layer::Step, "cancel") => {
+                if let Some(s) = &mut self.stepping {
+                    s.cancel.store(true, Ordering::SeqCst);
+                    s.cancelled = true;
+                    self.say("cancelling: the step stops at the next 10 s boundary", Tone::Info);
                 }
             }
             (Layer::Preview, "down") => self.preview_scroll = self.preview_scroll.saturating_add(1),
@@ -682,13 +775,19 @@ impl App {
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
             (_, "quit") | (_, "q") => {
-                if self.session.modified() {
+                // A running step is work not yet in the session: quitting asks, as for unsaved
+                // changes.
+                if self.session.modified() || self.stepping.is_some() {
                     self.confirm = Some(Confirm::Quit);
                 } else {
+                    self.stop_workers();
                     self.quit = true;
                 }
             }
-            (_, "q!") => self.quit = true,
+            (_, "q!") => {
+                self.stop_workers();
+                self.quit = true;
+            }
             (_, "e") | (_, "edit") | (_, "open") if self.session.modified() && !arg.is_empty() => {
                 self.confirm = Some(Confirm::Open(PathBuf::from(arg)));
             }
@@ -816,7 +915,10 @@ impl App {
     fn confirmed(&mut self) {
         match self.confirm.take() {
             Some(Confirm::Remove(vm)) => self.dispatch(Action::RemoveVm(vm)),
-            Some(Confirm::Quit) => self.quit = true,
+            Some(Confirm::Quit) => {
+                self.stop_workers();
+                self.quit = true;
+            }
             Some(Confirm::Open(p)) => self.dispatch(Action::Open(p)),
             None => {}
         }
@@ -879,18 +981,24 @@ impl App {
         }
     }
 
-    /// Applies an action to the session; a solve request starts the worker thread.
+    /// Applies an action to the session; a solve or step request starts a worker thread.
     pub fn dispatch(&mut self, action: Action) {
-        let mutates = !matches!(action, Action::Save(_) | Action::TogglePlay);
-        if self.solving.is_some() && mutates {
-            self.say(
-                "the optimizer is running: wait, or press c to cancel",
-                Tone::Error,
-            );
-            return;
+        // Saving writes the session as it is (before the running step); play can be paused
+        // while a play tick runs, but not started under another step, which would end it.
+        let harmless = match &action {
+            Action::Save(_) => true,
+            Action::TogglePlay => self.stepping.as_ref().is_none_or(|s| s.play),
+            _ => false,
+        };
+        if !harmless {
+            if let Some(why) = self.busy_refusal() {
+                self.say(why, Tone::Error);
+                return;
+            }
         }
         match session::update(&mut self.session, action) {
             Ok(Outcome::Solve(req)) => self.start_solve(*req),
+            Ok(Outcome::Step(req)) => self.start_step(*req),
             Ok(o) => {
                 let tone = match &o {
                     Outcome::Changed(_) => Tone::Ok,
@@ -900,6 +1008,110 @@ impl App {
                 self.clamp_slice();
             }
             Err(e) => self.say(format!("{e:#}"), Tone::Error),
+        }
+    }
+
+    /// Sets the cancel flags of the running solve and step (on the way out).
+    fn stop_workers(&mut self) {
+        if let Some(s) = &self.solving {
+            s.cancel.store(true, Ordering::SeqCst);
+        }
+        if let Some(s) = &self.stepping {
+            s.cancel.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Runs a step of the clock on a worker thread, which reports progress and its result
+    /// through the loop's channel; or, with `background_steps` off, at once on this thread.
+    fn start_step(&mut self, req: session::StepRequest) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        if !self.background_steps {
+            let result = req.run(cancel, |_| {}).map_err(|e| format!("{e:#}"));
+            self.finish_step(result);
+            return;
+        }
+        let flag = cancel.clone();
+        let tx = self.tx.clone();
+        let (from_s, target_s, play) = (req.from_s, req.target_s, req.play);
+        std::thread::spawn(move || {
+            let progress_tx = tx.clone();
+            let mut last = Instant::now();
+            let mut last_calls = 0;
+            let result = req.run(flag, move |p| {
+                // A finished optimizer call is news at once; the clock, every 100 ms.
+                if p.calls != last_calls || last.elapsed() >= STEP_PROGRESS_EVERY {
+                    last = Instant::now();
+                    last_calls = p.calls;
+                    let _ = progress_tx.send(Msg::Stepper(StepMsg::Progress(p)));
+                }
+            });
+            let _ = tx.send(Msg::Stepper(StepMsg::Done(Box::new(
+                result.map_err(|e| format!("{e:#}")),
+            ))));
+        });
+        self.stepping = Some(Stepping {
+            started: Instant::now(),
+            progress: StepProgress {
+                from_s,
+                now_s: from_s,
+                target_s,
+                calls: 0,
+            },
+            cancel,
+            cancelled: false,
+            play,
+        });
+        if !play {
+            let key = self
+                .keymap
+                .key_for(Layer::Step, "cancel")
+                .unwrap_or_else(|| "Esc".into());
+            self.say(
+                format!(
+                    "stepping {}… ({key} cancels)",
+                    session::format_duration(target_s - from_s)
+                ),
+                Tone::Info,
+            );
+        }
+    }
+
+    fn on_stepper(&mut self, m: StepMsg) {
+        match m {
+            StepMsg::Progress(p) => {
+                if let Some(s) = &mut self.stepping {
+                    s.progress = p;
+                }
+            }
+            StepMsg::Done(result) => {
+                self.stepping = None;
+                self.finish_step(*result);
+            }
+        }
+    }
+
+    /// Takes a step's result into the session (the reducer checks that nothing changed since
+    /// the step was asked for).
+    fn finish_step(&mut self, result: std::result::Result<StepResult, String>) {
+        match result {
+            Ok(r) => {
+                let cancelled = r.cancelled;
+                match session::update(&mut self.session, Action::Stepped(Box::new(r))) {
+                    Ok(o) => {
+                        let tone = if cancelled { Tone::Info } else { Tone::Ok };
+                        self.say(o.message(), tone);
+                        self.clamp_slice();
+                    }
+                    Err(e) => self.say(format!("{e:#}"), Tone::Error),
+                }
+            }
+            Err(e) => {
+                if self.session.playing() {
+                    // The failed tick must not be retried every 250 ms.
+                    let _ = session::update(&mut self.session, Action::TogglePlay);
+                }
+                self.say(format!("step: {e}"), Tone::Error);
+            }
         }
     }
 

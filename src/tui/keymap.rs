@@ -16,6 +16,7 @@ pub enum Layer {
     Move,
     Preview,
     Solve,
+    Step,
     Dialog,
     Confirm,
     Palette,
@@ -24,12 +25,13 @@ pub enum Layer {
 }
 
 impl Layer {
-    pub const ALL: [Layer; 9] = [
+    pub const ALL: [Layer; 10] = [
         Layer::Fleet,
         Layer::Move,
         Layer::Preview,
         Layer::Relayout,
         Layer::Solve,
+        Layer::Step,
         Layer::Dialog,
         Layer::Confirm,
         Layer::Palette,
@@ -42,6 +44,7 @@ impl Layer {
             Layer::Move => "move",
             Layer::Preview => "preview",
             Layer::Solve => "solve",
+            Layer::Step => "step",
             Layer::Dialog => "dialog",
             Layer::Confirm => "confirm",
             Layer::Palette => "palette",
@@ -57,6 +60,7 @@ impl Layer {
             Layer::Move => "Moving a VM",
             Layer::Preview => "Plan preview",
             Layer::Solve => "While the optimizer runs",
+            Layer::Step => "While the clock steps",
             Layer::Dialog => "Add-VM form",
             Layer::Confirm => "Confirmation",
             Layer::Palette => "Command palette (:)",

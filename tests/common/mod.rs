@@ -26,7 +26,11 @@ impl Harness {
     }
 
     pub fn new(session: Session, w: u16, h: u16, theme: Theme) -> Harness {
-        let app = App::new(session, theme);
+        let mut app = App::new(session, theme);
+        // Steps of the clock run at once on the loop's thread (same request and result as on
+        // the worker thread), so that screens do not depend on thread timing. Tests of the
+        // background step turn this back on.
+        app.background_steps = false;
         let term = Terminal::new(TestBackend::new(w, h)).unwrap();
         let mut h = Harness { app, term };
         h.app.run_queued(&mut h.term).unwrap();
@@ -55,7 +59,7 @@ impl Harness {
         self
     }
 
-    /// Waits for a running solve to report, then handles what is queued.
+    /// Waits for a running solve or step to report, then handles what is queued.
     pub fn wait_solver(&mut self) -> &mut Self {
         self.app.sender().send(Msg::WaitIdle).unwrap();
         self.app.run_queued(&mut self.term).unwrap();

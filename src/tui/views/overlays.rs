@@ -166,6 +166,10 @@ pub fn confirm(app: &App, c: &Confirm, area: Rect, buf: &mut Buffer) {
                 format!("Remove VM {vm} ({what})? Undo (u) brings it back."),
             )
         }
+        Confirm::Quit if app.stepping.is_some() => (
+            " Quit ",
+            "A step of the clock is running; quitting drops it (and any unsaved changes). Quit?".to_string(),
+        ),
         Confirm::Quit => (
             " Quit ",
             "There are unsaved changes. Quit without saving? (:w FILE saves)".to_string(),

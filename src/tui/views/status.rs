@@ -1,7 +1,8 @@
 //! The status bar: mode, simulated clock, scenario name with a modified marker, arrival policy,
-//! and as many keys of the active layer as fit, taken from the same key map as the help.
+//! and as many keys of the active layer as fit, taken from the same key map as the help. While a
+//! step of the clock runs on its worker thread, the clock gives way to the step's progress.
 
-use super::super::app::App;
+use super::super::app::{App, Stepping};
 use super::super::keymap::Layer;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -17,6 +18,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Layer::Move => "MOVE",
         Layer::Preview => "PLAN",
         Layer::Solve => "SOLVING",
+        Layer::Step => "STEPPING",
         Layer::Dialog => "ADD VM",
         Layer::Confirm => "CONFIRM",
         Layer::Palette => "COMMAND",
@@ -28,16 +30,24 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_string(x, area.y, &mode, t.mode);
     x += mode.chars().count() as u16 + 1;
     let wide = area.width >= 120;
-    let clock = s
-        .now_date()
-        .format(if wide {
-            "%Y-%m-%d %H:%M:%S"
-        } else {
-            "%m-%d %H:%M:%S"
-        })
-        .to_string();
+    let clock = match &app.stepping {
+        Some(st) => step_progress(app, st, wide),
+        None => s
+            .now_date()
+            .format(if wide {
+                "%Y-%m-%d %H:%M:%S"
+            } else {
+                "%m-%d %H:%M:%S"
+            })
+            .to_string(),
+    };
     buf.set_string(x, area.y, &clock, t.status);
-    x += clock.len() as u16 + 2;
+    x += clock.chars().count() as u16 + 2;
+    if app.stepping.is_some() && !wide {
+        // No room for the name and policy next to the progress: the cancel key matters more.
+        keys(app, layer, x, area, buf);
+        return;
+    }
     let name = s.name().to_string();
     buf.set_string(x, area.y, &name, t.status);
     x += name.chars().count() as u16;
@@ -56,6 +66,40 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     buf.set_string(x, area.y, &pol, t.status);
     x += pol.chars().count() as u16 + 2;
+    keys(app, layer, x, area, buf);
+}
+
+/// `2024-01-05 13:20:10 of 2024-01-07 08:00:00 (28%) · 3 optimizer calls · 41.2 s`: simulated time reached and the
+/// step's target, the optimizer calls the policy made on the way, and the wall-clock time.
+pub fn step_progress(app: &App, st: &Stepping, wide: bool) -> String {
+    let s = &app.session;
+    let fmt = if wide {
+        "%Y-%m-%d %H:%M:%S"
+    } else {
+        "%m-%d %H:%M:%S"
+    };
+    let p = &st.progress;
+    let calls = match (p.calls, wide) {
+        (1, true) => "1 optimizer call".to_string(),
+        (n, true) => format!("{n} optimizer calls"),
+        (1, false) => "1 call".to_string(),
+        (n, false) => format!("{n} calls"),
+    };
+    let cancelling = if st.cancelled { " · cancelling" } else { "" };
+    let (now, target) = (s.date_at(p.now_s).format(fmt), s.date_at(p.target_s).format(fmt));
+    let pct = 100.0 * p.fraction();
+    let elapsed = st.started.elapsed().as_secs_f64();
+    if wide {
+        format!("{now} of {target} ({pct:.0}%) · {calls} · {elapsed:.1} s{cancelling}")
+    } else {
+        // 80 columns: short enough to leave room for the cancel key.
+        format!("{now}→{target} {pct:.0}% · {calls} · {elapsed:.0} s{cancelling}")
+    }
+}
+
+/// Keys of the active layer from column `x` on, while they fit, and the help key at the right.
+fn keys(app: &App, layer: Layer, mut x: u16, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
     // Keys of the active layer, in key-map order, while they fit; help last.
     let help = app.keymap.key_for(layer, "help").map(|k| format!("{k} help"));
     let reserve = help.as_ref().map(|h| h.chars().count() as u16 + 1).unwrap_or(0);
