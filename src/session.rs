@@ -1077,27 +1077,28 @@ fn stepped(s: &mut Session, r: StepResult) -> Result<Outcome> {
         s.play_snapshot = true;
     }
     s.keep_preview_after_step();
+    let calls = match r.calls {
+        0 => String::new(),
+        1 => " (1 optimizer call)".into(),
+        n => format!(" ({n} optimizer calls)"),
+    };
     let msg = if r.cancelled {
         if r.play {
             s.playing = false;
         }
         let msg = format!(
-            "step cancelled at {} (of {}): the session keeps the state there; u undoes the step",
+            "step cancelled at {} (of {}): the session keeps the state there; u undoes the step{calls}",
             s.date_at(reached_s).format("%Y-%m-%d %H:%M:%S"),
             s.date_at(r.target_s).format("%Y-%m-%d %H:%M:%S")
         );
+        // After the step's own events, which all come before it.
+        s.pull_events();
         s.note(EventKind::Setting, msg.clone());
         msg
     } else if r.play {
         String::new()
     } else {
-        format!("stepped {}", format_duration(reached_s - r.from_s))
-    };
-    let msg = match r.calls {
-        0 => msg,
-        _ if msg.is_empty() => msg,
-        1 => format!("{msg} (1 optimizer call)"),
-        n => format!("{msg} ({n} optimizer calls)"),
+        format!("stepped {}{calls}", format_duration(reached_s - r.from_s))
     };
     s.changed();
     Ok(Outcome::Changed(msg))

@@ -41,21 +41,27 @@ impl Harness {
     /// (a word not in `<>` is typed character by character), then runs the loop until idle.
     pub fn keys(&mut self, keys: &str) -> &mut Self {
         let tx = self.app.sender();
-        for word in keys.split(' ').filter(|w| !w.is_empty()) {
-            for k in split_keys(word) {
-                let key = Key::parse(&k).unwrap_or_else(|e| panic!("{k}: {e}"));
-                let mut mods = KeyModifiers::NONE;
-                if key.ctrl {
-                    mods |= KeyModifiers::CONTROL;
-                }
-                if key.code == KeyCode::BackTab {
-                    mods |= KeyModifiers::SHIFT;
-                }
-                tx.send(Msg::Term(Event::Key(KeyEvent::new(key.code, mods))))
-                    .unwrap();
-            }
+        for m in key_msgs(keys) {
+            tx.send(m).unwrap();
         }
         self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    /// Handles keys (written as for [`Harness::keys`]) one by one and draws, without taking
+    /// anything else from the loop's channel: a worker's reports stay queued, so the screen
+    /// shows the state while the worker still runs, whatever its speed.
+    pub fn press(&mut self, keys: &str) -> &mut Self {
+        for m in key_msgs(keys) {
+            self.app.handle(m);
+        }
+        self.draw()
+    }
+
+    /// Draws the current state without handling any message.
+    pub fn draw(&mut self) -> &mut Self {
+        let app = &self.app;
+        self.term.draw(|f| f.render_widget(app, f.area())).unwrap();
         self
     }
 
@@ -88,6 +94,25 @@ impl Harness {
     pub fn message(&self) -> String {
         self.app.message.as_ref().map(|m| m.0.clone()).unwrap_or_default()
     }
+}
+
+/// Key messages for keys written as in the key map, separated by spaces.
+fn key_msgs(keys: &str) -> Vec<Msg> {
+    let mut out = Vec::new();
+    for word in keys.split(' ').filter(|w| !w.is_empty()) {
+        for k in split_keys(word) {
+            let key = Key::parse(&k).unwrap_or_else(|e| panic!("{k}: {e}"));
+            let mut mods = KeyModifiers::NONE;
+            if key.ctrl {
+                mods |= KeyModifiers::CONTROL;
+            }
+            if key.code == KeyCode::BackTab {
+                mods |= KeyModifiers::SHIFT;
+            }
+            out.push(Msg::Term(Event::Key(KeyEvent::new(key.code, mods))));
+        }
+    }
+    out
 }
 
 /// `abc<Enter>` -> `a`, `b`, `c`, `<Enter>`.
