@@ -11,7 +11,7 @@
 //!
 //! Usage: `cargo bench --bench solver -- [--scenario PATH] [--instances 40] [--seed 1]
 //! [--load 0.85] [--limit 10] [--threads 1] [--formulation pattern|config|tight|plain] [--presolve]
-//! [--opt highs_option=value] [--probe] [--only N] [--verbose]`
+//! [--opt highs_option=value] [--no-cliques] [--probe] [--only N] [--verbose]`
 //!
 //! `--probe` prints, per call, the optimum with every active host kept on (phase 1 of a
 //! two-phase call), the root LP bound and the LP bound with each active host forced off.
@@ -39,6 +39,7 @@ struct Args {
     presolve: bool,
     rehint: bool,
     threads: u32,
+    no_cliques: bool,
 }
 
 fn parse_args() -> Args {
@@ -56,6 +57,7 @@ fn parse_args() -> Args {
         presolve: false,
         rehint: false,
         threads: 1,
+        no_cliques: false,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     // `cargo test --all-targets` runs this binary without `--bench` (which `cargo bench`
@@ -88,6 +90,11 @@ fn parse_args() -> Args {
                 a.opts.push((k.to_string(), v.to_string()));
             }
             "--threads" => a.threads = val(i).parse().expect("--threads N"),
+            "--no-cliques" => {
+                a.no_cliques = true;
+                i += 1;
+                continue;
+            }
             "--presolve" => {
                 a.presolve = true;
                 i += 1;
@@ -288,6 +295,7 @@ fn main() {
         verbose: args.verbose,
         presolve: args.presolve,
         highs_options: args.opts.clone(),
+        conflict_cliques: !args.no_cliques,
         ..Default::default()
     };
     let (mut times, mut cpus, mut vms) = (Vec::new(), Vec::new(), Vec::new());

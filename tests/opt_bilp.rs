@@ -551,3 +551,36 @@ fn the_greedy_start_does_not_change_the_optimum() {
         check_outcome(&fleet, &hosts, &pending, &with);
     }
 }
+
+#[test]
+fn conflict_cliques_keep_the_optimum_and_are_present() {
+    // The pattern formulation with and without its conflict-clique rows, against brute force;
+    // the instances must actually contain conflicts (the row counts differ), or the comparison
+    // would not test the rows.
+    let w = Weights::from_settings(&settings());
+    let mut with_rows = 0;
+    for seed in 200..212u64 {
+        let (fleet, pending) = random_fleet(seed, 3, 2, 4, 1, seed % 3 == 0);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        let mut rows = Vec::new();
+        for cliques in [false, true] {
+            let c = SolveControl {
+                conflict_cliques: cliques,
+                ..control(Formulation::Pattern)
+            };
+            let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &c).unwrap();
+            assert_eq!(out.status, SolveStatus::Optimal, "seed {seed} cliques {cliques}");
+            assert_eq!(out.objective, best, "seed {seed} cliques {cliques}");
+            check_outcome(&fleet, &hosts, &pending, &out);
+            rows.push(out.rows);
+        }
+        if rows[0] != rows[1] {
+            with_rows += 1;
+        }
+    }
+    assert!(
+        with_rows >= 3,
+        "only {with_rows} of 12 instances had conflict cliques"
+    );
+}

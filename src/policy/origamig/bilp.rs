@@ -115,6 +115,10 @@ pub struct SolveControl {
     /// Hosts forced on or off, for experiments (pattern formulation only).
     #[doc(hidden)]
     pub fix_hosts: Vec<(HostId, bool)>,
+    /// Add the conflict-clique rows of the pattern formulation (default: on; off only to measure
+    /// what they give).
+    #[doc(hidden)]
+    pub conflict_cliques: bool,
 }
 
 impl Default for SolveControl {
@@ -129,6 +133,7 @@ impl Default for SolveControl {
             greedy_start: true,
             highs_options: Vec::new(),
             fix_hosts: Vec::new(),
+            conflict_cliques: true,
         }
     }
 }
@@ -197,6 +202,8 @@ pub(crate) struct Inst<'a> {
     pub w: Weights,
     /// Hosts whose phi is fixed by the caller (experiments), by position.
     pub phi_fix: Vec<Option<bool>>,
+    /// Add the conflict-clique rows (pattern formulation; see `pattern.rs`).
+    pub cliques: bool,
 }
 
 impl<'a> Inst<'a> {
@@ -258,6 +265,7 @@ impl<'a> Inst<'a> {
             index,
             w,
             phi_fix: vec![None; hosts.len()],
+            cliques: true,
         })
     }
 
@@ -300,6 +308,7 @@ pub fn solve_with(
     let t0 = Instant::now();
     let w = Weights::from_settings(settings);
     let mut inst = Inst::new(fleet, hosts, pending, w)?;
+    inst.cliques = control.conflict_cliques;
     for &(h, on) in &control.fix_hosts {
         if let Some(p) = hosts.iter().position(|&x| x == h) {
             inst.phi_fix[p] = Some(on);

@@ -40,3 +40,55 @@ fn start_from_the_current_placement_is_the_built_start() {
     let v = d.start_from(&inst, &inst.current_targets()).unwrap();
     assert_eq!(v, built.start);
 }
+
+/// One host with two A100-40GB (`cores` cores) and the given pending VMs (profiles, cores).
+fn one_host(cores: u32, vms: &[(&[&str], u32)]) -> (Fleet, Vec<VmId>) {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let mut f = Fleet::new(c, vec![Host::new("h0", cores, 512, vec![a100; 2], 0)]);
+    let ids = vms
+        .iter()
+        .map(|(p, cores)| {
+            let gis = GiRequest::named(c, "a100-40gb", p).unwrap();
+            f.add_pending(Vm::job(0, gis, *cores, 16)).unwrap()
+        })
+        .collect();
+    (f, ids)
+}
+
+fn fits(cores: u32, a: (&[&str], u32), b: (&[&str], u32)) -> bool {
+    let (fleet, ids) = one_host(cores, &[a, b]);
+    let inst = Inst::new(&fleet, &[0], &ids, Weights::default()).unwrap();
+    let mut cache: BTreeMap<String, BTreeSet<Vec<u8>>> = BTreeMap::new();
+    let mut feasible = |m: &GpuModel, c: &[u8]| {
+        cache
+            .entry(m.name.clone())
+            .or_insert_with(|| multisets(m))
+            .contains(c)
+    };
+    pair_fits(&inst, 0, 1, 0, &mut feasible)
+}
+
+#[test]
+fn pairs_that_fit_and_pairs_that_conflict_on_two_a100s() {
+    // A whole GPU each: one per GPU.
+    assert!(fits(80, (&["7g.40gb"], 4), (&["7g.40gb"], 4)));
+    // A whole GPU and a slice of the other, twice: three GPUs' worth.
+    assert!(!fits(
+        80,
+        (&["7g.40gb", "1g.5gb"], 4),
+        (&["7g.40gb", "1g.5gb"], 4)
+    ));
+    // Two 4g.20gb share no GPU (one start each) but take one GPU each; a third GI of 4 slices
+    // still fits beside one of them (3g.20gb at start 4).
+    assert!(fits(80, (&["4g.20gb", "3g.20gb"], 4), (&["4g.20gb"], 4)));
+    // 4g.20gb + 4g.20gb and 4g.20gb + 4g.20gb: four 4g GIs, at most one per GPU.
+    assert!(!fits(
+        80,
+        (&["4g.20gb", "4g.20gb"], 4),
+        (&["4g.20gb", "4g.20gb"], 4)
+    ));
+    // Slices fit, cores do not.
+    assert!(fits(80, (&["1g.5gb"], 40), (&["1g.5gb"], 40)));
+    assert!(!fits(80, (&["1g.5gb"], 41), (&["1g.5gb"], 40)));
+}
