@@ -44,7 +44,7 @@ use super::configs::{self, Config};
 use super::model::{self, finish, sum, Built, Cols};
 use super::Inst;
 use crate::catalog::GpuModel;
-use crate::fleet::{GiSlot, Placement, VmId};
+use crate::fleet::{GiRequest, GiSlot, Placement, VmId};
 use good_lp::{constraint, Constraint};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -136,20 +136,10 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
             if !model::host_can_hold(inst, i, h) {
                 continue;
             }
-            let host = &fleet.hosts[inst.hosts[h]];
-            // Candidate GPUs per GI.
-            let cand: Vec<Vec<usize>> = vm
-                .gis
-                .iter()
-                .map(|g| {
-                    (0..host.gpus.len())
-                        .filter(|&k| cat.same_class(g.model, host.gpus[k].model))
-                        .collect()
-                })
-                .collect();
-            if cand.iter().any(|c| c.is_empty()) {
+            let gis: Vec<&GiRequest> = vm.gis.iter().collect();
+            let Some(cand) = candidate_gpus(inst, h, &gis) else {
                 continue;
-            }
+            };
             let mut idx = vec![0usize; vm.gis.len()];
             loop {
                 let gpus: Vec<usize> = idx.iter().zip(&cand).map(|(&j, c)| c[j]).collect();
@@ -158,19 +148,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                 let canonical = (0..gpus.len()).all(|a| {
                     (a + 1..gpus.len()).all(|b| vm.gis[a].profile != vm.gis[b].profile || gpus[a] <= gpus[b])
                 });
-                let fits = (0..host.gpus.len()).all(|k| {
-                    let m = cat.model(host.gpus[k].model);
-                    let c = counts(
-                        m.profiles.len(),
-                        vm.gis
-                            .iter()
-                            .zip(&gpus)
-                            .filter(|(_, &gk)| gk == k)
-                            .map(|(g, _)| g.profile),
-                    );
-                    c.iter().all(|&n| n == 0) || feasible(m, &c)
-                });
-                if (canonical || is_old) && fits {
+                if (canonical || is_old) && gis_fit(inst, h, &gis, &gpus, &mut feasible) {
                     let col = cols.bin(is_old, || format!("A[vm{}][{h}]{gpus:?}", vm.id));
                     let mut coef = w.admit;
                     if vm.old.as_ref().is_some_and(|(oh, _)| *oh == h) {
@@ -186,17 +164,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                     }
                     list.push((h, gpus, col));
                 }
-                // Next combination.
-                let mut d = 0;
-                while d < idx.len() {
-                    idx[d] += 1;
-                    if idx[d] < cand[d].len() {
-                        break;
-                    }
-                    idx[d] = 0;
-                    d += 1;
-                }
-                if d == idx.len() {
+                if !next_combination(&mut idx, &cand) {
                     break;
                 }
             }
@@ -430,6 +398,58 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
     )
 }
 
+/// The GPUs of host position `h` each GI may go to (its class, Eq. 4); `None` when some GI
+/// has none.
+fn candidate_gpus(inst: &Inst, h: usize, gis: &[&GiRequest]) -> Option<Vec<Vec<usize>>> {
+    let cat = inst.fleet.catalog;
+    let host = &inst.fleet.hosts[inst.hosts[h]];
+    let cand: Vec<Vec<usize>> = gis
+        .iter()
+        .map(|g| {
+            (0..host.gpus.len())
+                .filter(|&k| cat.same_class(g.model, host.gpus[k].model))
+                .collect()
+        })
+        .collect();
+    cand.iter().all(|c| !c.is_empty()).then_some(cand)
+}
+
+/// Whether the GIs, on the GPUs `gpus` of host position `h` (one per GI), fit together: the
+/// profile counts on each GPU are those of some configuration.
+fn gis_fit(
+    inst: &Inst,
+    h: usize,
+    gis: &[&GiRequest],
+    gpus: &[usize],
+    feasible: &mut impl FnMut(&GpuModel, &[u8]) -> bool,
+) -> bool {
+    let cat = inst.fleet.catalog;
+    let host = &inst.fleet.hosts[inst.hosts[h]];
+    (0..host.gpus.len()).all(|k| {
+        let m = cat.model(host.gpus[k].model);
+        let c = counts(
+            m.profiles.len(),
+            gis.iter()
+                .zip(gpus)
+                .filter(|(_, &gk)| gk == k)
+                .map(|(g, _)| g.profile),
+        );
+        c.iter().all(|&n| n == 0) || feasible(m, &c)
+    })
+}
+
+/// Steps `idx` (one index into each `cand` list) to the next combination; false after the last.
+fn next_combination(idx: &mut [usize], cand: &[Vec<usize>]) -> bool {
+    for d in 0..idx.len() {
+        idx[d] += 1;
+        if idx[d] < cand[d].len() {
+            return true;
+        }
+        idx[d] = 0;
+    }
+    false
+}
+
 /// Whether VMs `a` and `b` fit together on an otherwise empty host position `h`: cores, RAM,
 /// and some assignment of their GIs to GPUs of the right class whose profile counts on each GPU
 /// are those of a configuration (the test the patterns use for one VM).
@@ -440,52 +460,22 @@ fn pair_fits(
     h: usize,
     feasible: &mut impl FnMut(&GpuModel, &[u8]) -> bool,
 ) -> bool {
-    let fleet = inst.fleet;
-    let cat = fleet.catalog;
-    let host = &fleet.hosts[inst.hosts[h]];
+    let host = &inst.fleet.hosts[inst.hosts[h]];
     let (va, vb) = (&inst.vms[a], &inst.vms[b]);
     if va.cores + vb.cores > host.cores || va.ram + vb.ram > host.ram_gb {
         return false;
     }
-    let gis: Vec<_> = va.gis.iter().chain(&vb.gis).collect();
-    let cand: Vec<Vec<usize>> = gis
-        .iter()
-        .map(|g| {
-            (0..host.gpus.len())
-                .filter(|&k| cat.same_class(g.model, host.gpus[k].model))
-                .collect()
-        })
-        .collect();
-    if cand.iter().any(|c| c.is_empty()) {
+    let gis: Vec<&GiRequest> = va.gis.iter().chain(&vb.gis).collect();
+    let Some(cand) = candidate_gpus(inst, h, &gis) else {
         return false;
-    }
+    };
     let mut idx = vec![0usize; gis.len()];
     loop {
-        let fits = (0..host.gpus.len()).all(|k| {
-            let m = cat.model(host.gpus[k].model);
-            let c = counts(
-                m.profiles.len(),
-                gis.iter()
-                    .zip(&idx)
-                    .zip(&cand)
-                    .filter(|((_, &j), c)| c[j] == k)
-                    .map(|((g, _), _)| g.profile),
-            );
-            c.iter().all(|&n| n == 0) || feasible(m, &c)
-        });
-        if fits {
+        let gpus: Vec<usize> = idx.iter().zip(&cand).map(|(&j, c)| c[j]).collect();
+        if gis_fit(inst, h, &gis, &gpus, feasible) {
             return true;
         }
-        let mut d = 0;
-        while d < idx.len() {
-            idx[d] += 1;
-            if idx[d] < cand[d].len() {
-                break;
-            }
-            idx[d] = 0;
-            d += 1;
-        }
-        if d == idx.len() {
+        if !next_combination(&mut idx, &cand) {
             return false;
         }
     }
