@@ -10,7 +10,7 @@
 //! restricted BILP is solved with threads = 1 and the paper's 10 s limit.
 //!
 //! Usage: `cargo bench --bench solver -- [--scenario PATH] [--instances 40] [--seed 1]
-//! [--load 0.85] [--limit 10] [--threads 1] [--formulation pattern|config|tight|plain] [--presolve]
+//! [--load 0.85] [--limit 10] [--threads 1] [--formulation host|pattern|config|tight|plain] [--presolve]
 //! [--opt highs_option=value] [--no-cliques] [--probe] [--only N] [--verbose]`
 //!
 //! `--probe` prints, per call, the optimum with every active host kept on (phase 1 of a
@@ -81,6 +81,7 @@ fn parse_args() -> Args {
                     "tight" => Formulation::Tight,
                     "config" => Formulation::Config,
                     "pattern" => Formulation::Pattern,
+                    "host" => Formulation::Host,
                     other => panic!("unknown formulation {other}"),
                 }
             }
@@ -328,7 +329,7 @@ fn main() {
             retried += 1;
         }
         println!(
-            "  #{n:<3} t={:>5.1}h {:<28} hosts={:<2} vms={:<3} {:>10} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} gap {:.4} rows {} cols {}",
+            "  #{n:<3} t={:>5.1}h {:<28} hosts={:<2} vms={:<3} {:>10} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} gap {:.4} rows {} cols {} {:?}",
             inst.at_h,
             inst.kind,
             inst.hosts.len(),
@@ -340,7 +341,8 @@ fn main() {
             out.objective,
             out.gap,
             out.rows,
-            out.cols
+            out.cols,
+            out.formulation
         );
         if args.rehint {
             let w = migplan::policy::origamig::objective::Weights::from_settings(&settings);

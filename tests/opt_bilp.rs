@@ -188,11 +188,12 @@ fn control(f: Formulation) -> SolveControl {
     }
 }
 
-const ALL: [Formulation; 4] = [
+const ALL: [Formulation; 5] = [
     Formulation::Plain,
     Formulation::Tight,
     Formulation::Config,
     Formulation::Pattern,
+    Formulation::Host,
 ];
 
 /// Checks an outcome against the fleet's rules and Eq. (5).
@@ -253,6 +254,138 @@ fn brute_force_optimum_equals_every_formulation() {
     assert_eq!(cases, 14);
 }
 
+/// A random fleet of one GPU model: `nh` hosts of 1..=`max_gpus` GPUs (some with few cores, so
+/// that cores bind), `nvms` running VMs placed by FF (some removed again, which fragments the
+/// GPUs and leaves later hosts empty), `np` pending ones. Few profiles, so that VMs repeat.
+fn one_model_fleet(
+    seed: u64,
+    m: ModelId,
+    nh: usize,
+    max_gpus: usize,
+    nvms: usize,
+    np: usize,
+) -> (Fleet, Vec<VmId>) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let c = embedded();
+    let hosts = (0..nh)
+        .map(|i| {
+            let g = rng.gen_range(1..=max_gpus);
+            let cores = if rng.gen_bool(0.3) { 16 } else { 80 };
+            Host::new(format!("h{i}"), cores, 512, vec![m; g], 0)
+        })
+        .collect();
+    let mut f = Fleet::new(c, hosts);
+    let profs: Vec<usize> = c.model(m).cf_profiles().collect();
+    let draw = |rng: &mut StdRng| {
+        let n = if rng.gen_bool(0.3) { 2 } else { 1 };
+        let ps: Vec<usize> = (0..n).map(|_| profs[rng.gen_range(0..profs.len())]).collect();
+        vm_of(m, &ps)
+    };
+    let mut placed = Vec::new();
+    for _ in 0..nvms * 3 {
+        if placed.len() >= nvms + nvms / 2 {
+            break;
+        }
+        let v = draw(&mut rng);
+        if let Some(p) = f.ff_placement(&v) {
+            placed.push(f.add_placed(v, p).unwrap());
+        }
+    }
+    while placed.len() > nvms {
+        let i = rng.gen_range(0..placed.len());
+        f.remove(placed.swap_remove(i)).unwrap();
+    }
+    let mut pending = Vec::new();
+    for _ in 0..np {
+        pending.push(f.add_pending(draw(&mut rng)).unwrap());
+    }
+    f.check_invariants().unwrap();
+    (f, pending)
+}
+
+#[test]
+fn host_columns_equal_brute_force_where_they_apply() {
+    // A30 hosts of one or two GPUs, and A100 hosts of one GPU: the host-content formulation
+    // applies (and is used); its optimum is the brute-force optimum of Eq. (5).
+    let w = Weights::from_settings(&settings());
+    let a30 = model("a30-24gb");
+    let a100 = model("a100-40gb");
+    for seed in 0..12u64 {
+        let (m, max_gpus) = if seed % 3 == 2 { (a100, 1) } else { (a30, 2) };
+        let (fleet, pending) = one_model_fleet(
+            seed,
+            m,
+            3,
+            max_gpus,
+            3 + (seed % 2) as usize,
+            1 + (seed % 2) as usize,
+        );
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        let out =
+            bilp::solve_with(&fleet, &hosts, &pending, &settings(), &control(Formulation::Host)).unwrap();
+        assert_eq!(out.formulation, Formulation::Host, "seed {seed}");
+        assert_eq!(out.status, SolveStatus::Optimal, "seed {seed}");
+        assert_eq!(
+            out.objective, best,
+            "seed {seed}: host columns {} vs brute force {best}",
+            out.objective
+        );
+        check_outcome(&fleet, &hosts, &pending, &out);
+    }
+}
+
+#[test]
+fn host_columns_equal_the_pattern_optimum_on_larger_a30_neighborhoods() {
+    // Beyond brute force: 8 A30 hosts (empty ones share columns), 12 running VMs, 3 pending.
+    let a30 = model("a30-24gb");
+    for seed in 40..46u64 {
+        let (fleet, pending) = one_model_fleet(seed, a30, 8, 2, 12, 3);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let pat = bilp::solve_with(
+            &fleet,
+            &hosts,
+            &pending,
+            &settings(),
+            &control(Formulation::Pattern),
+        )
+        .unwrap();
+        let host =
+            bilp::solve_with(&fleet, &hosts, &pending, &settings(), &control(Formulation::Host)).unwrap();
+        assert_eq!(pat.status, SolveStatus::Optimal, "seed {seed}");
+        assert_eq!(host.status, SolveStatus::Optimal, "seed {seed}");
+        assert_eq!(host.formulation, Formulation::Host);
+        assert_eq!(host.objective, pat.objective, "seed {seed}");
+        check_outcome(&fleet, &hosts, &pending, &host);
+    }
+}
+
+#[test]
+fn host_columns_fall_back_to_patterns_on_two_gpu_a100_hosts() {
+    // 723 x 723 configuration pairs per host: too many to enumerate, so the pattern model.
+    let a100 = model("a100-40gb");
+    let c = embedded();
+    // Two VMs of every profile, so that few configurations are filtered out.
+    let mut f = Fleet::new(
+        c,
+        (0..4)
+            .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
+            .collect(),
+    );
+    for p in c.model(a100).cf_profiles().collect::<Vec<_>>() {
+        for _ in 0..2 {
+            let v = vm_of(a100, &[p]);
+            let at = f.ff_placement(&v).unwrap();
+            f.add_placed(v, at).unwrap();
+        }
+    }
+    let hosts: Vec<HostId> = (0..4).collect();
+    let out = bilp::solve_with(&f, &hosts, &[], &settings(), &control(Formulation::Host)).unwrap();
+    assert_eq!(out.formulation, Formulation::Pattern);
+    assert_eq!(out.status, SolveStatus::Optimal);
+    check_outcome(&f, &hosts, &[], &out);
+}
+
 #[test]
 fn brute_force_on_a_subset_of_hosts() {
     // The neighborhood is part of the fleet: VMs elsewhere stay put and do not count.
@@ -294,7 +427,12 @@ fn reformulations_have_the_plain_optimum() {
         )
         .unwrap();
         assert_eq!(plain.status, SolveStatus::Optimal);
-        for f in [Formulation::Tight, Formulation::Config, Formulation::Pattern] {
+        for f in [
+            Formulation::Tight,
+            Formulation::Config,
+            Formulation::Pattern,
+            Formulation::Host,
+        ] {
             let out = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &control(f)).unwrap();
             assert_eq!(out.status, SolveStatus::Optimal, "seed {seed} {f:?}");
             assert_eq!(out.objective, plain.objective, "seed {seed} {f:?}");

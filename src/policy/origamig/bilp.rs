@@ -9,6 +9,7 @@
 //! Whole-fleet OPT (§6.8) is the same function over every host and every pending VM.
 
 mod configs;
+mod hostcols;
 mod model;
 mod pattern;
 mod run;
@@ -33,9 +34,13 @@ pub enum Formulation {
     Tight,
     /// Tight, with each VM's GIs assigned to GPUs as one pattern per (VM, host, GPU per GI), and
     /// each GPU's arrangement one configuration column per profile multiset; see `pattern.rs`.
-    /// The fastest: the default.
-    #[default]
     Pattern,
+    /// One column per (host, VMs it holds by type) with the best arrangement's value, the
+    /// Dantzig-Wolfe reformulation by host (`hostcols.rs`), where the hosts' configuration
+    /// combinations are few (A30 hosts, single-GPU hosts); `Pattern` elsewhere. The fastest:
+    /// the default.
+    #[default]
+    Host,
     /// Tight, with each GPU's slices described by configuration columns: one binary per
     /// configuration of the GPU (§3's configuration space: 723 on an A100-40GB), linked to the
     /// GIs by one equality per (profile, start). It replaces gamma, f and the slice rows: gamma is
@@ -177,6 +182,9 @@ pub struct SolveOutcome {
     /// The presolved run returned a vector that disagrees with its reported objective and the
     /// call was repeated without presolve (see `solve_with`).
     pub presolve_retried: bool,
+    /// The formulation the model was built in (`Host` falls back to `Pattern` where it does
+    /// not apply).
+    pub formulation: Formulation,
 }
 
 /// One VM of the neighborhood.
@@ -331,6 +339,7 @@ pub fn solve_with(
             cols: 0,
             threads,
             presolve_retried: false,
+            formulation: control.formulation,
         });
     }
     // HiGHS's presolve shortens the hard calls (the root node works on a smaller model), but
@@ -343,7 +352,7 @@ pub fn solve_with(
     // or by a placement the fleet refuses; the call is then run again without presolve in the
     // time left.
     let greedy = match (&control.hint, control.formulation) {
-        (None, Formulation::Pattern) if control.greedy_start => {
+        (None, Formulation::Pattern | Formulation::Host) if control.greedy_start => {
             super::greedy::start(fleet, hosts, pending, &w).map(|s| s.targets)
         }
         _ => None,
@@ -379,6 +388,11 @@ pub fn solve_with(
             verbose: control.verbose,
             extra: control.highs_options.clone(),
         };
+        let formulation = match &decode {
+            model::Decode::Hosts(_) => Formulation::Host,
+            model::Decode::Patterns(_) => Formulation::Pattern,
+            model::Decode::Slots { .. } => control.formulation,
+        };
         let res = run::run(highs_model, &start, &opts, control, offset, t0, "full")?;
         let status = match res.status {
             HighsModelStatus::Optimal => SolveStatus::Optimal,
@@ -405,6 +419,7 @@ pub fn solve_with(
             integral,
             rows: res.rows,
             cols: res.cols,
+            formulation,
         })
     };
     let mut presolve_retried = false;
@@ -425,6 +440,7 @@ pub fn solve_with(
         integral,
         rows,
         cols,
+        formulation,
     } = match first {
         Some(a) => a,
         None => {
@@ -468,6 +484,7 @@ pub fn solve_with(
         cols,
         threads,
         presolve_retried,
+        formulation,
     })
 }
 
@@ -483,6 +500,7 @@ struct Attempt {
     integral: bool,
     rows: usize,
     cols: usize,
+    formulation: Formulation,
 }
 
 /// Diagnostics: the LP relaxation of the model of a neighborhood, solved; returns its value and

@@ -54,6 +54,21 @@ impl Cols {
         self.v.len() - 1
     }
 
+    /// An integer in [0, max] (the LP relaxation: continuous).
+    pub(crate) fn int(&mut self, max: u32, name: impl FnOnce() -> String) -> usize {
+        let d = if self.relax {
+            variable().min(0.0).max(max as f64)
+        } else {
+            variable().integer().min(0.0).max(max as f64)
+        };
+        self.v.push(self.pv.add(d));
+        self.start.push(0.0);
+        if let Some(n) = &mut self.names {
+            n.push(name());
+        }
+        self.v.len() - 1
+    }
+
     /// A binary fixed at 0 (experiments).
     pub(crate) fn zero(&mut self, name: impl FnOnce() -> String) -> usize {
         let d = self.def().max(0.0);
@@ -142,7 +157,7 @@ impl Flags {
             },
             Formulation::Tight => all,
             Formulation::Config => Flags { configs: true, ..all },
-            Formulation::Pattern => all,
+            Formulation::Pattern | Formulation::Host => all,
         }
     }
 }
@@ -301,7 +316,12 @@ pub(crate) fn build_with(inst: &Inst, form: Formulation, relax: bool, named: boo
     let w = &inst.w;
     let nh = inst.hosts.len();
     let nv = inst.vms.len();
-    if form == Formulation::Pattern {
+    if form == Formulation::Host {
+        if let Some(b) = super::hostcols::build(inst, relax, named) {
+            return b;
+        }
+    }
+    if matches!(form, Formulation::Pattern | Formulation::Host) {
         return super::pattern::build(inst, relax, named);
     }
     let mut cols = Cols::new(relax, named);
@@ -589,6 +609,8 @@ pub(crate) enum Decode {
     Slots { x: Vec<Vec<Option<usize>>>, y: YMap },
     /// Placement patterns and GPU configurations ([`super::pattern`]).
     Patterns(super::pattern::Decode),
+    /// Host contents ([`super::hostcols`]).
+    Hosts(super::hostcols::Decode),
 }
 
 impl Decode {
@@ -598,6 +620,7 @@ impl Decode {
         match self {
             Decode::Slots { .. } => None,
             Decode::Patterns(d) => d.start_from(inst, targets),
+            Decode::Hosts(d) => d.start_from(inst, targets),
         }
     }
 
@@ -605,6 +628,7 @@ impl Decode {
         match self {
             Decode::Slots { x, y } => extract_slots(inst, x, y, colv),
             Decode::Patterns(d) => d.targets(inst, colv),
+            Decode::Hosts(d) => d.targets(inst, colv),
         }
     }
 }

@@ -1,0 +1,651 @@
+//! The host-content formulation of the restricted BILP: one column per (host, what the host
+//! holds), the Dantzig-Wolfe reformulation of §4 by host. Same feasible placements, same Eq. (5).
+//!
+//! - VM types. VMs with the same GIs (model and profile), cores and RAM are interchangeable for
+//!   every constraint of §4 (Eq. 6-13); they differ only in where they run now, which enters
+//!   Eq. (5) through m_i and omega_i alone.
+//! - A host's content is a vector of counts per type. Its column X[j, v] carries the best value
+//!   any arrangement of those VMs on host j reaches: every pair of GPU configurations of the host
+//!   (§3's configuration space, `configs`), every way of cutting their GIs into VMs of the
+//!   neighborhood's types, within the host's cores and RAM. The value of an arrangement is
+//!   -b_j - e (active GPUs) + w_p CF (the free-start term, Eq. 11 at its optimum) plus, for the
+//!   VMs that ran on j before the call, what staying saves against leaving: a VM that leaves
+//!   its host pays delta (m_i = 1) and delta again (omega_i = 1, its GIs are elsewhere); one that
+//!   stays on the host with a GI moved pays delta once; one that keeps every GI pays nothing
+//!   (Eq. 14-15). With c of its type on the host, min(c, VMs of that type there now) can stay on
+//!   the host (the others come from elsewhere), and the arrangement keeps in place the VMs
+//!   whose exact GIs (type, GPU, start) it contains. The constant part (every running VM
+//!   leaving, every running VM admitted) is the objective offset.
+//! - Rows: sum_v X[j, v] <= 1 per host (= 1 for the hosts `model::forced_on` fixes on); per type,
+//!   sum over hosts and contents of count * X = running VMs of the type + admitted pending VMs of
+//!   the type (an integer a_t between 0 and the pending ones, rewarded a each, Eq. 5's first
+//!   term). Any solution is a placement: give each host its arrangement, keep the VMs that match
+//!   exactly, then those of the host's own VMs that fit its remaining slots of their type, then
+//!   fill the other slots with the VMs that left their hosts and with the admitted pending VMs
+//!   (the type rows make the counts meet); its Eq. (5) is the columns' value. Conversely every
+//!   placement is such a solution, worth at most its columns' value (each column is a maximum).
+//! - Empty hosts with the same GPUs, cores and RAM have the same columns: they share one integer
+//!   column per content, bounded by their number (no symmetric copies for the search to visit).
+//!
+//! Why: the LP relaxation of the per-VM formulations splits VMs across half-open hosts (hosts at
+//! 0.25-0.83, VMs half in place), and HiGHS spends most of a call cutting that off at the root
+//! (README, Optimizer). Here a fractional solution can only mix whole host contents, so the root
+//! bound is the Dantzig-Wolfe bound.
+//!
+//! It applies when every host's configuration product stays small: A30-24GB hosts (26
+//! configurations per GPU, 676 per two-GPU host) or one A100-40GB (723). Two A100-40GB GPUs
+//! give 522,729 pairs, too many to enumerate per call; such neighborhoods (and ones with VMs
+//! without GIs) return `None` and are built with [`super::pattern`].
+
+use super::configs::{self, Config};
+use super::model::{self, finish, sum, Built, Cols};
+use super::Inst;
+use crate::catalog::{ModelId, ProfileId};
+use crate::fleet::{GiSlot, Placement, VmId};
+use good_lp::{constraint, Constraint};
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Most GPU-configuration combinations enumerated for one host.
+const MAX_LAYOUTS: usize = 5_000;
+/// Most content columns in one model.
+const MAX_COLUMNS: usize = 60_000;
+
+/// A VM slot of an arrangement: (type, one GI slot per position of the type key).
+type Slot = (usize, Vec<GiSlot>);
+/// A group of hosts with the same columns: host positions and (column, content) pairs.
+type Group = (Vec<usize>, Vec<(usize, usize)>);
+/// The exact GIs of a running VM: (type, sorted (profile, GPU, start)).
+type Exact = HashSet<(usize, Vec<(ProfileId, usize, u8)>)>;
+
+/// Interchangeable VMs: GIs as sorted (model, profile), cores, RAM.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct TypeKey {
+    gis: Vec<(ModelId, ProfileId)>,
+    cores: u32,
+    ram: u32,
+}
+
+/// One content of a host: VMs per type, value, and the arrangement that reaches it.
+#[derive(Debug, Clone)]
+struct Content {
+    counts: Vec<u16>,
+    value: f64,
+    /// (type, one slot per GI of the type key, in key order).
+    slots: Vec<Slot>,
+}
+
+/// Reads a placement out of a host-content model.
+pub(crate) struct Decode {
+    /// Type of each VM of `inst.vms`.
+    type_of: Vec<usize>,
+    /// Per VM: position in the type key of each of its GIs.
+    key_pos: Vec<Vec<usize>>,
+    /// Per type: the profile at each position of its key.
+    key_profiles: Vec<Vec<ProfileId>>,
+    /// Per host position: the group it belongs to.
+    group_of: Vec<usize>,
+    /// Groups: host positions (one for a host with VMs) and their columns (column, content).
+    groups: Vec<Group>,
+    /// Column per group and count vector.
+    by_counts: Vec<HashMap<Vec<u16>, usize>>,
+    contents: Vec<Content>,
+    /// a_t column per type with pending VMs.
+    admit: Vec<Option<usize>>,
+    ntypes: usize,
+    ncols: usize,
+}
+
+/// Builds the host-content model, or `None` when the neighborhood is outside its reach (see the
+/// module notes).
+pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
+    let fleet = inst.fleet;
+    let w = &inst.w;
+    if inst.vms.iter().any(|v| v.gis.is_empty()) {
+        return None;
+    }
+
+    // --- types ------------------------------------------------------------------------------
+    let mut keys: Vec<TypeKey> = Vec::new();
+    let mut type_of = Vec::with_capacity(inst.vms.len());
+    let mut key_pos = Vec::with_capacity(inst.vms.len());
+    for vm in &inst.vms {
+        let mut order: Vec<usize> = (0..vm.gis.len()).collect();
+        order.sort_by_key(|&g| (vm.gis[g].model, vm.gis[g].profile));
+        let key = TypeKey {
+            gis: order
+                .iter()
+                .map(|&g| (vm.gis[g].model, vm.gis[g].profile))
+                .collect(),
+            cores: vm.cores,
+            ram: vm.ram,
+        };
+        let t = match keys.iter().position(|k| *k == key) {
+            Some(t) => t,
+            None => {
+                keys.push(key);
+                keys.len() - 1
+            }
+        };
+        type_of.push(t);
+        let mut pos = vec![0; vm.gis.len()];
+        for (r, &g) in order.iter().enumerate() {
+            pos[g] = r;
+        }
+        key_pos.push(pos);
+    }
+    let nt = keys.len();
+    let mut running = vec![0u32; nt];
+    let mut pending = vec![0u32; nt];
+    for (i, vm) in inst.vms.iter().enumerate() {
+        if vm.old.is_some() {
+            running[type_of[i]] += 1;
+        } else {
+            pending[type_of[i]] += 1;
+        }
+    }
+    let total: Vec<u32> = (0..nt).map(|t| running[t] + pending[t]).collect();
+
+    // --- groups of hosts with the same columns ------------------------------------------------
+    let forced = model::forced_on(inst);
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_of = vec![usize::MAX; inst.hosts.len()];
+    let mut sig_group: HashMap<(Vec<ModelId>, u32, u32), usize> = HashMap::new();
+    for (h, &hid) in inst.hosts.iter().enumerate() {
+        let host = &fleet.hosts[hid];
+        let shared = host.vms.is_empty() && inst.phi_fix[h].is_none() && !forced[h];
+        if shared {
+            let sig = (
+                host.gpus.iter().map(|g| g.model).collect(),
+                host.cores,
+                host.ram_gb,
+            );
+            if let Some(&g) = sig_group.get(&sig) {
+                groups[g].0.push(h);
+                group_of[h] = g;
+                continue;
+            }
+            sig_group.insert(sig, groups.len());
+        }
+        group_of[h] = groups.len();
+        groups.push((vec![h], Vec::new()));
+    }
+
+    // --- contents per group -------------------------------------------------------------------
+    let delta = w.delta_running;
+    let mut contents: Vec<Content> = Vec::new();
+    let mut per_group: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
+    for (members, _) in &groups {
+        let h = members[0];
+        if inst.phi_fix[h] == Some(false) {
+            per_group.push(Vec::new());
+            continue;
+        }
+        // The host's own running VMs: per type, and their exact GIs.
+        let mut own = vec![0u16; nt];
+        let mut exact: Exact = HashSet::new();
+        for (i, vm) in inst.vms.iter().enumerate() {
+            if let Some((oh, slots)) = &vm.old {
+                if *oh == h {
+                    own[type_of[i]] += 1;
+                    let mut e: Vec<_> = vm
+                        .gis
+                        .iter()
+                        .zip(slots)
+                        .map(|(g, s)| (g.profile, s.gpu, s.start))
+                        .collect();
+                    e.sort_unstable();
+                    exact.insert((type_of[i], e));
+                }
+            }
+        }
+        let found = enumerate(inst, h, &keys, &total, &own, &exact, delta)?;
+        let mut list: Vec<Content> = found.into_values().collect();
+        list.sort_by(|a, b| a.counts.cmp(&b.counts));
+        let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
+        contents.extend(list);
+        if contents.len() > MAX_COLUMNS {
+            return None;
+        }
+        per_group.push(ids);
+    }
+
+    // --- the current placement, as counts per host --------------------------------------------
+    let current = inst.current_targets();
+
+    // --- columns and rows ---------------------------------------------------------------------
+    let mut cols = Cols::new(relax, named);
+    let mut obj: Vec<(f64, usize)> = Vec::new();
+    let mut rows: Vec<Constraint> = Vec::new();
+    let mut by_counts: Vec<HashMap<Vec<u16>, usize>> = Vec::with_capacity(groups.len());
+    let mut per_type: Vec<Vec<(f64, usize)>> = vec![Vec::new(); nt];
+    for (g, (members, gcols)) in groups.iter_mut().enumerate() {
+        let n = members.len() as u32;
+        let mut map = HashMap::new();
+        let mut row: Vec<(f64, usize)> = Vec::new();
+        for &c in &per_group[g] {
+            let ct = &contents[c];
+            let col = if n == 1 {
+                cols.bin(false, || format!("X[{}]{:?}", members[0], ct.counts))
+            } else {
+                cols.int(n, || format!("X[g{g}]{:?}", ct.counts))
+            };
+            obj.push((ct.value, col));
+            for (t, &k) in ct.counts.iter().enumerate() {
+                if k > 0 {
+                    per_type[t].push((k as f64, col));
+                }
+            }
+            row.push((1.0, col));
+            map.insert(ct.counts.clone(), col);
+            gcols.push((col, c));
+        }
+        let h = members[0];
+        let must = n == 1 && (forced[h] || inst.phi_fix[h] == Some(true));
+        if must {
+            if row.is_empty() {
+                return None;
+            }
+            rows.push(constraint::eq(sum(&cols, &row), 1.0));
+        } else if !row.is_empty() {
+            rows.push(constraint::leq(sum(&cols, &row), n as f64));
+        }
+        by_counts.push(map);
+    }
+    let mut admit = vec![None; nt];
+    for t in 0..nt {
+        let mut row = std::mem::take(&mut per_type[t]);
+        if pending[t] > 0 {
+            let c = cols.int(pending[t], || format!("a[{t}]"));
+            obj.push((w.admit, c));
+            row.push((-1.0, c));
+            admit[t] = Some(c);
+        }
+        rows.push(constraint::eq(sum(&cols, &row), running[t] as f64));
+    }
+    // Every running VM admitted (a each) and leaving its host (delta twice: m_i and omega_i).
+    let nrun: u32 = running.iter().sum();
+    let offset = nrun as f64 * (w.admit - 2.0 * delta);
+
+    let decode = Decode {
+        type_of,
+        key_pos,
+        key_profiles: keys.iter().map(|k| k.gis.iter().map(|g| g.1).collect()).collect(),
+        group_of,
+        groups,
+        by_counts,
+        contents,
+        admit,
+        ntypes: nt,
+        ncols: cols.len(),
+    };
+    let start = decode.start_from(inst, &current)?;
+    let mut built = finish(
+        cols,
+        &obj,
+        offset,
+        rows,
+        model::Decode::Hosts(decode),
+        w.integral(),
+    );
+    built.start = start;
+    Some(built)
+}
+
+/// Every content of host position `h` with its best arrangement, or `None` when the host has
+/// too many configuration combinations.
+fn enumerate(
+    inst: &Inst,
+    h: usize,
+    keys: &[TypeKey],
+    total: &[u32],
+    own: &[u16],
+    exact: &Exact,
+    delta: f64,
+) -> Option<HashMap<Vec<u16>, Content>> {
+    let fleet = inst.fleet;
+    let cat = fleet.catalog;
+    let w = &inst.w;
+    let host = &fleet.hosts[inst.hosts[h]];
+    // Per GPU: the configurations made only of GIs the neighborhood's VMs can put there, no more
+    // of a profile than the neighborhood has.
+    let mut per_gpu: Vec<Vec<&'static Config>> = Vec::with_capacity(host.gpus.len());
+    let mut layouts = 1usize;
+    for gpu in &host.gpus {
+        let m = cat.model(gpu.model);
+        let mut have = vec![0u32; m.profiles.len()];
+        for (t, k) in keys.iter().enumerate() {
+            for &(gm, p) in &k.gis {
+                if cat.same_class(gm, gpu.model) && p < have.len() {
+                    have[p] += total[t];
+                }
+            }
+        }
+        let list: Vec<&'static Config> = configs::of_model(m)
+            .iter()
+            .filter(|c| {
+                let mut n = vec![0u32; have.len()];
+                for g in &c.gis {
+                    n[g.0] += 1;
+                }
+                n.iter().zip(&have).all(|(a, b)| a <= b)
+            })
+            .collect();
+        layouts = layouts.saturating_mul(list.len());
+        per_gpu.push(list);
+    }
+    if layouts > MAX_LAYOUTS {
+        return None;
+    }
+    let gpu_model: Vec<ModelId> = host.gpus.iter().map(|g| g.model).collect();
+    let mut out: HashMap<Vec<u16>, Content> = HashMap::new();
+    let mut idx = vec![0usize; per_gpu.len()];
+    let mut st = Search {
+        keys,
+        total,
+        gpu_model: &gpu_model,
+        cat,
+        cores: host.cores,
+        ram: host.ram_gb,
+        gis: Vec::new(),
+        used: Vec::new(),
+        counts: vec![0; keys.len()],
+        slots: Vec::new(),
+        found: Vec::new(),
+    };
+    loop {
+        let mut active = 0u32;
+        let mut cf = 0u32;
+        st.gis.clear();
+        for (k, list) in per_gpu.iter().enumerate() {
+            let c = list[idx[k]];
+            if !c.gis.is_empty() {
+                active += 1;
+                cf += c.cf;
+            }
+            st.gis.extend(c.gis.iter().map(|&(p, z)| (k, p, z)));
+        }
+        if !st.gis.is_empty() {
+            let base = -w.host - w.gpu * active as f64 + w.free_start * cf as f64;
+            st.used = vec![false; st.gis.len()];
+            st.found.clear();
+            st.cut(0, 0, 0);
+            for (counts, slots) in st.found.drain(..) {
+                let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
+                let kg = slots
+                    .iter()
+                    .filter(|(t, s)| {
+                        let mut e: Vec<_> = keys[*t]
+                            .gis
+                            .iter()
+                            .zip(s)
+                            .map(|(g, s)| (g.1, s.gpu, s.start))
+                            .collect();
+                        e.sort_unstable();
+                        exact.contains(&(*t, e))
+                    })
+                    .count();
+                let value = base + delta * (kh as f64 + kg as f64);
+                match out.get(&counts) {
+                    Some(c) if c.value >= value => {}
+                    _ => {
+                        out.insert(counts.clone(), Content { counts, value, slots });
+                    }
+                }
+            }
+        }
+        if !next(&mut idx, &per_gpu) {
+            break;
+        }
+    }
+    Some(out)
+}
+
+/// Steps the configuration indices to the next combination; false after the last.
+fn next(idx: &mut [usize], lists: &[Vec<&'static Config>]) -> bool {
+    for d in 0..idx.len() {
+        idx[d] += 1;
+        if idx[d] < lists[d].len() {
+            return true;
+        }
+        idx[d] = 0;
+    }
+    false
+}
+
+/// Cuts one arrangement's GIs into VMs of the neighborhood's types.
+struct Search<'a> {
+    keys: &'a [TypeKey],
+    total: &'a [u32],
+    gpu_model: &'a [ModelId],
+    cat: &'a crate::catalog::Catalog,
+    cores: u32,
+    ram: u32,
+    /// (GPU, profile, start) of every GI of the arrangement.
+    gis: Vec<(usize, ProfileId, u8)>,
+    used: Vec<bool>,
+    counts: Vec<u16>,
+    slots: Vec<(usize, Vec<GiSlot>)>,
+    found: Vec<(Vec<u16>, Vec<Slot>)>,
+}
+
+impl Search<'_> {
+    fn fits(&self, key: (ModelId, ProfileId), gi: usize) -> bool {
+        let (k, p, _) = self.gis[gi];
+        key.1 == p && self.cat.same_class(key.0, self.gpu_model[k])
+    }
+
+    /// Assigns every GI from the first unused one on; `cores`/`ram` are those used so far.
+    fn cut(&mut self, from: usize, cores: u32, ram: u32) {
+        let Some(first) = (from..self.gis.len()).find(|&g| !self.used[g]) else {
+            self.found.push((self.counts.clone(), self.slots.clone()));
+            return;
+        };
+        for t in 0..self.keys.len() {
+            let key = &self.keys[t];
+            if self.counts[t] as u32 >= self.total[t]
+                || cores + key.cores > self.cores
+                || ram + key.ram > self.ram
+            {
+                continue;
+            }
+            // The first unused GI takes one position of the type (the first of equal ones).
+            for a in 0..key.gis.len() {
+                if (a > 0 && key.gis[a - 1] == key.gis[a]) || !self.fits(key.gis[a], first) {
+                    continue;
+                }
+                let mut slot = vec![None; key.gis.len()];
+                slot[a] = Some(first);
+                self.used[first] = true;
+                self.fill(t, &mut slot, 0, first, cores + key.cores, ram + key.ram);
+                self.used[first] = false;
+            }
+        }
+    }
+
+    /// Fills the remaining positions of a VM of type `t` with unused GIs after `first`; equal
+    /// positions take GIs in increasing order.
+    fn fill(
+        &mut self,
+        t: usize,
+        slot: &mut Vec<Option<usize>>,
+        pos: usize,
+        first: usize,
+        cores: u32,
+        ram: u32,
+    ) {
+        if pos == slot.len() {
+            let s: Vec<GiSlot> = slot
+                .iter()
+                .map(|g| {
+                    let (k, _, z) = self.gis[g.expect("filled")];
+                    GiSlot { gpu: k, start: z }
+                })
+                .collect();
+            self.counts[t] += 1;
+            self.slots.push((t, s));
+            self.cut(first + 1, cores, ram);
+            self.slots.pop();
+            self.counts[t] -= 1;
+            return;
+        }
+        if slot[pos].is_some() {
+            return self.fill(t, slot, pos + 1, first, cores, ram);
+        }
+        let key = self.keys[t].gis[pos];
+        // Equal positions before this one (already filled) bound the GI index from below.
+        let lo = (0..pos)
+            .filter(|&b| self.keys[t].gis[b] == key)
+            .filter_map(|b| slot[b])
+            .max()
+            .map_or(first + 1, |g| g.max(first) + 1);
+        for g in lo..self.gis.len() {
+            if self.used[g] || !self.fits(key, g) {
+                continue;
+            }
+            self.used[g] = true;
+            slot[pos] = Some(g);
+            self.fill(t, slot, pos + 1, first, cores, ram);
+            slot[pos] = None;
+            self.used[g] = false;
+        }
+    }
+}
+
+impl Decode {
+    /// The start vector of the placement `targets` (every running VM of the neighborhood and the
+    /// admitted pending ones), or `None` when a host's content has no column.
+    pub(crate) fn start_from(&self, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> Option<Vec<f64>> {
+        let mut v = vec![0.0; self.ncols];
+        let pos: HashMap<usize, usize> = inst.hosts.iter().enumerate().map(|(i, &h)| (h, i)).collect();
+        let mut counts = vec![vec![0u16; self.ntypes]; inst.hosts.len()];
+        let mut admitted = vec![0.0; self.ntypes];
+        for (i, vm) in inst.vms.iter().enumerate() {
+            let Some(t) = targets.get(&vm.id) else {
+                if vm.old.is_some() {
+                    return None;
+                }
+                continue;
+            };
+            counts[*pos.get(&t.host)?][self.type_of[i]] += 1;
+            if vm.old.is_none() {
+                admitted[self.type_of[i]] += 1.0;
+            }
+        }
+        for (h, c) in counts.iter().enumerate() {
+            if c.iter().all(|&n| n == 0) {
+                continue;
+            }
+            let col = *self.by_counts[self.group_of[h]].get(c)?;
+            v[col] += 1.0;
+        }
+        for (t, a) in admitted.iter().enumerate() {
+            if *a > 0.0 {
+                v[self.admit[t]?] = *a;
+            }
+        }
+        Some(v)
+    }
+
+    pub(crate) fn targets(&self, inst: &Inst, colv: &[f64]) -> anyhow::Result<BTreeMap<VmId, Placement>> {
+        // The content of each host position.
+        let mut content: Vec<Option<usize>> = vec![None; inst.hosts.len()];
+        for (members, gcols) in &self.groups {
+            let mut next = members.iter();
+            for &(col, c) in gcols {
+                let n = colv[col].round().max(0.0) as usize;
+                for _ in 0..n {
+                    let h = next.next().ok_or_else(|| {
+                        anyhow::anyhow!("solver gave a host group more contents than hosts")
+                    })?;
+                    content[*h] = Some(c);
+                }
+            }
+        }
+        let mut done = vec![false; inst.vms.len()];
+        let mut out = BTreeMap::new();
+        // Open slots per type: (host position, GIs in key order).
+        let mut open: Vec<Vec<(usize, Vec<GiSlot>)>> = vec![Vec::new(); self.ntypes];
+        for (h, c) in content.iter().enumerate() {
+            let Some(c) = c else { continue };
+            let mut slots: Vec<Option<&(usize, Vec<GiSlot>)>> =
+                self.contents[*c].slots.iter().map(Some).collect();
+            let own: Vec<usize> = (0..inst.vms.len())
+                .filter(|&i| inst.vms[i].old.as_ref().is_some_and(|(oh, _)| *oh == h))
+                .collect();
+            // VMs that keep every GI (compared as sets: GIs of one profile are interchangeable
+            // within a VM).
+            for &i in &own {
+                let (_, old) = inst.vms[i].old.as_ref().expect("own VMs run");
+                let t = self.type_of[i];
+                let mut want: Vec<(ProfileId, GiSlot)> = inst.vms[i]
+                    .gis
+                    .iter()
+                    .map(|g| g.profile)
+                    .zip(old.iter().copied())
+                    .collect();
+                want.sort_unstable();
+                let found = slots.iter().position(|s| {
+                    s.is_some_and(|(st, gis)| {
+                        let mut have: Vec<(ProfileId, GiSlot)> = self.key_profiles[t]
+                            .iter()
+                            .copied()
+                            .zip(gis.iter().copied())
+                            .collect();
+                        have.sort_unstable();
+                        *st == t && have == want
+                    })
+                });
+                if let Some(p) = found {
+                    slots[p] = None;
+                    done[i] = true;
+                    out.insert(
+                        inst.vms[i].id,
+                        Placement {
+                            host: inst.hosts[h],
+                            gis: old.clone(),
+                        },
+                    );
+                }
+            }
+            // Then the host's other VMs, in slots of their type.
+            for &i in &own {
+                if done[i] {
+                    continue;
+                }
+                let t = self.type_of[i];
+                if let Some(p) = slots.iter().position(|s| s.is_some_and(|(st, _)| *st == t)) {
+                    let (_, gis) = slots[p].take().expect("found above");
+                    done[i] = true;
+                    out.insert(inst.vms[i].id, self.placement(inst, i, h, gis));
+                }
+            }
+            for (t, gis) in slots.into_iter().flatten() {
+                open[*t].push((h, gis.clone()));
+            }
+        }
+        // The VMs that left their host, then the pending ones in the caller's order.
+        for i in (0..inst.vms.len()).filter(|&i| inst.vms[i].old.is_some() && !done[i]) {
+            let (h, gis) = open[self.type_of[i]]
+                .pop()
+                .ok_or_else(|| anyhow::anyhow!("solver left running VM {} unplaced", inst.vms[i].id))?;
+            out.insert(inst.vms[i].id, self.placement(inst, i, h, &gis));
+        }
+        for i in (0..inst.vms.len()).filter(|&i| inst.vms[i].old.is_none()) {
+            if let Some((h, gis)) = open[self.type_of[i]].pop() {
+                out.insert(inst.vms[i].id, self.placement(inst, i, h, &gis));
+            }
+        }
+        if let Some(t) = open.iter().position(|o| !o.is_empty()) {
+            anyhow::bail!("solver opened more slots of type {t} than the neighborhood has VMs");
+        }
+        Ok(out)
+    }
+
+    /// VM `i` on host position `h` in a slot (GIs in key order).
+    fn placement(&self, inst: &Inst, i: usize, h: usize, gis: &[GiSlot]) -> Placement {
+        Placement {
+            host: inst.hosts[h],
+            gis: self.key_pos[i].iter().map(|&r| gis[r]).collect(),
+        }
+    }
+}
