@@ -305,13 +305,13 @@ fn one_model_fleet(
 
 #[test]
 fn host_columns_equal_brute_force_where_they_apply() {
-    // A30 hosts of one or two GPUs, and A100 hosts of one GPU: the host-content formulation
-    // applies (and is used); its optimum is the brute-force optimum of Eq. (5).
+    // A30 and A100 hosts of one or two GPUs: the host-content formulation applies (and is
+    // used); its optimum is the brute-force optimum of Eq. (5).
     let w = Weights::from_settings(&settings());
     let a30 = model("a30-24gb");
     let a100 = model("a100-40gb");
     for seed in 0..12u64 {
-        let (m, max_gpus) = if seed % 3 == 2 { (a100, 1) } else { (a30, 2) };
+        let (m, max_gpus) = if seed % 3 == 2 { (a100, 2) } else { (a30, 2) };
         let (fleet, pending) = one_model_fleet(
             seed,
             m,
@@ -361,29 +361,31 @@ fn host_columns_equal_the_pattern_optimum_on_larger_a30_neighborhoods() {
 }
 
 #[test]
-fn host_columns_fall_back_to_patterns_on_two_gpu_a100_hosts() {
-    // 723 x 723 configuration pairs per host: too many to enumerate, so the pattern model.
+fn host_columns_fall_back_to_patterns_when_arrangements_explode() {
+    // Two hosts of two A100s full of 1g.5gb GIs, held by one-GI and two-GI VMs: the ways to cut
+    // an arrangement's GIs into VMs run past the enumeration budget, so the pattern model.
     let a100 = model("a100-40gb");
     let c = embedded();
-    // Two VMs of every profile, so that few configurations are filtered out.
+    let g1 = c.model(a100).profile("1g.5gb").unwrap();
     let mut f = Fleet::new(
         c,
-        (0..4)
+        (0..2)
             .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
             .collect(),
     );
-    for p in c.model(a100).cf_profiles().collect::<Vec<_>>() {
-        for _ in 0..2 {
-            let v = vm_of(a100, &[p]);
-            let at = f.ff_placement(&v).unwrap();
-            f.add_placed(v, at).unwrap();
-        }
+    for n in 0..12 {
+        let gis = if n % 2 == 0 { vec![g1] } else { vec![g1, g1] };
+        let v = vm_of(a100, &gis);
+        let at = f.ff_placement(&v).unwrap();
+        f.add_placed(v, at).unwrap();
     }
-    let hosts: Vec<HostId> = (0..4).collect();
+    let hosts: Vec<HostId> = (0..2).collect();
     let out = bilp::solve_with(&f, &hosts, &[], &settings(), &control(Formulation::Host)).unwrap();
     assert_eq!(out.formulation, Formulation::Pattern);
     assert_eq!(out.status, SolveStatus::Optimal);
     check_outcome(&f, &hosts, &[], &out);
+    let plain = bilp::solve_with(&f, &hosts, &[], &settings(), &control(Formulation::Tight)).unwrap();
+    assert_eq!(out.objective, plain.objective);
 }
 
 #[test]

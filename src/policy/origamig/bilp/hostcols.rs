@@ -46,7 +46,10 @@ use good_lp::{constraint, Constraint};
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Most GPU-configuration combinations enumerated for one host.
-const MAX_LAYOUTS: usize = 5_000;
+const MAX_LAYOUTS: usize = 20_000;
+/// Most steps of cutting arrangements into VMs for one host; beyond it the host's contents are
+/// not enumerated and the call uses the pattern model.
+const MAX_STEPS: u64 = 400_000;
 /// Most content columns in one model.
 const MAX_COLUMNS: usize = 60_000;
 
@@ -56,6 +59,9 @@ type Slot = (usize, Vec<GiSlot>);
 type Group = (Vec<usize>, Vec<(usize, usize)>);
 /// The exact GIs of a running VM: (type, sorted (profile, GPU, start)).
 type Exact = HashSet<(usize, Vec<(ProfileId, usize, u8)>)>;
+
+/// A GPU configuration and the current GIs of the GPU it keeps.
+type Kept = (&'static Config, Vec<(ProfileId, u8)>);
 
 /// Interchangeable VMs: GIs as sorted (model, profile), cores, RAM.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -320,16 +326,33 @@ fn enumerate(
                 }
             }
         }
-        let list: Vec<&'static Config> = configs::of_model(m)
-            .iter()
-            .filter(|c| {
-                let mut n = vec![0u32; have.len()];
-                for g in &c.gis {
-                    n[g.0] += 1;
-                }
-                n.iter().zip(&have).all(|(a, b)| a <= b)
-            })
-            .collect();
+        // Dominance within equal profile counts (as in `pattern.rs`): a configuration with at
+        // least the CF that keeps at least the same current GIs of the GPU does at least as
+        // well in every arrangement (map GIs of one profile onto each other, the kept ones onto
+        // themselves: same counts, same VMs kept in place, no lower CF). Ties keep the first.
+        let now: Vec<(ProfileId, u8)> = gpu.gis.iter().map(|g| (g.profile, g.start)).collect();
+        let mut by_counts: HashMap<Vec<u32>, Vec<Kept>> = HashMap::new();
+        for c in configs::of_model(m) {
+            let mut n = vec![0u32; have.len()];
+            for g in &c.gis {
+                n[g.0] += 1;
+            }
+            if n.iter().zip(&have).any(|(a, b)| a > b) {
+                continue;
+            }
+            let kept: Vec<(ProfileId, u8)> = c.gis.iter().copied().filter(|g| now.contains(g)).collect();
+            let same = by_counts.entry(n).or_default();
+            let dominated = same
+                .iter()
+                .any(|(c2, kept2)| c2.cf >= c.cf && kept.iter().all(|g| kept2.contains(g)));
+            if dominated {
+                continue;
+            }
+            same.retain(|(c2, kept2)| !(c.cf >= c2.cf && kept2.iter().all(|g| kept.contains(g))));
+            same.push((c, kept));
+        }
+        let mut list: Vec<&'static Config> = by_counts.into_values().flatten().map(|e| e.0).collect();
+        list.sort_by(|a, b| a.gis.cmp(&b.gis));
         layouts = layouts.saturating_mul(list.len());
         per_gpu.push(list);
     }
@@ -351,6 +374,7 @@ fn enumerate(
         counts: vec![0; keys.len()],
         slots: Vec::new(),
         found: Vec::new(),
+        steps: 0,
     };
     loop {
         let mut active = 0u32;
@@ -369,6 +393,9 @@ fn enumerate(
             st.used = vec![false; st.gis.len()];
             st.found.clear();
             st.cut(0, 0, 0);
+            if st.steps > MAX_STEPS {
+                return None;
+            }
             for (counts, slots) in st.found.drain(..) {
                 let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
                 let kg = slots
@@ -426,6 +453,8 @@ struct Search<'a> {
     counts: Vec<u16>,
     slots: Vec<(usize, Vec<GiSlot>)>,
     found: Vec<(Vec<u16>, Vec<Slot>)>,
+    /// Calls of `cut` so far (the work budget).
+    steps: u64,
 }
 
 impl Search<'_> {
@@ -436,6 +465,10 @@ impl Search<'_> {
 
     /// Assigns every GI from the first unused one on; `cores`/`ram` are those used so far.
     fn cut(&mut self, from: usize, cores: u32, ram: u32) {
+        self.steps += 1;
+        if self.steps > MAX_STEPS {
+            return;
+        }
         let Some(first) = (from..self.gis.len()).find(|&g| !self.used[g]) else {
             self.found.push((self.counts.clone(), self.slots.clone()));
             return;
