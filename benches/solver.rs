@@ -329,7 +329,7 @@ fn main() {
             retried += 1;
         }
         println!(
-            "  #{n:<3} t={:>5.1}h {:<28} hosts={:<2} vms={:<3} {:>10} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} gap {:.4} rows {} cols {} {:?}",
+            "  #{n:<3} t={:>5.1}h {:<28} hosts={:<2} vms={:<3} {:>10} {:>7.3}s cpu {:>6.2}s obj {:>7} -> {:>7} gap {:.4} rows {} cols {} {}",
             inst.at_h,
             inst.kind,
             inst.hosts.len(),
@@ -342,7 +342,7 @@ fn main() {
             out.gap,
             out.rows,
             out.cols,
-            out.formulation
+            out.formulation.name()
         );
         if args.rehint {
             let w = migplan::policy::origamig::objective::Weights::from_settings(&settings);

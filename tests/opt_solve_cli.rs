@@ -69,6 +69,8 @@ fn solve_on_the_demo_admits_the_waiting_whole_gpu_request_and_switches_two_hosts
     let v = solve_json(&["scenarios/demo.toml"]);
     assert_eq!(v["mode"], "auto");
     assert_eq!(v["status"], "optimal");
+    // Two-GPU A100 hosts with few profiles: the host-content model applies.
+    assert_eq!(v["model"], "host");
     assert_eq!(v["gap"].as_f64().unwrap(), 0.0);
     assert_eq!(v["applied"], true);
     assert_eq!(v["admitted"], serde_json::json!([12]));

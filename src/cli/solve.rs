@@ -197,10 +197,11 @@ pub fn render(fleet: &Fleet, p: &Proposal) -> String {
         Some(st) => {
             let _ = writeln!(
                 o,
-                "solver: {st}, gap {:.2} %, {:.2} s (whole call {:.2} s)",
+                "solver: {st}, gap {:.2} %, {:.2} s (whole call {:.2} s), {} model",
                 100.0 * p.gap,
                 p.solve_s,
-                p.call_s
+                p.call_s,
+                p.model.map_or("-", |m| m.name())
             );
         }
         None => {
@@ -275,6 +276,7 @@ pub fn to_json(fleet: &Fleet, p: &Proposal) -> serde_json::Value {
         "gap": p.gap,
         "solve_s": p.solve_s,
         "call_s": p.call_s,
+        "model": p.model.map(|m| m.name()),
         "objective_before": p.before.total,
         "objective_after": p.value_after,
         "parking_penalty": p.parking_penalty,

@@ -49,6 +49,19 @@ pub enum Formulation {
     Config,
 }
 
+impl Formulation {
+    /// The name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Formulation::Plain => "plain",
+            Formulation::Tight => "tight",
+            Formulation::Config => "config",
+            Formulation::Pattern => "pattern",
+            Formulation::Host => "host",
+        }
+    }
+}
+
 /// How a solve ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

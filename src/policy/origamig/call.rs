@@ -99,6 +99,8 @@ pub struct Proposal {
     pub status: Option<SolveStatus>,
     pub gap: f64,
     pub solve_s: f64,
+    /// The formulation the solver's model was built in (`None` when no solve ran).
+    pub model: Option<super::bilp::Formulation>,
     /// Wall time of the whole call: selection, solve, executor, evaluation.
     pub call_s: f64,
     /// The fleet now and after the plan (the proposed state, applied or not).
@@ -208,6 +210,7 @@ pub fn call(
         status: None,
         gap: 0.0,
         solve_s: 0.0,
+        model: None,
         call_s: 0.0,
         footprint_before,
         footprint_after: footprint_before,
@@ -222,6 +225,7 @@ pub fn call(
     p.status = Some(out.status);
     p.gap = out.gap;
     p.solve_s = out.solve_s;
+    p.model = Some(out.formulation);
     // The VMs that start or move.
     for (&id, to) in &out.targets {
         let cur = fleet.vm(id).and_then(|v| v.placement.as_ref());
