@@ -36,9 +36,9 @@ pub enum Formulation {
     /// each GPU's arrangement one configuration column per profile multiset; see `pattern.rs`.
     Pattern,
     /// One column per (host, VMs it holds by type) with the best arrangement's value, the
-    /// Dantzig-Wolfe reformulation by host (`hostcols.rs`), where the hosts' configuration
-    /// combinations are few (A30 hosts, single-GPU hosts); `Pattern` elsewhere. The fastest:
-    /// the default.
+    /// Dantzig-Wolfe reformulation by host (`hostcols.rs`), where each host's contents can be
+    /// enumerated within a budget (configuration combinations and cutting steps); `Pattern` for
+    /// the calls where they cannot. The fastest: the default.
     #[default]
     Host,
     /// Tight, with each GPU's slices described by configuration columns: one binary per
