@@ -37,6 +37,38 @@ fn settings() -> PolicySettings {
     }
 }
 
+/// Fills a fleet: up to `nvms * 3 / 2` VMs placed by FF in at most `tries` draws, then running
+/// VMs removed at random down to `nvms` (which fragments the GPUs), then `np` pending VMs.
+fn populate(
+    mut f: Fleet,
+    rng: &mut StdRng,
+    draw: impl Fn(&mut StdRng) -> Vm,
+    nvms: usize,
+    tries: usize,
+    np: usize,
+) -> (Fleet, Vec<VmId>) {
+    let mut placed = Vec::new();
+    for _ in 0..tries {
+        if placed.len() >= nvms + nvms / 2 {
+            break;
+        }
+        let v = draw(rng);
+        if let Some(p) = f.ff_placement(&v) {
+            placed.push(f.add_placed(v, p).unwrap());
+        }
+    }
+    while placed.len() > nvms {
+        let i = rng.gen_range(0..placed.len());
+        f.remove(placed.swap_remove(i)).unwrap();
+    }
+    let mut pending = Vec::new();
+    for _ in 0..np {
+        pending.push(f.add_pending(draw(rng)).unwrap());
+    }
+    f.check_invariants().unwrap();
+    (f, pending)
+}
+
 /// A random tiny fleet: `nh` hosts of 1 or 2 GPUs (A100-40GB, or A30-24GB when `mixed`), some
 /// running VMs placed by FF (then a few removed to fragment the GPUs), and `np` pending VMs.
 fn random_fleet(
@@ -60,7 +92,7 @@ fn random_fleet(
             Host::new(format!("h{i}"), cores, 512, vec![m; g], 0)
         })
         .collect();
-    let mut f = Fleet::new(c, hosts);
+    let f = Fleet::new(c, hosts);
     let draw = |rng: &mut StdRng| {
         let m = if mixed && rng.gen_bool(0.4) { a30 } else { a100 };
         let profs: Vec<usize> = c.model(m).cf_profiles().collect();
@@ -68,27 +100,7 @@ fn random_fleet(
         let ps: Vec<usize> = (0..n).map(|_| profs[rng.gen_range(0..profs.len())]).collect();
         vm_of(m, &ps)
     };
-    let mut placed = Vec::new();
-    for _ in 0..nvms * 2 {
-        if placed.len() >= nvms + nvms / 2 {
-            break;
-        }
-        let v = draw(&mut rng);
-        if let Some(p) = f.ff_placement(&v) {
-            placed.push(f.add_placed(v, p).unwrap());
-        }
-    }
-    // Fragment: remove some.
-    while placed.len() > nvms {
-        let i = rng.gen_range(0..placed.len());
-        f.remove(placed.swap_remove(i)).unwrap();
-    }
-    let mut pending = Vec::new();
-    for _ in 0..np {
-        pending.push(f.add_pending(draw(&mut rng)).unwrap());
-    }
-    f.check_invariants().unwrap();
-    (f, pending)
+    populate(f, &mut rng, draw, nvms, nvms * 2, np)
 }
 
 /// The best Eq. (5) over every placement of the neighborhood's VMs on its hosts (running VMs
@@ -274,33 +286,14 @@ fn one_model_fleet(
             Host::new(format!("h{i}"), cores, 512, vec![m; g], 0)
         })
         .collect();
-    let mut f = Fleet::new(c, hosts);
+    let f = Fleet::new(c, hosts);
     let profs: Vec<usize> = c.model(m).cf_profiles().collect();
     let draw = |rng: &mut StdRng| {
         let n = if rng.gen_bool(0.3) { 2 } else { 1 };
         let ps: Vec<usize> = (0..n).map(|_| profs[rng.gen_range(0..profs.len())]).collect();
         vm_of(m, &ps)
     };
-    let mut placed = Vec::new();
-    for _ in 0..nvms * 3 {
-        if placed.len() >= nvms + nvms / 2 {
-            break;
-        }
-        let v = draw(&mut rng);
-        if let Some(p) = f.ff_placement(&v) {
-            placed.push(f.add_placed(v, p).unwrap());
-        }
-    }
-    while placed.len() > nvms {
-        let i = rng.gen_range(0..placed.len());
-        f.remove(placed.swap_remove(i)).unwrap();
-    }
-    let mut pending = Vec::new();
-    for _ in 0..np {
-        pending.push(f.add_pending(draw(&mut rng)).unwrap());
-    }
-    f.check_invariants().unwrap();
-    (f, pending)
+    populate(f, &mut rng, draw, nvms, nvms * 3, np)
 }
 
 #[test]
