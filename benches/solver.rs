@@ -76,14 +76,9 @@ fn parse_args() -> Args {
             "--only" => a.only = Some(val(i).parse().expect("--only N")),
             "--limit" => a.limit = val(i).parse().expect("--limit S"),
             "--formulation" => {
-                a.formulation = match val(i).as_str() {
-                    "plain" => Formulation::Plain,
-                    "tight" => Formulation::Tight,
-                    "config" => Formulation::Config,
-                    "pattern" => Formulation::Pattern,
-                    "host" => Formulation::Host,
-                    other => panic!("unknown formulation {other}"),
-                }
+                let name = val(i);
+                a.formulation =
+                    Formulation::from_name(&name).unwrap_or_else(|| panic!("unknown formulation {name}"));
             }
             "--opt" => {
                 let kv = val(i);

@@ -200,13 +200,7 @@ fn control(f: Formulation) -> SolveControl {
     }
 }
 
-const ALL: [Formulation; 5] = [
-    Formulation::Plain,
-    Formulation::Tight,
-    Formulation::Config,
-    Formulation::Pattern,
-    Formulation::Host,
-];
+const ALL: [Formulation; 5] = Formulation::ALL;
 
 /// Checks an outcome against the fleet's rules and Eq. (5).
 fn check_outcome(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], out: &bilp::SolveOutcome) {

@@ -50,6 +50,20 @@ pub enum Formulation {
 }
 
 impl Formulation {
+    /// Every formulation, the paper's first.
+    pub const ALL: [Formulation; 5] = [
+        Formulation::Plain,
+        Formulation::Tight,
+        Formulation::Config,
+        Formulation::Pattern,
+        Formulation::Host,
+    ];
+
+    /// The formulation of a name from [`Formulation::name`].
+    pub fn from_name(name: &str) -> Option<Formulation> {
+        Formulation::ALL.into_iter().find(|f| f.name() == name)
+    }
+
     /// The name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {

@@ -72,3 +72,31 @@ pub(crate) fn of_model(model: &GpuModel) -> &'static [Config] {
 
 #[cfg(test)]
 mod tests;
+
+/// A candidate configuration of one GPU: the configuration, its profile counts, and the GIs of
+/// the GPU's current arrangement that it keeps, as (profile, start).
+pub(crate) type Candidate<K> = (&'static Config, K, Vec<(ProfileId, u8)>);
+
+/// The candidates that no other candidate dominates, in input order. Among candidates with equal
+/// profile counts, one dominates another when it has at least the CF and keeps at least the same
+/// current GIs: in any arrangement, mapping GIs of one profile onto each other and the kept ones
+/// onto themselves gives the same counts, the same VMs kept in place and no lower CF, so the
+/// dominated one can be dropped without changing an optimum. Of two that dominate each other
+/// (same CF, same kept GIs), the first stays.
+pub(crate) fn undominated<K: Eq>(cands: Vec<Candidate<K>>) -> Vec<Candidate<K>> {
+    let dominates = |a: &Candidate<K>, b: &Candidate<K>| {
+        a.1 == b.1 && a.0.cf >= b.0.cf && b.2.iter().all(|g| a.2.contains(g))
+    };
+    let keep: Vec<bool> = (0..cands.len())
+        .map(|i| {
+            !(0..cands.len()).any(|j| {
+                j != i && dominates(&cands[j], &cands[i]) && (j < i || !dominates(&cands[i], &cands[j]))
+            })
+        })
+        .collect();
+    cands
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(c, k)| k.then_some(c))
+        .collect()
+}

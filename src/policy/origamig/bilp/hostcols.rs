@@ -60,9 +60,6 @@ type Group = (Vec<usize>, Vec<(usize, usize)>);
 /// The exact GIs of a running VM: (type, sorted (profile, GPU, start)).
 type Exact = HashSet<(usize, Vec<(ProfileId, usize, u8)>)>;
 
-/// A GPU configuration and the current GIs of the GPU it keeps.
-type Kept = (&'static Config, Vec<(ProfileId, u8)>);
-
 /// Interchangeable VMs: GIs as sorted (model, profile), cores, RAM.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct TypeKey {
@@ -326,12 +323,10 @@ fn enumerate(
                 }
             }
         }
-        // Dominance within equal profile counts (as in `pattern.rs`): a configuration with at
-        // least the CF that keeps at least the same current GIs of the GPU does at least as
-        // well in every arrangement (map GIs of one profile onto each other, the kept ones onto
-        // themselves: same counts, same VMs kept in place, no lower CF). Ties keep the first.
+        // Configurations within the neighborhood's profile counts, none dominated within equal
+        // counts (`configs::undominated`).
         let now: Vec<(ProfileId, u8)> = gpu.gis.iter().map(|g| (g.profile, g.start)).collect();
-        let mut by_counts: HashMap<Vec<u32>, Vec<Kept>> = HashMap::new();
+        let mut cand: Vec<configs::Candidate<Vec<u32>>> = Vec::new();
         for c in configs::of_model(m) {
             let mut n = vec![0u32; have.len()];
             for g in &c.gis {
@@ -341,17 +336,9 @@ fn enumerate(
                 continue;
             }
             let kept: Vec<(ProfileId, u8)> = c.gis.iter().copied().filter(|g| now.contains(g)).collect();
-            let same = by_counts.entry(n).or_default();
-            let dominated = same
-                .iter()
-                .any(|(c2, kept2)| c2.cf >= c.cf && kept.iter().all(|g| kept2.contains(g)));
-            if dominated {
-                continue;
-            }
-            same.retain(|(c2, kept2)| !(c.cf >= c2.cf && kept2.iter().all(|g| kept.contains(g))));
-            same.push((c, kept));
+            cand.push((c, n, kept));
         }
-        let mut list: Vec<&'static Config> = by_counts.into_values().flatten().map(|e| e.0).collect();
+        let mut list: Vec<&'static Config> = configs::undominated(cand).into_iter().map(|e| e.0).collect();
         list.sort_by(|a, b| a.gis.cmp(&b.gis));
         layouts = layouts.saturating_mul(list.len());
         per_gpu.push(list);

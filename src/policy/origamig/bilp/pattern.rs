@@ -205,10 +205,8 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
             let mut current: Vec<(usize, u8)> = gpu.gis.iter().map(|g| (g.profile, g.start)).collect();
             current.sort_by_key(|g| g.1);
             let old: BTreeSet<(usize, u8)> = current.iter().copied().collect();
-            // Candidates: non-empty, within availability.
-            // (configuration, profile counts, current GIs it keeps)
-            type Cand = (&'static Config, Vec<u8>, Vec<(usize, u8)>);
-            let mut cand: Vec<Cand> = Vec::new();
+            // Candidates: non-empty, within availability, none dominated within equal counts.
+            let mut cand: Vec<configs::Candidate<Vec<u8>>> = Vec::new();
             for c in configs::of_model(m) {
                 if c.gis.is_empty() {
                     continue;
@@ -220,25 +218,12 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                 let kept: Vec<(usize, u8)> = c.gis.iter().copied().filter(|g| old.contains(g)).collect();
                 cand.push((c, cnt, kept));
             }
-            // Dominance within equal counts.
             let mut list = Vec::new();
-            for (a, (c, cnt, kept)) in cand.iter().enumerate() {
-                let dominated = cand.iter().enumerate().any(|(b, (c2, cnt2, kept2))| {
-                    if a == b || cnt2 != cnt {
-                        return false;
-                    }
-                    if c2.cf < c.cf || !kept.iter().all(|g| kept2.contains(g)) {
-                        return false;
-                    }
-                    c2.cf > c.cf || kept2.len() > kept.len() || b < a
-                });
-                if dominated {
-                    continue;
-                }
+            for (c, _, _) in configs::undominated(cand) {
                 let is_current = c.gis == current;
                 let col = cols.bin(is_current, || format!("L[{h}.{k}]{:?}", c.gis));
                 obj.push((w.free_start * c.cf as f64 - w.gpu, col));
-                list.push((*c, col));
+                list.push((c, col));
             }
             // One configuration per GPU, on a host that is on.
             if !list.is_empty() {
