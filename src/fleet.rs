@@ -701,7 +701,14 @@ impl Fleet {
     /// FF (§6.3): the first host with room for the VM's cores, RAM and every GI, the GIs placed
     /// largest first, each on the first GPU of the host where it fits, at the default start (Eq. 3).
     pub fn ff_placement(&self, vm: &Vm) -> Option<Placement> {
-        (0..self.hosts.len()).find_map(|h| self.host_placement_default(vm, h))
+        self.ff_placement_where(vm, |_| true)
+    }
+
+    /// [`Fleet::ff_placement`] over the hosts `allowed` accepts.
+    pub fn ff_placement_where(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
+        (0..self.hosts.len())
+            .filter(|&h| allowed(h))
+            .find_map(|h| self.host_placement_default(vm, h))
     }
 
     /// The placement of `vm` on host `h` with the default GI placement (largest GI first, first

@@ -57,6 +57,20 @@ impl Schedule {
         self.parks(true)
     }
 
+    /// Seconds the executor takes to run the steps one after another (§5.4): each move or park
+    /// lasts [`copy_seconds`] of what it copies ([`copied_gb`]); a start copies nothing.
+    pub fn duration_s(&self, fleet: &Fleet, gbps: f64) -> f64 {
+        self.steps
+            .iter()
+            .filter_map(|s| {
+                Some(copy_seconds(
+                    copied_gb(fleet, s.vm, s.from.as_ref()?.host, s.to.host),
+                    gbps,
+                ))
+            })
+            .sum()
+    }
+
     fn parks(&self, across: bool) -> usize {
         self.steps
             .iter()
@@ -64,6 +78,20 @@ impl Schedule {
             .filter(|s| s.from.as_ref().is_some_and(|f| (f.host != s.to.host) == across))
             .count()
     }
+}
+
+/// GB a live migration of VM `vm` from host `from` to host `to` copies (§6.6): the VM's RAM and
+/// the memory of its GIs between hosts, nothing within a host (0 for a VM not in the fleet).
+pub fn copied_gb(fleet: &Fleet, vm: VmId, from: HostId, to: HostId) -> f64 {
+    match fleet.vm(vm) {
+        Some(v) if from != to => v.ram_gb as f64 + v.gpu_memory_gb(fleet.catalog),
+        _ => 0.0,
+    }
+}
+
+/// Seconds to copy `gb` gigabytes at `gbps` Gbit/s (§6.6: half the 25 Gbit/s of a host, 12.5).
+pub fn copy_seconds(gb: f64, gbps: f64) -> f64 {
+    gb * 8.0 / gbps
 }
 
 /// Why a plan cannot be executed.

@@ -770,11 +770,8 @@ impl Simulator {
                 (StepKind::Move | StepKind::Park, Some(from)) => {
                     self.recorder.refresh_host(&self.fleet, from.host);
                     let across = from.host != step.to.host;
-                    let gb = match (across, self.fleet.vm(step.vm)) {
-                        (true, Some(v)) => v.ram_gb as f64 + v.gpu_memory_gb(catalog),
-                        _ => 0.0,
-                    };
-                    let secs = gb * 8.0 / gbps;
+                    let gb = plan::copied_gb(&self.fleet, step.vm, from.host, step.to.host);
+                    let secs = plan::copy_seconds(gb, gbps);
                     self.recorder.on_migration(t, across, gb, secs);
                     self.log(
                         t,

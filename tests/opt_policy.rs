@@ -597,3 +597,42 @@ fn a_consolidation_call_empties_the_host_behind_an_unemptiable_one() {
     let again = propose(&f, CallMode::Consolidation, Some(&a100()), &small_settings()).unwrap();
     assert!(!again.changes_placements());
 }
+
+#[test]
+fn a_call_holds_its_neighborhood_until_its_moves_end() {
+    // The fleet of `a_consolidation_call_empties_the_host_behind_an_unemptiable_one` with a
+    // fourth host, off. The call moves VM 2 (two 1g.5gb: 2 x 16 GB of RAM and 2 x 5 GB of GI
+    // memory) from h1 to h0: 42 GB at 12.5 Gbit/s, 42 x 8 / 12.5 = 26.88 s (§6.6). Until then
+    // the call runs (§5.4): no other call starts, and the arrival rule places nothing on M̂ =
+    // {h1, h0, h2}.
+    let mut f = a100s(4);
+    put(&mut f, 1, &["7g.40gb", "1g.5gb"], 0, &[(0, 0), (1, 0)]);
+    put(&mut f, 2, &["1g.5gb", "1g.5gb"], 1, &[(0, 0), (1, 0)]);
+    put(&mut f, 3, &["7g.40gb"], 2, &[(0, 0)]);
+    put(&mut f, 4, &["3g.20gb"], 2, &[(1, 0)]);
+    let mut p = Origamig::new(&small_settings());
+    let plan = p.on_step(&f, 0.0).expect("a consolidation that empties h1");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![2]);
+    let schedule = plan::schedule(&f, &plan).unwrap();
+    assert!((schedule.duration_s(&f, 12.5) - 26.88).abs() < 1e-9);
+    plan::execute(&mut f, &schedule).unwrap();
+    assert!(p.is_running(26.87) && !p.is_running(26.89));
+    assert!(p.is_held(0, 10.0) && p.is_held(1, 10.0) && p.is_held(2, 10.0));
+    assert!(!p.is_held(3, 10.0) && !p.is_held(0, 26.89));
+
+    // A 1g.5gb fits h0's GPU 1 (FF's first choice) but goes to h3 while the call runs.
+    let small = Vm {
+        id: 9,
+        ..vm(9, "a100-40gb", &["1g.5gb"])
+    };
+    assert_eq!(f.ff_placement(&small).unwrap().host, 0);
+    assert_eq!(p.on_arrival(&f, &small, 10.0).unwrap().host, 3);
+    assert_eq!(p.on_arrival(&f, &small, 30.0).unwrap().host, 0);
+
+    // No call starts at the 10 s and 20 s checks; the next one is at 30 s.
+    let calls = p.stats().consolidation_calls + p.stats().admission_calls;
+    assert!(p.on_step(&f, 10.0).is_none() && p.on_step(&f, 20.0).is_none());
+    assert_eq!(p.stats().consolidation_calls + p.stats().admission_calls, calls);
+    let _ = p.on_step(&f, 30.0);
+    assert!(p.stats().consolidation_calls + p.stats().admission_calls > calls);
+}

@@ -21,7 +21,7 @@ use super::Policy;
 use crate::catalog::{Catalog, ModelId, MAX_PROFILES};
 use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm, VmId};
 use crate::mig::Occupancy;
-use crate::plan::Plan;
+use crate::plan::{self, Plan};
 use crate::scenario::PolicySettings;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -476,16 +476,16 @@ fn compact_class(
 }
 
 /// Seconds the executor takes for the moves of `plan` on `fleet`, run one after another
-/// (§5.4): a move across hosts copies the VM's RAM and the memory of its GIs at `gbps`
-/// (Gbit/s, §6.1: half the 25 Gbit/s of a host); a move inside a host copies nothing.
+/// (§5.4), each as long as [`plan::copy_seconds`] of what it copies ([`plan::copied_gb`]).
 pub fn moves_duration_s(fleet: &Fleet, plan: &Plan, gbps: f64) -> f64 {
-    let catalog = fleet.catalog;
     plan.targets
         .iter()
         .filter_map(|(&id, to)| {
-            let vm = fleet.vm(id)?;
-            let from = vm.placement.as_ref()?;
-            (from.host != to.host).then(|| (vm.ram_gb as f64 + vm.gpu_memory_gb(catalog)) * 8.0 / gbps)
+            let from = fleet.vm(id)?.placement.as_ref()?.host;
+            Some(plan::copy_seconds(
+                plan::copied_gb(fleet, id, from, to.host),
+                gbps,
+            ))
         })
         .sum()
 }

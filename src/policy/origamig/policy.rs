@@ -7,14 +7,23 @@
 //! whole fleet instead (for small fleets: each call is bounded by the time limit only). A call's
 //! plan goes back to the simulator as a [`Plan`]; the pending VMs it rejects are handed over
 //! through [`Policy::take_rejected`].
+//!
+//! A call runs until the executor's last step ends (§5.4: "while a call runs, the arrival rule
+//! places no request on M̂, and a departure only removes steps"): the simulator applies a plan at
+//! once, and the policy holds M̂ for as long as the steps take one after another
+//! ([`Schedule::duration_s`] at `migration_gbps`, the same clock TC's compactions keep, §6.3).
+//! Until then no other call starts (§5.1: one call at a time) and arrivals go to the hosts
+//! outside M̂. The solve itself takes no simulated time.
 
 use super::bilp::SolveControl;
 use super::call::{self, CallMode};
 use super::triggers::{CallKind, Triggers};
+use crate::fleet::HostId;
 use crate::fleet::{Fleet, Placement, Vm, VmId};
-use crate::plan::Plan;
+use crate::plan::{Plan, Schedule};
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
+use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -44,6 +53,9 @@ pub struct Origamig {
     call_times: Vec<f64>,
     rejected: Vec<VmId>,
     stats: CallStats,
+    /// M̂ of the call whose steps are still running, and when the last of them ends.
+    running: BTreeSet<HostId>,
+    running_until: f64,
     /// Set by the planner while it steps time on a worker thread, so that a cancel stops a
     /// running solve instead of waiting for its time limit.
     cancel: crate::policy::CancelFlag,
@@ -59,6 +71,8 @@ impl Origamig {
             call_times: Vec::new(),
             rejected: Vec::new(),
             stats: CallStats::default(),
+            running: BTreeSet::new(),
+            running_until: f64::NEG_INFINITY,
             cancel: Default::default(),
         }
     }
@@ -75,9 +89,26 @@ impl Origamig {
         &self.stats
     }
 
+    /// Whether a call's steps are still running at `now_s`.
+    pub fn is_running(&self, now_s: f64) -> bool {
+        now_s < self.running_until
+    }
+
+    /// Whether the arrival rule must leave `host` alone at `now_s`: it is in the M̂ of a running
+    /// call.
+    pub fn is_held(&self, host: HostId, now_s: f64) -> bool {
+        self.is_running(now_s) && self.running.contains(&host)
+    }
+
+    /// Holds M̂ from `now_s` until the schedule's steps, run one after another, end.
+    fn hold(&mut self, fleet: &Fleet, hosts: &[HostId], schedule: &Schedule, now_s: f64) {
+        self.running = hosts.iter().copied().collect();
+        self.running_until = now_s + schedule.duration_s(fleet, self.settings.migration_gbps);
+    }
+
     /// One check of the triggers and, if one fires, one call. Returns the plan to apply.
     fn check(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
-        if !self.triggers.due(now_s, &self.settings) {
+        if self.is_running(now_s) || !self.triggers.due(now_s, &self.settings) {
             return None;
         }
         let trigger = self.triggers.next_call(fleet, &self.settings)?;
@@ -127,6 +158,7 @@ impl Origamig {
         self.triggers.after_call(fleet, &trigger, p.changes_placements());
         if p.improves {
             self.stats.applied += 1;
+            self.hold(fleet, &p.neighborhood.hosts, &p.schedule, now_s);
             Some(p.plan)
         } else {
             None
@@ -147,9 +179,14 @@ impl Policy for Origamig {
         Box::new(self.clone())
     }
 
-    /// The arrival rule of §5.1: FF with the default GI placement.
-    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
-        fleet.ff_placement(vm)
+    /// The arrival rule of §5.1: FF with the default GI placement, on the hosts outside the M̂
+    /// of a running call (§5.4).
+    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
+        if self.is_running(now_s) {
+            fleet.ff_placement_where(vm, |h| !self.is_held(h, now_s))
+        } else {
+            fleet.ff_placement(vm)
+        }
     }
 
     fn queues_unplaced(&self) -> bool {
