@@ -18,8 +18,7 @@
 use super::bilp::SolveControl;
 use super::call::{self, CallMode};
 use super::triggers::{CallKind, Triggers};
-use crate::fleet::HostId;
-use crate::fleet::{Fleet, Placement, Vm, VmId};
+use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::plan::{Plan, Schedule};
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
@@ -182,11 +181,7 @@ impl Policy for Origamig {
     /// The arrival rule of §5.1: FF with the default GI placement, on the hosts outside the M̂
     /// of a running call (§5.4).
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
-        if self.is_running(now_s) {
-            fleet.ff_placement_where(vm, |h| !self.is_held(h, now_s))
-        } else {
-            fleet.ff_placement(vm)
-        }
+        fleet.ff_placement_where(vm, |h| !self.is_held(h, now_s))
     }
 
     fn queues_unplaced(&self) -> bool {
