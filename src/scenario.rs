@@ -11,6 +11,8 @@ use std::ops::Range;
 use std::path::Path;
 use toml::Spanned;
 
+mod settings;
+
 /// The demo scenario embedded in the binary (opened by `migplan` with no arguments).
 pub const DEMO: &str = include_str!("../scenarios/demo.toml");
 
@@ -212,9 +214,6 @@ pub struct PolicySettings {
     /// Seed 003 admission rule: refuse a multi-GPU VM (two or more GIs) unless every GI is a
     /// whole GPU (7g); off by default, since the paper's workload puts two-GI VMs on slices.
     pub multi_gpu_whole_only: bool,
-    /// Layout planner hysteresis K (seed 003): a GPU changes layout only after the plan asked
-    /// for the same new layout K consecutive times.
-    pub layout_hysteresis: u32,
     /// Packing policy (seed 002) weight w1: placing the GI leaves its GPU with no free capacity.
     pub packing_finish_gpu: f64,
     /// Packing policy weight w2: the host already runs work (finish a host before opening one).
@@ -247,7 +246,6 @@ impl Default for PolicySettings {
             compaction_min: 15.0,
             migration_gbps: 12.5,
             multi_gpu_whole_only: false,
-            layout_hysteresis: 3,
             packing_finish_gpu: 1.0,
             packing_finish_host: 1.0,
             packing_protect_host: 2.0,
@@ -520,7 +518,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                 format!("unknown GPU model `{model}`"),
             );
         };
-        for p in mix.keys() {
+        for (p, weight) in mix {
             if catalog.model(m).profile(p).is_none() {
                 return cx.err(
                     field_at..field_at,
@@ -528,8 +526,16 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                     format!("unknown profile `{p}` for {model}"),
                 );
             }
+            if !(weight.is_finite() && *weight >= 0.0) {
+                return cx.err(
+                    field_at..field_at,
+                    "workload.profile_mix",
+                    format!("weight of {model} {p} must be a number >= 0, not {weight}"),
+                );
+            }
         }
     }
+    settings::check(&cx, catalog, spec.now_s, &spec.workload, &spec.policy)?;
     fleet
         .check_invariants()
         .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;

@@ -71,6 +71,67 @@ fn cases() -> Vec<(String, Vec<&'static str>)> {
             HOST.to_string() + "curve = \"steam\"\n",
             vec![":6:", "field `curve`", "unknown power curve"],
         ),
+        // Values of the right type that mean nothing are refused at load time too, so `check`
+        // refuses what `simulate` and `solve` would.
+        (
+            format!("{HOST}[workload]\ntwo_gi_prob = 1.5\n"),
+            vec![
+                ":7:1:",
+                "field `workload.two_gi_prob`",
+                "must be within 0..1, not 1.5",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\ntheta = 0\n"),
+            vec![":7:1:", "field `policy.theta`", "must be at least 1, not 0"],
+        ),
+        (
+            format!("{HOST}[policy]\nweight_gpu = 20\n  delta = -5\n"),
+            vec![":8:3:", "field `policy.delta`", "must be a number >= 0, not -5"],
+        ),
+        (
+            format!("{HOST}[workload]\nload = 0.8\n[policy]\ntime_limit_s = 0\n"),
+            vec![
+                ":9:1:",
+                "field `policy.time_limit_s`",
+                "must be a number > 0, not 0",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\nmigration_gbps = 0.0\n"),
+            vec![
+                ":7:1:",
+                "field `policy.migration_gbps`",
+                "must be a number > 0, not 0",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\nm_max = 0\n"),
+            vec![":7:1:", "field `policy.m_max`", "must be at least 1, not 0"],
+        ),
+        (
+            format!("{HOST}[policy]\narrival = \"best-fit\"\n"),
+            vec![":7:1:", "field `policy.arrival`", "unknown policy `best-fit`"],
+        ),
+        (
+            format!("{HOST}[workload]\ntrace_model = \"x100\"\n"),
+            vec![
+                ":7:1:",
+                "field `workload.trace_model`",
+                "unknown GPU model `x100`",
+            ],
+        ),
+        (
+            format!("{HOST}[workload.profile_mix.a100-40gb]\n\"1g.5gb\" = -1\n"),
+            vec![
+                "field `workload.profile_mix`",
+                "weight of a100-40gb 1g.5gb must be a number >= 0",
+            ],
+        ),
+        (
+            format!("now_s = -60.0\n{HOST}"),
+            vec![":1:1:", "field `now_s`", "must be a number >= 0, not -60"],
+        ),
     ]
 }
 
