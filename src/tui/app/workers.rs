@@ -1,0 +1,153 @@
+//! The worker threads of the planner: a step of the clock and an optimizer call run off the
+//! event loop, report progress through its channel and can be cancelled, so the screen keeps
+//! drawing and the keys keep working while they run.
+
+use super::*;
+
+impl App {
+    /// Sets the cancel flags of the running solve and step (on the way out).
+    pub(super) fn stop_workers(&mut self) {
+        if let Some(s) = &self.solving {
+            s.cancel.store(true, Ordering::SeqCst);
+        }
+        if let Some(s) = &self.stepping {
+            s.cancel.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Runs a step of the clock on a worker thread, which reports progress and its result
+    /// through the loop's channel; or, with `background_steps` off, at once on this thread.
+    pub(super) fn start_step(&mut self, req: session::StepRequest) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        if !self.background_steps {
+            let result = req.run(cancel, |_| {}).map_err(|e| format!("{e:#}"));
+            self.finish_step(result);
+            return;
+        }
+        let flag = cancel.clone();
+        let tx = self.tx.clone();
+        let (from_s, target_s, play) = (req.from_s, req.target_s, req.play);
+        std::thread::spawn(move || {
+            let progress_tx = tx.clone();
+            let mut last = Instant::now();
+            let mut last_calls = 0;
+            let result = req.run(flag, move |p| {
+                // A finished optimizer call is news at once; the clock, every 100 ms.
+                if p.calls != last_calls || last.elapsed() >= STEP_PROGRESS_EVERY {
+                    last = Instant::now();
+                    last_calls = p.calls;
+                    let _ = progress_tx.send(Msg::Stepper(StepMsg::Progress(p)));
+                }
+            });
+            let _ = tx.send(Msg::Stepper(StepMsg::Done(Box::new(
+                result.map_err(|e| format!("{e:#}")),
+            ))));
+        });
+        self.stepping = Some(Stepping {
+            started: Instant::now(),
+            progress: StepProgress {
+                from_s,
+                now_s: from_s,
+                target_s,
+                calls: 0,
+            },
+            cancel,
+            cancelled: false,
+            play,
+        });
+        if !play {
+            let key = self
+                .keymap
+                .key_for(Layer::Step, "cancel")
+                .unwrap_or_else(|| "Esc".into());
+            self.say(
+                format!(
+                    "stepping {}… ({key} cancels)",
+                    session::format_duration(target_s - from_s)
+                ),
+                Tone::Info,
+            );
+        }
+    }
+
+    pub(super) fn on_stepper(&mut self, m: StepMsg) {
+        match m {
+            StepMsg::Progress(p) => {
+                if let Some(s) = &mut self.stepping {
+                    s.progress = p;
+                }
+            }
+            StepMsg::Done(result) => {
+                self.stepping = None;
+                self.finish_step(*result);
+            }
+        }
+    }
+
+    /// Takes a step's result into the session (the reducer checks that nothing changed since
+    /// the step was asked for).
+    fn finish_step(&mut self, result: std::result::Result<StepResult, String>) {
+        match result {
+            Ok(r) => {
+                let cancelled = r.cancelled;
+                match session::update(&mut self.session, Action::Stepped(Box::new(r))) {
+                    Ok(o) => {
+                        let tone = if cancelled { Tone::Info } else { Tone::Ok };
+                        self.say(o.message(), tone);
+                        self.clamp_slice();
+                    }
+                    Err(e) => self.say(format!("{e:#}"), Tone::Error),
+                }
+            }
+            Err(e) => {
+                if self.session.playing() {
+                    // The failed tick must not be retried every 250 ms.
+                    let _ = session::update(&mut self.session, Action::TogglePlay);
+                }
+                self.say(format!("step: {e}"), Tone::Error);
+            }
+        }
+    }
+
+    pub(super) fn start_solve(&mut self, req: session::SolveRequest) {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let flag = cancel.clone();
+        let tx = self.tx.clone();
+        let mode = req.mode;
+        std::thread::spawn(move || {
+            let progress_tx = tx.clone();
+            let result = req.run(flag, move |p| {
+                let _ = progress_tx.send(Msg::Solver(SolverMsg::Progress(p)));
+            });
+            let _ = tx.send(Msg::Solver(SolverMsg::Done(Box::new(
+                result.map_err(|e| format!("{e:#}")),
+            ))));
+        });
+        self.solving = Some(Solving {
+            mode,
+            started: Instant::now(),
+            progress: SolveProgress::default(),
+            cancel,
+            cancelled: false,
+        });
+        self.preview_scroll = 0;
+        self.say(format!("optimizing ({})…", mode.name()), Tone::Info);
+    }
+
+    pub(super) fn on_solver(&mut self, m: SolverMsg) {
+        match m {
+            SolverMsg::Progress(p) => {
+                if let Some(s) = &mut self.solving {
+                    s.progress = p;
+                }
+            }
+            SolverMsg::Done(result) => {
+                self.solving = None;
+                match *result {
+                    Ok(p) => self.dispatch(Action::Proposed(Box::new(p))),
+                    Err(e) => self.say(format!("optimizer: {e}"), Tone::Error),
+                }
+            }
+        }
+    }
+}
