@@ -57,41 +57,14 @@ pub fn format_duration(s: f64) -> String {
     out
 }
 
-/// Parses `90s`, `15m`, `1h30m`, `2d`, or a bare number of seconds.
+/// Parses a positive duration for the planner (a step of the clock, a VM's lifetime): `90s`,
+/// `15m`, `1h30m`, `2d`, or a bare number of seconds, as [`crate::sim::parse_duration`] reads them.
 pub fn parse_duration(text: &str) -> Result<f64> {
-    let t = text.trim();
-    if t.is_empty() {
-        bail!("empty duration (try 10s, 15m, 1h30m, 2d)");
+    let s = crate::sim::parse_duration(text)?;
+    if s <= 0.0 {
+        bail!("duration `{}` must be longer than 0 s", text.trim());
     }
-    if let Ok(v) = t.parse::<f64>() {
-        if v > 0.0 && v.is_finite() {
-            return Ok(v);
-        }
-    }
-    let mut total = 0.0;
-    let mut num = String::new();
-    for c in t.chars() {
-        if c.is_ascii_digit() || c == '.' {
-            num.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1.0,
-            'm' => 60.0,
-            'h' => 3600.0,
-            'd' => 86400.0,
-            _ => bail!("`{text}` is not a duration (try 10s, 15m, 1h30m, 2d)"),
-        };
-        let v: f64 = num
-            .parse()
-            .map_err(|_| anyhow!("`{text}` is not a duration (try 10s, 15m, 1h30m, 2d)"))?;
-        total += v * unit;
-        num.clear();
-    }
-    if !num.is_empty() || total <= 0.0 || total.is_nan() {
-        bail!("`{text}` is not a duration (try 10s, 15m, 1h30m, 2d)");
-    }
-    Ok(total)
+    Ok(s)
 }
 
 /// Why a VM cannot be placed now, in words: resources, class, and for each GI whether the
@@ -276,5 +249,24 @@ pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Ga
         acceptance,
         pending,
         placed_vms: fleet.vms().filter(|v| v.placement.is_some()).count(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+
+    #[test]
+    fn planner_durations_are_positive_and_read_like_the_simulators() {
+        assert_eq!(parse_duration("1h30m").unwrap(), 5400.0);
+        assert_eq!(parse_duration(" 90 ").unwrap(), 90.0);
+        for bad in ["0", "0s", "", "5x", "-3", "10m5"] {
+            let e = parse_duration(bad).unwrap_err().to_string();
+            assert!(!e.contains('\n'), "{e}");
+        }
+        assert!(parse_duration("0m")
+            .unwrap_err()
+            .to_string()
+            .contains("longer than 0 s"));
     }
 }
