@@ -214,6 +214,10 @@ pub struct PolicySettings {
     /// Seed 003 admission rule: refuse a multi-GPU VM (two or more GIs) unless every GI is a
     /// whole GPU (7g); off by default, since the paper's workload puts two-GI VMs on slices.
     pub multi_gpu_whole_only: bool,
+    /// Read from files that earlier versions saved (they wrote every setting) so that they still
+    /// load; nothing uses it and saves leave it out (see `ops::planner::Hysteresis::new`).
+    #[serde(default, skip_serializing, rename = "layout_hysteresis")]
+    pub legacy_layout_hysteresis: Option<u32>,
     /// Packing policy (seed 002) weight w1: placing the GI leaves its GPU with no free capacity.
     pub packing_finish_gpu: f64,
     /// Packing policy weight w2: the host already runs work (finish a host before opening one).
@@ -246,6 +250,7 @@ impl Default for PolicySettings {
             compaction_min: 15.0,
             migration_gbps: 12.5,
             multi_gpu_whole_only: false,
+            legacy_layout_hysteresis: None,
             packing_finish_gpu: 1.0,
             packing_finish_host: 1.0,
             packing_protect_host: 2.0,

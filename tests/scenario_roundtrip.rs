@@ -80,3 +80,17 @@ fn saving_replaces_the_file_whole() {
     assert!(text.contains("a100-40gb") && !text.contains("old contents"));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+#[test]
+fn a_file_saved_by_an_earlier_version_still_loads() {
+    // Earlier saves wrote every policy setting, including `layout_hysteresis`, which nothing
+    // reads any more; such files must load, and a new save leaves the key out.
+    let text = format!(
+        "{}\n[policy]\nlayout_hysteresis = 3\n",
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fig1.toml")).unwrap()
+    );
+    let s = scenario::parse(&text, "old.toml").unwrap_or_else(|e| panic!("{e}"));
+    let saved = s.to_toml().unwrap();
+    assert!(!saved.contains("layout_hysteresis"), "{saved}");
+    scenario::parse(&saved, "new.toml").unwrap();
+}
