@@ -67,68 +67,51 @@ pub(super) fn check(
     w: &WorkloadSettings,
     p: &PolicySettings,
 ) -> anyhow::Result<()> {
-    let rules: Vec<(&str, &str, Want, &str)> = vec![
-        ("", "now_s", Want::NonNegative(now_s.unwrap_or(0.0)), ""),
-        ("workload", "load", Want::NonNegative(w.load), ""),
-        ("workload", "job_share", Want::Share(w.job_share), ""),
-        ("workload", "job_mean_h", Want::Positive(w.job_mean_h), ""),
-        ("workload", "tenant_mean_h", Want::Positive(w.tenant_mean_h), ""),
-        (
-            "workload",
-            "lognormal_sigma",
-            Want::Positive(w.lognormal_sigma),
-            "",
-        ),
-        ("workload", "two_gi_prob", Want::Share(w.two_gi_prob), ""),
-        ("workload", "warmup_h", Want::NonNegative(w.warmup_h), ""),
-        ("workload", "measure_h", Want::NonNegative(w.measure_h), ""),
-        (
-            "workload",
-            "large_profile_weight",
-            Want::NonNegative(w.large_profile_weight),
-            "",
-        ),
-        (
-            "workload",
-            "trace_window_days",
-            Want::Positive(w.trace_window_days),
-            "",
-        ),
-        // §4: a, b, e and w_p are rewards and costs, δ a penalty; a negative one turns the
-        // objective of Eq. (5) around.
-        ("policy", "weight_admit", Want::NonNegative(p.weight_admit), ""),
-        ("policy", "weight_host", Want::NonNegative(p.weight_host), ""),
-        ("policy", "weight_gpu", Want::NonNegative(p.weight_gpu), ""),
-        (
-            "policy",
-            "weight_free_start",
-            Want::NonNegative(p.weight_free_start),
-            "",
-        ),
-        ("policy", "delta", Want::NonNegative(p.delta), ""),
-        ("policy", "m_max", Want::AtLeast(p.m_max as i64, 1), ""),
-        ("policy", "n_max", Want::AtLeast(p.n_max as i64, 1), ""),
-        ("policy", "time_limit_s", Want::Positive(p.time_limit_s), ""),
-        ("policy", "threads", Want::AtLeast(p.threads as i64, 1), ""),
-        (
-            "policy",
-            "theta",
-            Want::AtLeast(p.theta, 1),
-            " (§5.1: Γh = 0 proves that no GPU can be switched off)",
-        ),
-        ("policy", "check_every_s", Want::Positive(p.check_every_s), ""),
-        ("policy", "compaction_min", Want::Positive(p.compaction_min), ""),
-        ("policy", "migration_gbps", Want::Positive(p.migration_gbps), ""),
-        (
-            "policy",
-            "defrag_stranded_share",
-            Want::Share(p.defrag_stranded_share),
-            " (0 = off)",
-        ),
+    let workload = [
+        ("load", Want::NonNegative(w.load)),
+        ("job_share", Want::Share(w.job_share)),
+        ("job_mean_h", Want::Positive(w.job_mean_h)),
+        ("tenant_mean_h", Want::Positive(w.tenant_mean_h)),
+        ("lognormal_sigma", Want::Positive(w.lognormal_sigma)),
+        ("two_gi_prob", Want::Share(w.two_gi_prob)),
+        ("warmup_h", Want::NonNegative(w.warmup_h)),
+        ("measure_h", Want::NonNegative(w.measure_h)),
+        ("large_profile_weight", Want::NonNegative(w.large_profile_weight)),
+        ("trace_window_days", Want::Positive(w.trace_window_days)),
     ];
-    for (table, key, want, why) in rules {
-        if let Some(msg) = want.fails() {
-            return fail(cx, table, key, format!("{msg}{why}"));
+    // §4: a, b, e and w_p are rewards and costs, δ a penalty; a negative one turns the objective
+    // of Eq. (5) around.
+    let policy = [
+        ("weight_admit", Want::NonNegative(p.weight_admit)),
+        ("weight_host", Want::NonNegative(p.weight_host)),
+        ("weight_gpu", Want::NonNegative(p.weight_gpu)),
+        ("weight_free_start", Want::NonNegative(p.weight_free_start)),
+        ("delta", Want::NonNegative(p.delta)),
+        ("m_max", Want::AtLeast(p.m_max as i64, 1)),
+        ("n_max", Want::AtLeast(p.n_max as i64, 1)),
+        ("time_limit_s", Want::Positive(p.time_limit_s)),
+        ("threads", Want::AtLeast(p.threads as i64, 1)),
+        ("theta", Want::AtLeast(p.theta, 1)),
+        ("check_every_s", Want::Positive(p.check_every_s)),
+        ("compaction_min", Want::Positive(p.compaction_min)),
+        ("migration_gbps", Want::Positive(p.migration_gbps)),
+        ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),
+    ];
+    let top = [("now_s", Want::NonNegative(now_s.unwrap_or(0.0)))];
+    for (table, rules) in [
+        ("", &top[..]),
+        ("workload", &workload[..]),
+        ("policy", &policy[..]),
+    ] {
+        for (key, want) in rules {
+            if let Some(msg) = want.fails() {
+                let why = match *key {
+                    "theta" => " (§5.1: Γh = 0 proves that no GPU can be switched off)",
+                    "defrag_stranded_share" => " (0 = off)",
+                    _ => "",
+                };
+                return fail(cx, table, key, format!("{msg}{why}"));
+            }
         }
     }
     for (key, v) in [
