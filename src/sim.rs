@@ -311,6 +311,11 @@ impl Simulator {
             };
             s.call_s_median = metrics::quantile(calls, 0.5);
             s.call_s_p95 = metrics::quantile(calls, 0.95);
+            let sizes = self.policy.call_vms();
+            if sizes.len() == times.len() {
+                let sizes = &sizes[skip..];
+                s.call_vms_mean = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
+            }
         }
         s
     }

@@ -161,6 +161,7 @@ fn origamig_and_opt_policies_run_on_every_shipped_scenario() {
                 "gb_per_h",
                 "call_s_median",
                 "call_s_p95",
+                "call_vms_mean",
             ] {
                 assert!(v[k].as_f64().is_some_and(|x| x >= 0.0), "{s} {p}: {k} = {}", v[k]);
             }

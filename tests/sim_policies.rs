@@ -234,6 +234,16 @@ fn optimizer_calls_are_counted_per_hour_with_their_time_percentiles() {
         .iter()
         .fold((f64::MAX, 0.0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     assert!(lo <= m.call_s_median && m.call_s_median <= m.call_s_p95 && m.call_s_p95 <= hi);
+    // |N̂| per call: the admission call holds both hosts' four VMs and the pending one.
+    let sizes = s.policy().call_vms();
+    assert_eq!(sizes.len(), times.len());
+    assert_eq!(sizes[0], 5);
+    let mean = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;
+    assert!(
+        (m.call_vms_mean - mean).abs() < 1e-9,
+        "{} vs {mean}",
+        m.call_vms_mean
+    );
     // FF makes no calls.
     let mut ff = Simulator::new(&sc, policy::by_name("ff", &sc.policy).unwrap()).unwrap();
     ff.run();

@@ -648,7 +648,21 @@ struct Fig6Row {
     energy_mwh: f64,
     calls_per_h: f64,
     call_s_median: f64,
+    /// Mean |N̂| of the calls (VMs in the neighborhood).
+    call_vms_mean: f64,
     wall_s: f64,
+}
+
+/// §6.6 on the calls of Table 10: "With δi <= 5, lightly loaded sources fill half of the
+/// neighborhood, and a call holds about 11 VMs, against 44 to 58 with δi >= 10."
+fn paper_call_vms(delta: f64) -> Option<&'static str> {
+    if delta <= 5.0 {
+        Some("~11")
+    } else if delta >= 10.0 {
+        Some("44-58")
+    } else {
+        None
+    }
 }
 
 fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
@@ -685,6 +699,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
             energy_mwh: mean(&|m| m.energy_mwh),
             calls_per_h: mean(&|m| m.calls_per_h),
             call_s_median: mean(&|m| m.call_s_median),
+            call_vms_mean: mean(&|m| m.call_vms_mean),
             wall_s: wall,
         });
     }
@@ -706,8 +721,15 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
         a.runs.seeds.len()
     );
     println!(
-        "{:<18} | {:>15} {:>17} {:>15} {:>15} {:>9} {:>16}",
-        "policy", "migr/h", "GB/h", "active hosts", "fewer than FF %", "accept %", "call median s"
+        "{:<18} | {:>15} {:>17} {:>15} {:>15} {:>9} {:>16} {:>16}",
+        "policy",
+        "migr/h",
+        "GB/h",
+        "active hosts",
+        "fewer than FF %",
+        "accept %",
+        "call median s",
+        "VMs per call"
     );
     for r in &rows {
         let label = match r.policy.as_str() {
@@ -722,7 +744,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
             _ => p.map(|p| 100.0 * (PAPER_FF_085 - p.4) / PAPER_FF_085),
         };
         println!(
-            "{:<18} | {:>6.1} ({:>6}) {:>7.0} ({:>7}) {:>6.1} ({:>6}) {:>6.1} ({:>6}) {:>9.1} {:>6.2} ({:>6})",
+            "{:<18} | {:>6.1} ({:>6}) {:>7.0} ({:>7}) {:>6.1} ({:>6}) {:>6.1} ({:>6}) {:>9.1} {:>6.2} ({:>6}) {:>6} ({:>6})",
             label,
             r.migrations_per_h,
             paper(p.map(|p| p.2 * scale), 1),
@@ -741,6 +763,15 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
             r.acceptance_pct,
             r.call_s_median,
             paper(p.and_then(|p| p.5), 2),
+            if r.policy == "origamig" {
+                format!("{:.1}", r.call_vms_mean)
+            } else {
+                "-".to_string()
+            },
+            match r.policy.as_str() {
+                "origamig" => paper_call_vms(r.setting).unwrap_or("-"),
+                _ => "-",
+            },
         );
     }
     // §6.6: for each period of TC, is there a δ with fewer migrations and fewer active hosts?

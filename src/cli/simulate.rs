@@ -101,6 +101,7 @@ pub const CSV_COLUMNS: &[&str] = &[
     "calls_per_h",
     "call_s_median",
     "call_s_p95",
+    "call_vms_mean",
     "wall_s",
 ];
 
@@ -140,6 +141,7 @@ impl Row {
             format!("{:.3}", s.calls_per_h),
             format!("{:.4}", s.call_s_median),
             format!("{:.4}", s.call_s_p95),
+            format!("{:.2}", s.call_vms_mean),
             format!("{:.3}", self.wall_s),
         ]
         .join(",")
@@ -340,8 +342,8 @@ fn human(scenario: &Scenario, row: &Row) -> String {
     if s.calls_per_h > 0.0 {
         let _ = writeln!(
             o,
-            "  optimizer calls {:6.1} per hour, {:.3} s median, {:.3} s 95th percentile",
-            s.calls_per_h, s.call_s_median, s.call_s_p95
+            "  optimizer calls {:6.1} per hour, {:.3} s median, {:.3} s 95th percentile, {:.1} VMs each (mean)",
+            s.calls_per_h, s.call_s_median, s.call_s_p95, s.call_vms_mean
         );
     }
     if !s.stranded.is_empty() {

@@ -112,6 +112,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("calls_per_h", "Calls/h"),
     ("call_s_median", "Call median (s)"),
     ("call_s_p95", "Call p95 (s)"),
+    ("call_vms_mean", "Call VMs"),
 ];
 
 /// One run as the summary sees it: its key and its metric values by column.

@@ -72,6 +72,12 @@ pub trait Policy: Send {
         Vec::new()
     }
 
+    /// The VMs of the neighborhood (|N̂|, pending VMs included) of each call of
+    /// [`Policy::call_times_s`], in the same order; empty for policies without calls.
+    fn call_vms(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
     /// Optimizer calls made so far (for progress reports); by default those of
     /// [`Policy::call_times_s`].
     fn optimizer_calls(&self) -> usize {

@@ -50,6 +50,8 @@ pub struct Origamig {
     whole: bool,
     triggers: Triggers,
     call_times: Vec<f64>,
+    /// |N̂| of each of those calls (the VMs of the neighborhood, pending ones included).
+    call_vms: Vec<usize>,
     rejected: Vec<VmId>,
     stats: CallStats,
     /// M̂ of the call whose steps are still running, and when the last of them ends.
@@ -68,6 +70,7 @@ impl Origamig {
             whole: false,
             triggers: Triggers::new(),
             call_times: Vec::new(),
+            call_vms: Vec::new(),
             rejected: Vec::new(),
             stats: CallStats::default(),
             running: BTreeSet::new(),
@@ -146,6 +149,7 @@ impl Origamig {
         // only calls that ran the solver have a call time.
         if p.status.is_some() {
             self.call_times.push(p.call_s);
+            self.call_vms.push(p.neighborhood.n_vms);
         }
         if p.status == Some(super::bilp::SolveStatus::Optimal) {
             self.stats.optimal += 1;
@@ -202,6 +206,10 @@ impl Policy for Origamig {
 
     fn call_times_s(&self) -> Vec<f64> {
         self.call_times.clone()
+    }
+
+    fn call_vms(&self) -> Vec<usize> {
+        self.call_vms.clone()
     }
 
     fn optimizer_calls(&self) -> usize {
