@@ -303,10 +303,10 @@ fn consolidation_keeps_sources_worth_emptying_and_checks_they_can_be_emptied() {
     assert_eq!(mig::cf(m, &f.hosts[3].gpus[0].occ), 7);
     let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
     // S = h0, h2, h3 (fewest VMs first); R = h1. M̂ = S then R. Emptying into h1: h0's 1g.5gb
-    // and one of h2's 7g.40gb fit, the second does not: h3 then h2 leave S.
-    assert_eq!(n.hosts, vec![0, 2, 3, 1]);
+    // and one of h2's 7g.40gb fit, the second does not: h3, then h2 leave S and M̂.
+    assert_eq!(n.hosts, vec![0, 1]);
     assert_eq!(n.sources, vec![0]);
-    assert_eq!(n.n_vms, 9);
+    assert_eq!(n.n_vms, 5);
     assert!(can_empty(&f, &[0], &[1]));
     assert!(!can_empty(&f, &[0, 2], &[1]));
 }
@@ -322,20 +322,43 @@ fn consolidation_takes_at_most_half_of_mmax_as_sources() {
     assert_eq!(n.hosts, vec![0, 1]);
     assert_eq!(n.sources, vec![0]);
     // Nmax 3: h0 (1 VM) and h2 (2 more) join, h3 would make 5 and h1 (the only receiver) 7:
-    // skipped. With no receiver in M̂ no source can be emptied: the call is not made.
+    // skipped. With no receiver in M̂, h2 then h0 leave S: the call is not made.
     let s = PolicySettings {
         n_max: 3,
         ..Default::default()
     };
     let n = neighborhood::consolidation(&f, &a100(), &s);
     assert!(n.is_empty() && n.hosts.is_empty());
-    // Nmax 9 takes all four hosts (1 + 2 + 2 + 4 VMs).
+    // Nmax 9 takes all four hosts (1 + 2 + 2 + 4 VMs); h3 and h2 then leave S and M̂.
     let s = PolicySettings {
         n_max: 9,
         ..Default::default()
     };
     let n = neighborhood::consolidation(&f, &a100(), &s);
-    assert_eq!(n.hosts, vec![0, 2, 3, 1]);
+    assert_eq!(n.hosts, vec![0, 1]);
+}
+
+#[test]
+fn a_source_removed_from_s_leaves_the_neighborhood() {
+    // The consolidation fleet plus h4, a receiver with four 1g.5gb on GPU 0 and one on GPU 1
+    // (line 18 drops it), and Mmax = 4: S = h0, h2 (h3, beyond ½Mmax, is neither a source nor a
+    // receiver), R = h1, h4 (12 and 11 free slices). M̂ = h0, h2, h1, h4: h2's second 7g.40gb
+    // finds no free GPU (h1's GPU 1 takes the first), so h2 leaves S and M̂ (lines 21-22), and
+    // M̂ is not filled again.
+    let mut f = consolidation_fleet();
+    for (i, z) in (10..14).zip(0..4) {
+        put(&mut f, i, &["1g.5gb"], 4, &[(0, z)]);
+    }
+    put(&mut f, 14, &["1g.5gb"], 4, &[(1, 0)]);
+    let s = PolicySettings {
+        m_max: 4,
+        ..Default::default()
+    };
+    assert!(!can_empty(&f, &[0, 2], &[1, 4]));
+    let n = neighborhood::consolidation(&f, &a100(), &s);
+    assert_eq!(n.sources, vec![0]);
+    assert_eq!(n.hosts, vec![0, 1, 4]);
+    assert_eq!(n.n_vms, 1 + 4 + 5);
 }
 
 #[test]
@@ -353,7 +376,7 @@ fn consolidation_without_an_emptiable_source_selects_nothing() {
 #[test]
 fn sources_dropped_from_s_receive_the_vms_of_the_others() {
     // Every active host is a source (one small VM each) and R is empty: the last source leaves
-    // S and receives the first one's VM.
+    // S but stays in M̂ to receive the first one's VM (the module notes' one exception).
     let mut f = a100s(3);
     put(&mut f, 1, &["2g.10gb"], 0, &[(0, 0)]);
     put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);

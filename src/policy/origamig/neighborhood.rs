@@ -18,20 +18,28 @@
 //!   VMs, most free slices of those classes first, then most free cores, then lowest id.
 //! - One slot of M̂ is kept for the switched-off host of line 14 when there is one.
 //! - A pending VM counts in |N̂| when its first host joins M̂ (line 15).
-//! - Consolidation: R is ordered like line 13 (most free slices of class h first). M̂ is filled
-//!   at line 20 and stays as filled: a host removed from S (line 22) stays in M̂ as a receiver
-//!   (so when every active host of the class is a source, they can still receive each other's
-//!   VMs), and a call whose S ends empty is not made (it could not switch a host off).
-//! - Lines 21-22 remove, in order, each source that cannot be emptied (with the fit test, into
-//!   the other hosts of M̂, jointly with the sources kept before it), not the last source. Read
-//!   literally ("remove the last PM from S" while some PM cannot be emptied), one source that
-//!   can never be emptied at the head of S removes every source behind it and the call does
-//!   nothing. S is ordered fewest VMs first, so such a host is common: one VM holding a whole-GPU
-//!   7g.40gb GI beside another GI needs a free GPU that no receiver has. With the literal reading,
-//!   consolidation on `scenarios/paper-32.toml` at load 0.75 never changed the fleet. For the
-//!   same reason, a candidate source whose VMs fit into no other active host of the class (R
-//!   plus the other candidates, with the fit test) is dropped before line 20 keeps ½Mmax
-//!   sources, so it does not take the place of one that can be emptied.
+//! - Consolidation: R is ordered like line 13 (most free slices of class h first). Line 20
+//!   fills M̂ with S, then R; M̂ is S plus the receivers it took. A call whose S ends empty is
+//!   not made (it could not switch a host off).
+//! - Lines 21-22 as written: while the sources cannot be emptied together into the receivers of
+//!   M̂ (with the fit test, sources in order), the last source is removed from S, and from M̂
+//!   with it (M̂ is not filled again). The test is on S as a whole, as the call "tries to empty"
+//!   S, and removing the last source can only help it. This reading reproduces the pattern of
+//!   the paper's Table 10 (§6.6): with δ = 5 lightly loaded sources pass line 18, few hosts
+//!   are left for R, and the calls are small and fast (about 11 VMs and 0.35 s, against 44-58
+//!   VMs and 5.64 s with δ = 10) for about as many moves (12.3 and 12.8 per hour). An earlier
+//!   reading kept each removed source in M̂ as a receiver; its calls stayed large at δ = 5, made
+//!   more moves there than at δ = 10 and about twice the paper's moves at δ = 10 (README,
+//!   OrigaMIG, for the measured comparison).
+//! - One case Algorithm 1 leaves without a call: when every active host of the class is a
+//!   source, R is empty and lines 21-22 remove every source. There (small fleets), a removed
+//!   source stays in M̂ as a receiver, so the sources can still be emptied into each other.
+//! - A candidate source whose VMs fit into no other active host of the class (R plus the other
+//!   candidates, with the fit test) is dropped before line 20 keeps ½Mmax sources. S is ordered
+//!   fewest VMs first, and such a host is common: one VM holding a whole-GPU 7g.40gb GI beside
+//!   another GI needs a free GPU that no receiver has. Left at the head of S, it would make lines
+//!   21-22 remove every source and the call would do nothing; without this step, consolidation
+//!   on `scenarios/paper-32.toml` at load 0.75 never changed the fleet.
 
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
@@ -175,6 +183,13 @@ impl Builder {
             hosts: Vec::new(),
             in_m: BTreeSet::new(),
             n: 0,
+        }
+    }
+
+    fn remove(&mut self, h: HostId, had: usize) {
+        if self.in_m.remove(&h) {
+            self.hosts.retain(|&x| x != h);
+            self.n -= had;
         }
     }
 
@@ -355,6 +370,7 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
     };
     sort_by_free(fleet, &mut r, &classes);
     // Line 20: at most Mmax / 2 sources; fill M̂ with S, then R.
+    let r_empty = r.is_empty();
     s.truncate(m_max / 2);
     let mut b = Builder::new();
     let mut sources = Vec::new();
@@ -372,15 +388,17 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
             b.push(h, nvms(h));
         }
     }
-    // Lines 21-22: keep, in order, each source that can be emptied into the other hosts of M̂
-    // jointly with the sources kept before it; the others stay in M̂ as receivers (see the
-    // module notes).
-    let candidates = std::mem::take(&mut sources);
-    for h in candidates {
-        sources.push(h);
-        let others: Vec<HostId> = b.hosts.iter().copied().filter(|o| !sources.contains(o)).collect();
-        if !can_empty(fleet, &sources, &others) {
-            sources.pop();
+    // Lines 21-22: while S cannot be emptied into the receivers of M̂, the last source leaves S
+    // and M̂; when line 19 found no receiver at all, it stays in M̂ as one (module notes).
+    loop {
+        let receivers: Vec<HostId> = b.hosts.iter().copied().filter(|o| !sources.contains(o)).collect();
+        if sources.is_empty() || can_empty(fleet, &sources, &receivers) {
+            break;
+        }
+        if let Some(last) = sources.pop() {
+            if !r_empty {
+                b.remove(last, nvms(last));
+            }
         }
     }
     if sources.is_empty() {
