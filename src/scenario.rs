@@ -214,6 +214,11 @@ pub struct PolicySettings {
     /// Seed 003 admission rule: refuse a multi-GPU VM (two or more GIs) unless every GI is a
     /// whole GPU (7g); off by default, since the paper's workload puts two-GI VMs on slices.
     pub multi_gpu_whole_only: bool,
+    /// Algorithm 1, lines 21-22: a source removed from S stays in M̂ as a receiver (the reading
+    /// before December 2026) instead of leaving M̂ with it (as written; the default). On
+    /// `paper-32.toml` it keeps about 7 % fewer hosts active than TC for about twice the moves
+    /// (README, OrigaMIG).
+    pub keep_removed_sources: bool,
     /// Read from files that earlier versions saved (they wrote every setting) so that they still
     /// load; nothing uses it and saves leave it out (see `ops::planner::Hysteresis::new`).
     #[serde(default, skip_serializing, rename = "layout_hysteresis")]
@@ -250,6 +255,7 @@ impl Default for PolicySettings {
             compaction_min: 15.0,
             migration_gbps: 12.5,
             multi_gpu_whole_only: false,
+            keep_removed_sources: false,
             legacy_layout_hysteresis: None,
             packing_finish_gpu: 1.0,
             packing_finish_host: 1.0,

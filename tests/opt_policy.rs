@@ -359,6 +359,15 @@ fn a_source_removed_from_s_leaves_the_neighborhood() {
     assert_eq!(n.sources, vec![0]);
     assert_eq!(n.hosts, vec![0, 1, 4]);
     assert_eq!(n.n_vms, 1 + 4 + 5);
+    // With `keep_removed_sources` (the earlier reading) h2 stays in M̂ as a receiver.
+    let keep = PolicySettings {
+        keep_removed_sources: true,
+        ..s
+    };
+    let n = neighborhood::consolidation(&f, &a100(), &keep);
+    assert_eq!(n.sources, vec![0]);
+    assert_eq!(n.hosts, vec![0, 2, 1, 4]);
+    assert_eq!(n.n_vms, 1 + 2 + 4 + 5);
 }
 
 #[test]

@@ -30,7 +30,9 @@
 //!   VMs and 5.64 s with δ = 10) for about as many moves (12.3 and 12.8 per hour). An earlier
 //!   reading kept each removed source in M̂ as a receiver; its calls stayed large at δ = 5, made
 //!   more moves there than at δ = 10 and about twice the paper's moves at δ = 10 (README,
-//!   OrigaMIG, for the measured comparison).
+//!   OrigaMIG, for the measured comparison). The setting `keep_removed_sources` selects it: each
+//!   source that can be emptied jointly with those kept before it stays a source, the others
+//!   stay in M̂ as receivers.
 //! - One case Algorithm 1 leaves without a call: when every active host of the class is a
 //!   source, R is empty and lines 21-22 remove every source. There (small fleets), a removed
 //!   source stays in M̂ as a receiver, so the sources can still be emptied into each other.
@@ -388,16 +390,30 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
             b.push(h, nvms(h));
         }
     }
-    // Lines 21-22: while S cannot be emptied into the receivers of M̂, the last source leaves S
-    // and M̂; when line 19 found no receiver at all, it stays in M̂ as one (module notes).
-    loop {
-        let receivers: Vec<HostId> = b.hosts.iter().copied().filter(|o| !sources.contains(o)).collect();
-        if sources.is_empty() || can_empty(fleet, &sources, &receivers) {
-            break;
+    if settings.keep_removed_sources {
+        // The earlier reading of lines 21-22: keep, in order, each source that can be emptied
+        // into the other hosts of M̂ jointly with the sources kept before it; the others stay in
+        // M̂ as receivers.
+        let candidates = std::mem::take(&mut sources);
+        for h in candidates {
+            sources.push(h);
+            let others: Vec<HostId> = b.hosts.iter().copied().filter(|o| !sources.contains(o)).collect();
+            if !can_empty(fleet, &sources, &others) {
+                sources.pop();
+            }
         }
-        if let Some(last) = sources.pop() {
-            if !r_empty {
-                b.remove(last, nvms(last));
+    } else {
+        // Lines 21-22: while S cannot be emptied into the receivers of M̂, the last source
+        // leaves S and M̂; when line 19 found no receiver at all, it stays in M̂ as one.
+        loop {
+            let receivers: Vec<HostId> = b.hosts.iter().copied().filter(|o| !sources.contains(o)).collect();
+            if sources.is_empty() || can_empty(fleet, &sources, &receivers) {
+                break;
+            }
+            if let Some(last) = sources.pop() {
+                if !r_empty {
+                    b.remove(last, nvms(last));
+                }
             }
         }
     }
