@@ -1,0 +1,69 @@
+//! Scenarios and VM requests that several test files build the same way.
+
+use migplan::catalog::embedded;
+use migplan::catalog::Catalog;
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Placement, Vm, VmId, VmKind};
+use migplan::scenario::{self, Scenario};
+
+/// One H100 node of four tenants (a training team, two inference services and a development
+/// pool) with quotas per profile.
+pub const H100_FOUR_TENANTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/h100-four-tenants.toml");
+
+/// Two H100 nodes for the re-layout previews: node-a holds five VMs on its two GPUs, node-b has a
+/// 3g.40gb at slices 0-3 and slices 4-7 free. The text starts with a comment line, so line numbers
+/// are those of the file.
+pub const TWO_NODES: &str = include_str!("../fixtures/two-nodes.toml");
+
+/// The paper's data center of §6.1: 96 hosts with two A100-40GB and 32 with two A30-24GB.
+pub const PAPER_128: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-128.toml");
+
+pub fn h100_four_tenants() -> Scenario {
+    scenario::load(std::path::Path::new(H100_FOUR_TENANTS)).unwrap()
+}
+
+pub fn paper_128() -> Scenario {
+    scenario::load(std::path::Path::new(PAPER_128)).unwrap()
+}
+
+/// One GI request of `model` per profile.
+pub fn gi_requests(c: &Catalog, model: &str, profiles: &[&str]) -> Vec<GiRequest> {
+    GiRequest::named(c, model, profiles).unwrap()
+}
+
+/// The compute slices of all the requests together.
+pub fn total_compute(c: &Catalog, gis: &[GiRequest]) -> u32 {
+    gis.iter()
+        .map(|g| c.model(g.model).profiles[g.profile].compute as u32)
+        .sum()
+}
+
+/// An unplaced tenant VM asking for H100 instances, with 4 cores and 16 GB of RAM.
+pub fn h100_tenant_vm(c: &Catalog, id: VmId, tenant: Option<&str>, profiles: &[&str]) -> Vm {
+    Vm {
+        kind: VmKind::Tenant,
+        tenant: tenant.map(String::from),
+        ..Vm::job(id, gi_requests(c, "h100-80gb", profiles), 4, 16)
+    }
+}
+
+/// An unplaced job VM asking for one `model` instance per profile, with `cores` cores and
+/// `ram_gb` GB of RAM.
+pub fn job(id: VmId, model: &str, profiles: &[&str], cores: u32, ram_gb: u32) -> Vm {
+    Vm::job(id, gi_requests(embedded(), model, profiles), cores, ram_gb)
+}
+
+/// A placement on `host`: one (GPU, first slice) per instance.
+pub fn at(host: usize, gis: &[(usize, u8)]) -> Placement {
+    Placement {
+        host,
+        gis: gis.iter().map(|&(gpu, start)| GiSlot { gpu, start }).collect(),
+    }
+}
+
+/// Places `vm` at `p`, which the test built to be valid.
+pub fn put(f: &mut Fleet, vm: Vm, p: Placement) {
+    let id = vm.id;
+    if let Err(e) = f.add_placed(vm, p) {
+        panic!("placing VM {id}: {e}");
+    }
+}

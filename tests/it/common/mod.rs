@@ -1,0 +1,156 @@
+//! Helpers shared by the integration tests: driving the planner's loop with real key sequences
+//! against a `TestBackend` (here), running the binary (`cli`), and scenarios and VM requests
+//! (`fleet`).
+#![allow(dead_code)]
+
+pub mod cli;
+pub mod fleet;
+
+use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
+use migplan::session::Session;
+use migplan::tui::app::Msg;
+use migplan::tui::keymap::Key;
+use migplan::tui::theme::Theme;
+use migplan::tui::App;
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+use std::path::PathBuf;
+
+/// The OpenB pod list (`openb_pod_list_default.csv`, from Alibaba's GPU cluster trace), which the
+/// repository does not ship: the file named by `MIGPLAN_OPENB_TRACE`, else `shared/data/` beside
+/// the checkout or one directory higher. `None`, with a note naming what is skipped, when absent.
+pub fn openb_trace(what: &str) -> Option<PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let name = "shared/data/openb_pod_list_default.csv";
+    let candidates: Vec<PathBuf> = std::env::var_os("MIGPLAN_OPENB_TRACE")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([root.join("..").join(name), root.join("../..").join(name)])
+        .collect();
+    let found = candidates.iter().find(|p| p.exists()).cloned();
+    if found.is_none() {
+        eprintln!("note: the OpenB trace is absent (set MIGPLAN_OPENB_TRACE); skipping {what}");
+    }
+    found
+}
+
+pub struct Harness {
+    pub app: App,
+    pub term: Terminal<TestBackend>,
+}
+
+impl Harness {
+    pub fn demo(w: u16, h: u16, theme: Theme) -> Harness {
+        Harness::new(Session::demo().unwrap(), w, h, theme)
+    }
+
+    pub fn new(session: Session, w: u16, h: u16, theme: Theme) -> Harness {
+        let mut app = App::new(session, theme);
+        // Steps of the clock run at once on the loop's thread (same request and result as on
+        // the worker thread), so that screens do not depend on thread timing. Tests of the
+        // background step turn this back on.
+        app.background_steps = false;
+        let term = Terminal::new(TestBackend::new(w, h)).unwrap();
+        let mut h = Harness { app, term };
+        h.app.run_queued(&mut h.term).unwrap();
+        h
+    }
+
+    /// Sends keys written as in the key map, separated by spaces: `a <Tab> <Enter> :step 1h<Enter>`
+    /// (a word not in `<>` is typed character by character), then runs the loop until idle.
+    pub fn keys(&mut self, keys: &str) -> &mut Self {
+        let tx = self.app.sender();
+        for m in key_msgs(keys) {
+            tx.send(m).unwrap();
+        }
+        self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    /// Handles keys (written as for [`Harness::keys`]) one by one and draws, without taking
+    /// anything else from the loop's channel: a worker's reports stay queued, so the screen
+    /// shows the state while the worker still runs, whatever its speed.
+    pub fn press(&mut self, keys: &str) -> &mut Self {
+        for m in key_msgs(keys) {
+            self.app.handle(m);
+        }
+        self.draw()
+    }
+
+    /// Draws the current state without handling any message.
+    pub fn draw(&mut self) -> &mut Self {
+        let app = &self.app;
+        self.term.draw(|f| f.render_widget(app, f.area())).unwrap();
+        self
+    }
+
+    /// Waits for a running solve or step to report, then handles what is queued.
+    pub fn wait_solver(&mut self) -> &mut Self {
+        self.app.sender().send(Msg::WaitIdle).unwrap();
+        self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    pub fn resize(&mut self, w: u16, h: u16) -> &mut Self {
+        self.term.backend_mut().resize(w, h);
+        self.app.run_queued(&mut self.term).unwrap();
+        self
+    }
+
+    /// The screen as text, one line per row, trailing spaces trimmed.
+    pub fn screen(&self) -> String {
+        let buf = self.term.backend().buffer();
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                let line: String = (a.left()..a.right()).map(|x| buf[(x, y)].symbol()).collect();
+                line.trim_end().to_string()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn message(&self) -> String {
+        self.app.message.as_ref().map(|m| m.0.clone()).unwrap_or_default()
+    }
+}
+
+/// Key messages for keys written as in the key map, separated by spaces.
+fn key_msgs(keys: &str) -> Vec<Msg> {
+    let mut out = Vec::new();
+    for word in keys.split(' ').filter(|w| !w.is_empty()) {
+        for k in split_keys(word) {
+            let key = Key::parse(&k).unwrap_or_else(|e| panic!("{k}: {e}"));
+            let mut mods = KeyModifiers::NONE;
+            if key.ctrl {
+                mods |= KeyModifiers::CONTROL;
+            }
+            if key.code == KeyCode::BackTab {
+                mods |= KeyModifiers::SHIFT;
+            }
+            out.push(Msg::Term(Event::Key(KeyEvent::new(key.code, mods))));
+        }
+    }
+    out
+}
+
+/// `abc<Enter>` -> `a`, `b`, `c`, `<Enter>`.
+fn split_keys(word: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = word.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '<' && chars.peek().is_some_and(|n| n.is_ascii_alphabetic()) {
+            let mut name = String::from("<");
+            for n in chars.by_ref() {
+                name.push(n);
+                if n == '>' {
+                    break;
+                }
+            }
+            out.push(name);
+        } else {
+            out.push(c.to_string());
+        }
+    }
+    out
+}

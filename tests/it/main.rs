@@ -1,0 +1,42 @@
+//! The integration tests, in one binary: every test binary links HiGHS, so one binary instead of
+//! one per file saves most of the link time of `cargo test`. Each module is a former file of
+//! `tests/`; `common` holds the helpers they share.
+//!
+//! HiGHS's thread count is global to a process (the first value used wins); every test here
+//! solves with one thread, so the tests can share the process.
+
+mod cli_rules;
+mod common;
+mod executor;
+mod fleet_props;
+mod ops_chargeback;
+mod ops_cli;
+mod ops_export;
+mod ops_import_cli;
+mod ops_layouts;
+mod ops_packing;
+mod ops_planner;
+mod ops_quotas;
+mod ops_relayout;
+mod ops_relayout_cli;
+mod ops_simulation;
+mod opt_bilp;
+mod opt_experiment;
+mod opt_policy;
+mod opt_solve_cli;
+mod rules_paper_figures;
+mod scenario_errors;
+mod scenario_roundtrip;
+mod session_plan;
+mod session_reducer;
+mod session_step;
+mod sim_cli;
+mod sim_clock;
+mod sim_energy;
+mod sim_policies;
+mod sim_trace;
+mod sim_workload;
+mod tui_screens;
+mod tui_script;
+mod tui_step;
+mod tui_tmux;
