@@ -9,6 +9,7 @@ mod cli_rules;
 mod common;
 mod executor;
 mod fleet_props;
+mod layers;
 mod ops_chargeback;
 mod ops_cli;
 mod ops_export;
