@@ -8,6 +8,7 @@
 mod cli_rules;
 mod common;
 mod executor;
+mod figures;
 mod fleet_props;
 mod layers;
 mod ops_chargeback;
