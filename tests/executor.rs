@@ -5,8 +5,9 @@
 //! of DESIGN §1.
 
 use migplan::catalog::embedded;
+use migplan::executor::{self as plan, PlanError, Schedule, Step, StepKind};
 use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmId};
-use migplan::plan::{self, Plan, PlanError, Schedule, Step, StepKind};
+use migplan::plan::Plan;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

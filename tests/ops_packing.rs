@@ -1,7 +1,7 @@
 //! The packing arrival policy of seed 002: finish a GPU, finish a host, protect free hosts.
 
 use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm};
-use migplan::ops::packing::Packing;
+use migplan::policy::packing::Packing;
 use migplan::policy::Policy;
 use migplan::scenario::PolicySettings;
 use proptest::prelude::*;

@@ -7,7 +7,7 @@ mod common;
 use common::Harness;
 use migplan::fleet::{GiSlot, Placement};
 use migplan::plan::Plan;
-use migplan::session::Proposal;
+use migplan::session::PlanProposal as Proposal;
 use migplan::tui::app::{Msg, SolverMsg};
 use migplan::tui::theme::Theme;
 
