@@ -17,7 +17,7 @@ pub type ModelId = usize;
 /// Index of a profile within its model.
 pub type ProfileId = usize;
 
-/// A GPU-instance profile of one GPU model (paper Tables 1, 5, 6; HARDWARE.md).
+/// A GPU-instance profile of one GPU model (paper Tables 1, 5, 6, and NVIDIA's MIG user guide).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Profile {
     pub name: String,

@@ -19,22 +19,26 @@ use crate::fleet::{Gpu, VmId};
 use crate::mig::{self, Occupancy};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 
 // ------------------------------------------------------------------------------------------------
 // Building a GPU from a list of GIs
 // ------------------------------------------------------------------------------------------------
 
 /// Why a list of (profile, start) GIs is not a valid configuration of a GPU.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GiError {
     /// The start is not one of the profile's permitted starts.
+    #[error(
+        "`{profile}@{start}`: {profile} may not start at slice {start}; permitted starts: {}",
+        join(permitted)
+    )]
     StartNotPermitted {
         profile: String,
         start: u8,
         permitted: Vec<u8>,
     },
     /// The GI covers a slice already covered by an earlier GI of the list.
+    #[error("`{profile}@{start}` overlaps `{other_profile}@{other_start}` on memory slice {slice}")]
     Overlap {
         profile: String,
         start: u8,
@@ -43,42 +47,9 @@ pub enum GiError {
         other_start: u8,
     },
     /// More instances of the profile than one GPU holds.
+    #[error("`{profile}`: a GPU holds at most {max} instance(s) of {profile}")]
     InstanceLimit { profile: String, max: u8 },
 }
-
-impl fmt::Display for GiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            GiError::StartNotPermitted {
-                profile,
-                start,
-                permitted,
-            } => write!(
-                f,
-                "`{profile}@{start}`: {profile} may not start at slice {start}; permitted starts: {}",
-                join(permitted)
-            ),
-            GiError::Overlap {
-                profile,
-                start,
-                slice,
-                other_profile,
-                other_start,
-            } => write!(
-                f,
-                "`{profile}@{start}` overlaps `{other_profile}@{other_start}` on memory slice {slice}"
-            ),
-            GiError::InstanceLimit { profile, max } => {
-                write!(
-                    f,
-                    "`{profile}`: a GPU holds at most {max} instance(s) of {profile}"
-                )
-            }
-        }
-    }
-}
-
-impl std::error::Error for GiError {}
 
 /// The occupancy of a GPU holding `gis` (in order), or why that is impossible.
 pub fn build(model: &GpuModel, gis: &[(ProfileId, u8)]) -> Result<Occupancy, GiError> {
@@ -626,7 +597,7 @@ pub fn key_of(gis: &[(ProfileId, u8)]) -> ConfigKey {
 
 /// One configuration of the space.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Config {
+pub struct SpaceConfig {
     pub key: ConfigKey,
     pub occ: Occupancy,
     /// CF over the space's profiles.
@@ -639,7 +610,7 @@ pub struct Config {
     pub default_reached: bool,
 }
 
-impl Config {
+impl SpaceConfig {
     /// Its GIs as (profile, start), by start.
     pub fn gis(&self) -> Vec<(ProfileId, u8)> {
         key_gis(self.key)
@@ -668,7 +639,7 @@ pub struct Space<'m> {
     /// The profiles GIs are drawn from; CF sums over them too.
     pub profiles: Vec<ProfileId>,
     /// In depth-first discovery order; the empty configuration first.
-    pub configs: Vec<Config>,
+    pub configs: Vec<SpaceConfig>,
     index: HashMap<ConfigKey, usize>,
     best_cf: HashMap<[u8; MAX_PROFILES], u32>,
 }
@@ -716,7 +687,7 @@ impl<'m> Space<'m> {
 
     /// Depth-first enumeration from the empty GPU, adding one GI of `profiles` at a time.
     pub fn enumerate(model: &'m GpuModel, profiles: &[ProfileId]) -> Self {
-        let mut configs: Vec<Config> = Vec::new();
+        let mut configs: Vec<SpaceConfig> = Vec::new();
         let mut index: HashMap<ConfigKey, usize> = HashMap::new();
         let mut stack: Vec<(ConfigKey, Occupancy)> = vec![(0, Occupancy::empty())];
         index.insert(0, 0);
@@ -771,8 +742,8 @@ impl<'m> Space<'m> {
         }
     }
 
-    fn node(model: &GpuModel, profiles: &[ProfileId], key: ConfigKey, occ: Occupancy) -> Config {
-        Config {
+    fn node(model: &GpuModel, profiles: &[ProfileId], key: ConfigKey, occ: Occupancy) -> SpaceConfig {
+        SpaceConfig {
             key,
             occ,
             cf: cf_over(model, &occ, profiles),
@@ -783,7 +754,7 @@ impl<'m> Space<'m> {
     }
 
     /// The configuration holding exactly `gis`, if it is in the space.
-    pub fn get(&self, gis: &[(ProfileId, u8)]) -> Option<&Config> {
+    pub fn get(&self, gis: &[(ProfileId, u8)]) -> Option<&SpaceConfig> {
         self.index.get(&key_of(gis)).map(|&i| &self.configs[i])
     }
 
@@ -793,7 +764,7 @@ impl<'m> Space<'m> {
     }
 
     /// The arrangement of the same GIs as `occ` with the highest CF (the first found on ties).
-    pub fn best_arrangement(&self, occ: &Occupancy) -> Option<&Config> {
+    pub fn best_arrangement(&self, occ: &Occupancy) -> Option<&SpaceConfig> {
         let best = self.best_cf(occ)?;
         self.configs
             .iter()
@@ -802,7 +773,7 @@ impl<'m> Space<'m> {
 
     /// The §3 statistics.
     pub fn stats(&self) -> SpaceStats {
-        let count = |f: &dyn Fn(&Config) -> bool| self.configs.iter().filter(|c| f(c)).count();
+        let count = |f: &dyn Fn(&SpaceConfig) -> bool| self.configs.iter().filter(|c| f(c)).count();
         SpaceStats {
             model: self.model.name.clone(),
             cf_empty: self.configs[0].cf,
@@ -818,7 +789,7 @@ impl<'m> Space<'m> {
     /// How many configurations have, for some profile of the space, a higher capacity than
     /// another arrangement of the same GIs (§3 reports 428 for the A100-40GB).
     pub fn profile_advantaged(&self) -> usize {
-        let caps = |c: &Config| -> Vec<u32> {
+        let caps = |c: &SpaceConfig| -> Vec<u32> {
             self.profiles
                 .iter()
                 .map(|&p| mig::capacity(self.model, &c.occ, p))

@@ -1,12 +1,11 @@
 //! Fleet state: hosts with GPUs, VMs with their GIs, placements and the pending queue
-//! (DESIGN §1). Every operation validates first and then either applies fully or returns a typed
+//! (§4 of the paper). Every operation validates first and then either applies fully or returns a typed
 //! [`FleetError`] and changes nothing. [`Fleet::check_invariants`] recomputes everything from
 //! scratch; tests call it after every operation.
 
 use crate::catalog::{Catalog, ModelId, ProfileId};
 use crate::mig::{self, Occupancy};
 use std::collections::BTreeMap;
-use std::fmt;
 
 pub type VmId = u64;
 pub type HostId = usize;
@@ -220,104 +219,59 @@ impl Host {
 }
 
 /// Why a fleet operation was refused. Nothing was changed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum FleetError {
+    #[error("no VM {0}")]
     UnknownVm(VmId),
+    #[error("no host {0}")]
     UnknownHost(HostId),
-    UnknownGpu {
-        host: String,
-        gpu: usize,
-    },
+    #[error("host {host} has no GPU {gpu}")]
+    UnknownGpu { host: String, gpu: usize },
+    #[error("VM {0} exists already")]
     DuplicateVm(VmId),
     /// The VM is already placed (for `place`) or not placed (for `move_vm`).
+    #[error("VM {0} is already placed")]
     AlreadyPlaced(VmId),
+    #[error("VM {0} is not placed")]
     NotPlaced(VmId),
     /// The placement lists a different number of GIs than the VM asks for.
-    GiCount {
-        vm: VmId,
-        want: usize,
-        got: usize,
-    },
-    ClassMismatch {
-        gpu_model: String,
-        profile: String,
-    },
+    #[error("VM {vm} asks for {want} GIs but the placement gives {got}")]
+    GiCount { vm: VmId, want: usize, got: usize },
+    #[error("profile {profile} cannot run on a {gpu_model} GPU (another class)")]
+    ClassMismatch { gpu_model: String, profile: String },
+    #[error("{profile} may not start at slice {start}: permitted starts are {permitted:?}")]
     StartNotPermitted {
         profile: String,
         start: u8,
         permitted: Vec<u8>,
     },
+    #[error("slice {slice} of host {host} GPU {gpu} is taken by {}", taker(by))]
     SliceTaken {
         host: String,
         gpu: usize,
         slice: u8,
         by: Option<VmId>,
     },
-    InstanceLimit {
-        profile: String,
-        max: u8,
-    },
-    Cores {
-        host: String,
-        need: u32,
-        free: u32,
-    },
-    Ram {
-        host: String,
-        need: u32,
-        free: u32,
-    },
+    #[error("a GPU holds at most {max} instance(s) of {profile}")]
+    InstanceLimit { profile: String, max: u8 },
+    #[error("host {host} has {free} free cores, {need} needed")]
+    Cores { host: String, need: u32, free: u32 },
+    #[error("host {host} has {free} GB free RAM, {need} needed")]
+    Ram { host: String, need: u32, free: u32 },
     /// No host can take the VM under the policy in use.
+    #[error("no host has room for VM {0}")]
     NoRoom(VmId),
+    #[error("{0}")]
     BadRequest(String),
 }
 
-impl fmt::Display for FleetError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use FleetError::*;
-        match self {
-            UnknownVm(v) => write!(f, "no VM {v}"),
-            UnknownHost(h) => write!(f, "no host {h}"),
-            UnknownGpu { host, gpu } => write!(f, "host {host} has no GPU {gpu}"),
-            DuplicateVm(v) => write!(f, "VM {v} exists already"),
-            AlreadyPlaced(v) => write!(f, "VM {v} is already placed"),
-            NotPlaced(v) => write!(f, "VM {v} is not placed"),
-            GiCount { vm, want, got } => {
-                write!(f, "VM {vm} asks for {want} GIs but the placement gives {got}")
-            }
-            ClassMismatch { gpu_model, profile } => {
-                write!(
-                    f,
-                    "profile {profile} cannot run on a {gpu_model} GPU (another class)"
-                )
-            }
-            StartNotPermitted {
-                profile,
-                start,
-                permitted,
-            } => write!(
-                f,
-                "{profile} may not start at slice {start}: permitted starts are {permitted:?}"
-            ),
-            SliceTaken { host, gpu, slice, by } => match by {
-                Some(v) => write!(f, "slice {slice} of host {host} GPU {gpu} is taken by VM {v}"),
-                None => write!(
-                    f,
-                    "slice {slice} of host {host} GPU {gpu} is taken by another GI of the same VM"
-                ),
-            },
-            InstanceLimit { profile, max } => {
-                write!(f, "a GPU holds at most {max} instance(s) of {profile}")
-            }
-            Cores { host, need, free } => write!(f, "host {host} has {free} free cores, {need} needed"),
-            Ram { host, need, free } => write!(f, "host {host} has {free} GB free RAM, {need} needed"),
-            NoRoom(v) => write!(f, "no host has room for VM {v}"),
-            BadRequest(s) => write!(f, "{s}"),
-        }
+/// Who holds a taken slice, for [`FleetError::SliceTaken`].
+fn taker(by: &Option<VmId>) -> String {
+    match by {
+        Some(v) => format!("VM {v}"),
+        None => "another GI of the same VM".to_string(),
     }
 }
-
-impl std::error::Error for FleetError {}
 
 /// What [`Fleet::check_invariants`] recomputes per host: cores, RAM, VMs, GPU occupancies and
 /// resident GIs (vm, index, profile, start) per GPU.
@@ -742,7 +696,7 @@ impl Fleet {
         Some(Placement { host: h, gis: slots })
     }
 
-    /// Recomputes every derived quantity from the VMs and checks DESIGN §1's invariants: no two
+    /// Recomputes every derived quantity from the VMs and checks the fleet invariants: no two
     /// GIs share a memory slice, every GI starts at a permitted start on a GPU of its class,
     /// instance limits hold, per-host cores and RAM are within capacity, and the bookkeeping
     /// (occupancy masks, resident lists, queue) agrees with the placements.
@@ -859,7 +813,7 @@ impl Fleet {
         self.hosts.iter().map(|h| h.gpus.len()).sum()
     }
 
-    /// Power of one GPU in watts (DESIGN §4): idle + (max - idle) u with u its share of compute
+    /// Power of one GPU in watts (§6.3): idle + (max - idle) u with u its share of compute
     /// slices in use; idle when it holds no GI; nothing on an off host.
     pub fn gpu_power_w(&self, host: &Host, gpu: &Gpu) -> f64 {
         if !host.is_active() {

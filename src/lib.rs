@@ -1,10 +1,39 @@
 //! migplan: a planner for fleets of NVIDIA MIG GPUs, with the OrigaMIG optimizer.
 //!
-//! The core (catalog, slice rules, fleet state, scenarios, policies, solver, executor,
-//! simulation, metrics) knows nothing of terminals; the TUI and the CLI are front ends over it.
+//! The core knows nothing of terminals; the TUI and the CLI are front ends over it. The modules
+//! form layers, lowest first (`docs/layers.txt` lists them); a module imports modules of its own
+//! layer and of lower ones, never of a higher one. One line per module, layer by layer:
+//!
+//! - `catalog`: GPU models and their MIG profiles.
+//! - `policy_kind`: the names of the placement policies.
+//!
+//! - `mig`: the slice rules of one GPU (occupancy, permitted starts, the default GI placement).
+//!
+//! - `fleet`: hosts, GPUs, VMs and their placements, with the invariants every change keeps.
+//! - `explore`: teaching and analysis over the slice rules of one GPU (§3, Fig. 1).
+//!
+//! - `scenario`: scenario files: the fleet, the workload and the policy settings.
+//! - `workload`: requests, their lifetimes and traces.
+//! - `metrics`: what a fleet state and a run measure.
+//!
+//! - `plan`: a plan, the target placements of some VMs.
+//! - `executor`: ordering a plan into steps that use free resources only, and applying them.
+//!
+//! - `policy`: the placement policies (FF, MFI, TC, OrigaMIG, OPT, packing).
+//!
+//! - `sim`: the simulation clock, with the admission checks of arriving requests.
+//!
+//! - `ops`: operations over a fleet or a simulation's results: the layout menu and planner,
+//!   chargeback, re-layout drains, the mig-parted export.
+//!
+//! - `session`: the planner session, a fleet under a simulated clock driven by actions.
+//!
+//! - `tui`: the terminal front end.
+//! - `cli`: the command line, beside the TUI.
 
 pub mod catalog;
 pub mod cli;
+pub mod executor;
 pub mod explore;
 pub mod fleet;
 pub mod metrics;
@@ -12,6 +41,7 @@ pub mod mig;
 pub mod ops;
 pub mod plan;
 pub mod policy;
+pub mod policy_kind;
 pub mod scenario;
 pub mod session;
 pub mod sim;

@@ -1,6 +1,6 @@
-//! What a run measures (§6.3, DESIGN §4): acceptance, active hosts and GPUs, packing density,
+//! What a run measures (§6.3): acceptance, active hosts and GPUs, packing density,
 //! energy, energy per admitted GPU-hour, switch-ons, migrations, GB copied, waits in the queue,
-//! and stranded capacity per profile (seed 002).
+//! and stranded capacity per profile (free capacity a profile cannot use without moving anything).
 //!
 //! The [`Recorder`] integrates piecewise-constant fleet state exactly between events: the
 //! simulator calls [`Recorder::advance`] before every change and [`Recorder::refresh_host`] after
@@ -11,7 +11,7 @@ use crate::fleet::{Fleet, HostId};
 use crate::mig;
 use serde::Serialize;
 
-/// Free capacity of one profile that its requests cannot use without moving anything (seed 002).
+/// Free capacity of one profile that its requests cannot use without moving anything.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Stranded {
     pub model: String,
@@ -370,7 +370,7 @@ impl Recorder {
     }
 
     /// A request arriving at `arrival` was refused by an admission check (quota, multi-GPU
-    /// work on slices; seed 003) before any policy saw it: a rejection with its own count.
+    /// work on slices) before any policy saw it: a rejection with its own count.
     pub fn on_refuse(&mut self, arrival: f64) {
         self.on_reject(arrival);
         if self.in_window(arrival) {

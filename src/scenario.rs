@@ -5,6 +5,7 @@
 
 use crate::catalog::{embedded, Catalog};
 use crate::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use crate::policy_kind::PolicyKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -187,8 +188,8 @@ impl Default for WorkloadSettings {
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicySettings {
-    /// Arrival policy: ff, mfi, tc, origamig, opt, packing.
-    pub arrival: String,
+    /// Arrival policy: ff, mfi, tc, origamig, opt, packing (any case).
+    pub arrival: PolicyKind,
     /// a_i: reward per admitted VM.
     pub weight_admit: f64,
     /// b_j: cost of an active host.
@@ -223,14 +224,14 @@ pub struct PolicySettings {
     /// load; nothing uses it and saves leave it out (see `ops::planner::Hysteresis::new`).
     #[serde(default, skip_serializing, rename = "layout_hysteresis")]
     pub legacy_layout_hysteresis: Option<u32>,
-    /// Packing policy (seed 002) weight w1: placing the GI leaves its GPU with no free capacity.
+    /// Packing policy weight w1: placing the GI leaves its GPU with no free capacity.
     pub packing_finish_gpu: f64,
     /// Packing policy weight w2: the host already runs work (finish a host before opening one).
     pub packing_finish_host: f64,
     /// Packing policy weight w3: penalty for taking a host whose GPUs are all free (kept for
     /// whole-host gangs).
     pub packing_protect_host: f64,
-    /// Packing policy's defragmentation trigger (seed 002): when, for a GPU model, this share
+    /// Packing policy's defragmentation trigger: when, for a GPU model, this share
     /// (0..1) or more of the free memory slices is stranded for the model's largest profile (a
     /// whole-GPU request cannot use it without moving anything), the policy asks OrigaMIG for a
     /// consolidation of that class. 0 turns the trigger off.
@@ -240,7 +241,7 @@ pub struct PolicySettings {
 impl Default for PolicySettings {
     fn default() -> Self {
         PolicySettings {
-            arrival: "ff".into(),
+            arrival: PolicyKind::Ff,
             weight_admit: 100.0,
             weight_host: 50.0,
             weight_gpu: 20.0,
@@ -312,14 +313,22 @@ pub fn parse(src: &str, file: &str) -> anyhow::Result<Scenario> {
     parse_with(src, file, embedded())
 }
 
+/// How the error of a [`PolicyKind`] that does not parse begins.
+const UNKNOWN_POLICY: &str = "unknown policy `";
+
 /// Parses scenario text against a catalog.
 pub fn parse_with(src: &str, file: &str, catalog: &'static Catalog) -> anyhow::Result<Scenario> {
     let spec: ScenarioFile = toml::from_str(src).map_err(|e| {
+        let msg = crate::catalog::one_line(e.message());
+        if msg.starts_with(UNKNOWN_POLICY) {
+            // A [`PolicyKind`] that does not parse: name the key, as the checks of the settings do.
+            let (l, c) = line_col(src, settings::key_span(src, "policy", "arrival"));
+            return anyhow::anyhow!("{file}:{l}:{c}: field `policy.arrival`: {msg}");
+        }
         let span = e.span().unwrap_or(0..0);
         let (l, c) = line_col(src, span.clone());
         // Name the field whose value is wrong: the key of the line the error points at.
         let line = src.lines().nth(l.saturating_sub(1)).unwrap_or("");
-        let msg = crate::catalog::one_line(e.message());
         match line.split_once('=').map(|(k, _)| k.trim()) {
             Some(k) if !msg.contains("unknown field") && !k.is_empty() && !k.contains(['[', '"']) => {
                 anyhow::anyhow!("{file}:{l}:{c}: field `{k}`: {msg}")

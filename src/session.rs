@@ -7,12 +7,14 @@
 //! state it restores.
 
 use crate::catalog::{ModelId, ProfileId};
+use crate::executor::{self, Schedule, StepKind};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, Vm, VmId, VmKind};
 use crate::mig::{self, Occupancy};
 use crate::ops::layouts::Layout;
 use crate::ops::relayout::DrainPreview;
-use crate::plan::{self, Plan, Schedule, StepKind};
+use crate::plan::Plan;
 use crate::policy::origamig::{self, bilp, bilp::SolveControl};
+use crate::policy_kind::PolicyKind;
 use crate::scenario::{self, PolicySettings, Scenario};
 use anyhow::{anyhow, bail, Result};
 use std::collections::{BTreeMap, VecDeque};
@@ -28,8 +30,8 @@ pub use describe::*;
 use engine::Engine;
 pub use engine::{Event, EventKind};
 
-/// Length of one simulation step (§6.1).
-pub const STEP_S: f64 = 10.0;
+/// The simulation tick, re-exported for the front ends (one constant, defined by the simulator).
+pub use crate::sim::STEP_S;
 /// Most log entries kept (older ones are dropped).
 const LOG_CAP: usize = 2000;
 /// Most chart samples kept; when full, every other old sample is dropped.
@@ -92,7 +94,7 @@ pub enum Action {
     /// Ask for a solve; the result comes back as [`Outcome::Solve`], to be run by the caller.
     Optimize(OptimizeMode),
     /// The result of a solve started by [`Action::Optimize`].
-    Proposed(Box<Proposal>),
+    Proposed(Box<PlanProposal>),
     /// Execute the rest of the previewed plan.
     ApplyPlan,
     /// Play one phase of the next plan step (create GI, migrate, destroy old GI).
@@ -281,7 +283,7 @@ impl SolveRequest {
         self,
         cancel: Arc<AtomicBool>,
         progress: impl Fn(SolveProgress) + Send + Sync + 'static,
-    ) -> Result<Proposal> {
+    ) -> Result<PlanProposal> {
         let control = SolveControl {
             cancel,
             progress: Some(Arc::new(move |p: &bilp::Progress| {
@@ -294,13 +296,13 @@ impl SolveRequest {
             ..Default::default()
         };
         let call = origamig::propose_with(&self.fleet, self.mode, None, &self.settings, &control)?;
-        Ok(Proposal::from_call(call, self.revision))
+        Ok(PlanProposal::from_call(call, self.revision))
     }
 }
 
 /// What a solve returned: a plan (target placements) and how it was found.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Proposal {
+pub struct PlanProposal {
     pub mode: OptimizeMode,
     pub revision: u64,
     pub plan: Plan,
@@ -322,9 +324,9 @@ pub struct Proposal {
     pub not_admitted: Vec<VmId>,
 }
 
-impl Proposal {
+impl PlanProposal {
     /// A proposal from an OrigaMIG call made on the session's fleet at `revision`.
-    pub fn from_call(call: origamig::Proposal, revision: u64) -> Proposal {
+    pub fn from_call(call: origamig::Proposal, revision: u64) -> PlanProposal {
         let not_admitted = call
             .neighborhood
             .pending
@@ -332,7 +334,7 @@ impl Proposal {
             .copied()
             .filter(|id| !call.plan.targets.contains_key(id))
             .collect();
-        Proposal {
+        PlanProposal {
             mode: call.mode,
             revision,
             hosts: call.neighborhood.hosts.clone(),
@@ -352,8 +354,8 @@ impl Proposal {
     }
 
     /// A proposal for a plan written by hand (tests, scripts): no objective figures.
-    pub fn by_hand(plan: Plan, revision: u64) -> Proposal {
-        Proposal {
+    pub fn by_hand(plan: Plan, revision: u64) -> PlanProposal {
+        PlanProposal {
             mode: OptimizeMode::Auto,
             revision,
             hosts: Vec::new(),
@@ -386,7 +388,7 @@ pub enum PlanPhase {
 /// A plan under preview: the proposal, its executable schedule and the fleet before and after.
 #[derive(Debug, Clone)]
 pub struct Preview {
-    pub proposal: Proposal,
+    pub proposal: PlanProposal,
     pub schedule: Schedule,
     pub before: Fleet,
     pub after: Fleet,
@@ -458,7 +460,7 @@ pub struct Sample {
     pub stranded: f64,
 }
 
-/// Free capacity a profile cannot use without moving anything (seed 002).
+/// Free capacity a profile cannot use without moving anything.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stranded {
     pub model: ModelId,
@@ -618,6 +620,11 @@ impl Session {
         self.state.engine.policy_name()
     }
 
+    /// The arrival policy in use (the scenario's when the policy has a name of its own).
+    pub fn policy_kind(&self) -> PolicyKind {
+        PolicyKind::find(self.policy_name()).unwrap_or(self.scenario.policy.arrival)
+    }
+
     pub fn settings(&self) -> &PolicySettings {
         &self.scenario.policy
     }
@@ -667,11 +674,16 @@ impl Session {
         own.chain(class).collect()
     }
 
-    /// What giving GPU `gpu` of `host` the layout `layout` would do (seed 003): the drain
+    /// What giving GPU `gpu` of `host` the layout `layout` would do: the drain
     /// displaces every VM of the host; each is listed with whether it has a free place elsewhere
     /// and whether it gets its instance back. Read-only: nothing changes.
     pub fn relayout_preview(&self, host: HostId, gpu: usize, layout: &Layout) -> Result<DrainPreview> {
-        crate::ops::relayout::drain_preview(self.fleet(), host, gpu, layout).map_err(|e| anyhow!("{e}"))
+        Ok(crate::ops::relayout::drain_preview(
+            self.fleet(),
+            host,
+            gpu,
+            layout,
+        )?)
     }
 
     /// The scenario as it would be saved now.
@@ -680,7 +692,7 @@ impl Session {
         sc.fleet = self.fleet().clone();
         sc.now_s = self.now_s();
         sc.workload.enabled = self.arrivals();
-        sc.policy.arrival = self.policy_name().to_string();
+        sc.policy.arrival = self.policy_kind();
         sc
     }
 
@@ -1133,7 +1145,7 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
         tenant: req.tenant.clone(),
         ..Vm::job(0, req.gis.clone(), req.cores, req.ram_gb)
     };
-    fleet.validate_request(&vm).map_err(|e| anyhow!("{e}"))?;
+    fleet.validate_request(&vm)?;
     let shape = shape(fleet, &vm);
     if let Some(pin) = &req.pin {
         let mut v = vm.clone();
@@ -1232,11 +1244,11 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
 
 /// Schedules a proposal's plan on the fleet and computes the fleet after it.
 /// `delta` prices parking moves (§5.3).
-pub fn build_preview(fleet: &Fleet, proposal: Proposal, horizon_h: f64, delta: f64) -> Result<Preview> {
-    let schedule =
-        plan::schedule_with(fleet, &proposal.plan, delta).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
+pub fn build_preview(fleet: &Fleet, proposal: PlanProposal, horizon_h: f64, delta: f64) -> Result<Preview> {
+    let schedule = executor::schedule_with(fleet, &proposal.plan, delta)
+        .map_err(|e| anyhow!("the plan cannot run: {e}"))?;
     let mut after = fleet.clone();
-    plan::execute(&mut after, &schedule).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
+    executor::execute(&mut after, &schedule).map_err(|e| anyhow!("the plan cannot run: {e}"))?;
     let admitted = schedule
         .steps
         .iter()

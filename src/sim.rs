@@ -6,18 +6,21 @@
 //! Within a step, arrivals and departures happen at their exact times, in time order (a
 //! departure first on a tie); the policy sees each arrival when it happens and gets its
 //! [`Policy::on_step`] call at the end of the step. A plan it proposes is ordered by
-//! [`plan::schedule`] and applied by [`plan::execute`]; nothing else changes the fleet.
+//! [`executor::schedule_with`] and applied by [`executor::execute`]; nothing else changes the fleet.
 //! The API follows the clock of nexosim: [`Simulator::time`], [`Simulator::step`],
 //! [`Simulator::step_until`] (a deadline in the past is an error) and [`Simulator::run`].
 
+use crate::executor::{self, StepKind};
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::metrics::{self, Recorder, Summary};
-use crate::plan::{self, Plan, StepKind};
+use crate::plan::Plan;
 use crate::policy::Policy;
 use crate::scenario::{PolicySettings, Scenario, WorkloadSettings};
 use crate::workload::{ClassRate, Workload};
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+
+pub mod admission;
 
 /// The paper's step: OrigaMIG checks its triggers every 10 s of simulated time (§6.1).
 pub const STEP_S: f64 = 10.0;
@@ -38,8 +41,8 @@ pub enum EventKind {
     Queued { vm: VmId },
     /// A request the policy could not place was rejected.
     Reject { vm: VmId },
-    /// A request failed an admission check of seed 003 before the policy saw it (over its
-    /// tenant's quota, or multi-GPU work on slices; `ops::quotas::admission`).
+    /// A request failed an admission check before the policy saw it (over its
+    /// tenant's quota, or multi-GPU work on slices; [`admission::admission`]).
     Refused { vm: VmId, reason: String },
     /// A VM left at the end of its lifetime.
     Departure { vm: VmId, host: Option<HostId> },
@@ -116,8 +119,8 @@ pub struct Simulator {
     last_minute: u64,
     last_stranded: u64,
     check_invariants: bool,
-    /// Per-tenant quotas of the scenario, checked on arrival (`ops::quotas`).
-    quotas: crate::ops::quotas::Quotas,
+    /// Per-tenant quotas of the scenario, checked on arrival ([`admission`]).
+    quotas: admission::Quotas,
     /// Requests refused by those admission checks since the start.
     refused: u64,
     /// Optimizer calls the policy had made when the measurement window opened.
@@ -290,7 +293,7 @@ impl Simulator {
         self.events_total
     }
 
-    /// Requests refused by the admission checks of seed 003 (quota, multi-GPU on slices) since
+    /// Requests refused by the admission checks (quota, multi-GPU on slices) since
     /// the start; each is also logged as [`EventKind::Refused`] and counted as rejected.
     pub fn refused(&self) -> u64 {
         self.refused
@@ -368,6 +371,34 @@ impl Simulator {
         self.grid_point(t);
     }
 
+    /// Runs the next `hours` and shows `observe` every fleet state on the way, with whether it may
+    /// differ from the one shown before (the event count moved) and how many hours it lasts: the
+    /// clock stops at every event and every step, so nothing changes within one call.
+    pub fn run_for(
+        &mut self,
+        hours: f64,
+        mut observe: impl FnMut(&Fleet, bool, f64),
+    ) -> Result<(), SimError> {
+        let t0 = self.time();
+        let end = t0 + hours * 3600.0;
+        let mut seen = u64::MAX;
+        while self.time() < end {
+            let t = self.time();
+            let grid = t0 + ((t - t0) / STEP_S).floor() * STEP_S + STEP_S;
+            let next = self
+                .next_event_time()
+                .filter(|&x| x > t)
+                .unwrap_or(f64::INFINITY)
+                .min(grid)
+                .min(end);
+            let changed = self.events_total() != seen;
+            seen = self.events_total();
+            observe(&self.fleet, changed, (next - t) / 3600.0);
+            self.step_until(next)?;
+        }
+        Ok(())
+    }
+
     /// Advances to `deadline`: whole steps up to it, then the events up to the deadline itself
     /// (the policy's next step comes at the next grid point).
     pub fn step_until(&mut self, deadline: f64) -> Result<(), SimError> {
@@ -437,7 +468,7 @@ impl Simulator {
 
     /// Applies a plan now through the scheduler and executor (the TUI's "apply"), with the
     /// same bookkeeping as a plan from the policy.
-    pub fn apply_plan(&mut self, plan: &Plan) -> Result<(), plan::PlanError> {
+    pub fn apply_plan(&mut self, plan: &Plan) -> Result<(), executor::PlanError> {
         self.resync();
         let now = self.now;
         self.apply(plan, now)
@@ -455,8 +486,8 @@ impl Simulator {
         vm.placement = None;
         vm.admitted_at = None;
         self.fleet.validate_request(&vm)?;
-        // The admission checks of seed 003 refuse it before anything changes.
-        crate::ops::quotas::admission(&self.quotas, &self.settings, &self.fleet, &vm)
+        // The admission checks refuse it before anything changes.
+        admission::admission(&self.quotas, &self.settings, &self.fleet, &vm)
             .map_err(|reason| anyhow::anyhow!("refused: {reason}"))?;
         if let Some(p) = &pin {
             let mut probe = vm.clone();
@@ -491,7 +522,11 @@ impl Simulator {
 
     /// Runs an already ordered schedule now (the TUI plays a previewed plan step by step), with
     /// the same bookkeeping as a plan from the policy; `origin` names it in the log.
-    pub fn apply_schedule(&mut self, schedule: &plan::Schedule, origin: &str) -> Result<(), plan::PlanError> {
+    pub fn apply_schedule(
+        &mut self,
+        schedule: &executor::Schedule,
+        origin: &str,
+    ) -> Result<(), executor::PlanError> {
         self.resync();
         let now = self.now;
         self.run_schedule(schedule, origin.to_string(), now)
@@ -611,10 +646,10 @@ impl Simulator {
         let slices = vm.memory_slices(self.fleet.catalog);
         self.recorder.on_request(t, slices);
         self.log(t, EventKind::Arrival { vm: id });
-        // Admission checks of seed 003 (ops::quotas): a request over its tenant's quota, or
+        // Admission checks ([`admission`]): a request over its tenant's quota, or
         // multi-GPU work on slices when `multi_gpu_whole_only` is on, is refused with its reason
         // before the policy sees it, and counts as a rejection.
-        let check = crate::ops::quotas::admission(&self.quotas, &self.settings, &self.fleet, &vm);
+        let check = admission::admission(&self.quotas, &self.settings, &self.fleet, &vm);
         if let Err(reason) = check {
             self.recorder.on_refuse(t);
             self.refused += 1;
@@ -703,14 +738,14 @@ impl Simulator {
         }
     }
 
-    /// Orders a plan with [`plan::schedule_with`] and runs it with [`Self::run_schedule`].
-    fn apply(&mut self, p: &Plan, t: f64) -> Result<(), plan::PlanError> {
+    /// Orders a plan with [`executor::schedule_with`] and runs it with [`Self::run_schedule`].
+    fn apply(&mut self, p: &Plan, t: f64) -> Result<(), executor::PlanError> {
         let origin = if p.origin.is_empty() {
             self.policy.name().to_string()
         } else {
             p.origin.clone()
         };
-        let schedule = match plan::schedule_with(&self.fleet, p, self.settings.delta) {
+        let schedule = match executor::schedule_with(&self.fleet, p, self.settings.delta) {
             Ok(s) => s,
             Err(e) => {
                 self.log(
@@ -726,14 +761,14 @@ impl Simulator {
         self.run_schedule(&schedule, origin, t)
     }
 
-    /// Runs an ordered schedule step by step with [`plan::execute`], counting admissions,
+    /// Runs an ordered schedule step by step with [`executor::execute`], counting admissions,
     /// migrations and GB copied.
     fn run_schedule(
         &mut self,
-        schedule: &plan::Schedule,
+        schedule: &executor::Schedule,
         origin: String,
         t: f64,
-    ) -> Result<(), plan::PlanError> {
+    ) -> Result<(), executor::PlanError> {
         if schedule.steps.is_empty() {
             return Ok(());
         }
@@ -742,11 +777,11 @@ impl Simulator {
         let gbps = self.settings.migration_gbps;
         let n = schedule.steps.len();
         for step in &schedule.steps {
-            let one = plan::Schedule {
+            let one = executor::Schedule {
                 steps: vec![step.clone()],
                 parking_penalty: 0.0,
             };
-            if let Err(e) = plan::execute(&mut self.fleet, &one) {
+            if let Err(e) = executor::execute(&mut self.fleet, &one) {
                 // A schedule of this fleet never fails; keep the state consistent if it does.
                 self.recorder.refresh_all(&self.fleet);
                 self.log(
@@ -756,7 +791,7 @@ impl Simulator {
                         reason: format!("step of VM {}: {e}", step.vm),
                     },
                 );
-                return Err(plan::PlanError::Invalid(step.vm, e));
+                return Err(executor::PlanError::Invalid(step.vm, e));
             }
             self.check("an executor step");
             self.recorder.refresh_host(&self.fleet, step.to.host);
@@ -775,8 +810,8 @@ impl Simulator {
                 (StepKind::Move | StepKind::Park, Some(from)) => {
                     self.recorder.refresh_host(&self.fleet, from.host);
                     let across = from.host != step.to.host;
-                    let gb = plan::copied_gb(&self.fleet, step.vm, from.host, step.to.host);
-                    let secs = plan::copy_seconds(gb, gbps);
+                    let gb = executor::copied_gb(&self.fleet, step.vm, from.host, step.to.host);
+                    let secs = executor::copy_seconds(gb, gbps);
                     self.recorder.on_migration(t, across, gb, secs);
                     self.log(
                         t,

@@ -193,7 +193,7 @@ fn profile_weights(
 impl Synthetic {
     /// Builds the generator for `fleet`, with the first arrivals after `t0`.
     ///
-    /// Rates (DESIGN §4): each class carries the offered load rho on its own GPUs,
+    /// Rates: each class carries the offered load rho on its own GPUs,
     /// lambda_class = rho |K_class| / (E[L] E[f_class]) with E[f_class] = E[#GIs] x mean profile
     /// size / |U| (§6.2).
     pub fn new(s: &WorkloadSettings, fleet: &Fleet, t0: f64) -> anyhow::Result<Self> {

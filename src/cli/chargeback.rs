@@ -1,4 +1,4 @@
-//! `migplan chargeback SCENARIO`: GPU-hours per tenant by the chargeback rule of seed 003
+//! `migplan chargeback SCENARIO`: GPU-hours per tenant by the chargeback rule (docs/operations.md)
 //! (weight = max(compute share, memory share), normalized per GPU; see `ops::chargeback`).
 
 use crate::ops::chargeback::{self, Bill};
@@ -26,7 +26,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let s = crate::scenario::load(&a.scenario)?;
-    crate::ops::quotas::validate(&s.quotas, s.fleet.catalog)
+    crate::sim::admission::validate(&s.quotas, s.fleet.catalog)
         .map_err(|e| anyhow::anyhow!("{}: {e}", a.scenario.display()))?;
     if let Some(h) = a.hours {
         if !(h > 0.0 && h.is_finite()) {
@@ -44,7 +44,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             (b, "current state held for a 730-hour month")
         }
         Some(h) => {
-            let policy = crate::policy::by_name(&s.policy.arrival, &s.policy)?;
+            let policy = crate::policy::build(s.policy.arrival, &s.policy)?;
             let mut sim = crate::sim::Simulator::new(&s, policy)?;
             let bill = chargeback::bill_simulation(&mut sim, h)?;
             let source = if s.workload.enabled {

@@ -237,7 +237,7 @@ fn with_targets(fleet: &Fleet, targets: &BTreeMap<VmId, Placement>) -> anyhow::R
         .collect();
     for &id in &movers {
         if after.vm(id).is_some_and(|v| v.placement.is_some()) {
-            after.unplace(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+            after.unplace(id)?;
         }
     }
     for &id in &movers {
@@ -279,8 +279,7 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
                     break;
                 }
                 k += 1;
-                sim.step_until(t0 + t * 3600.0)
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                sim.step_until(t0 + t * 3600.0)?;
                 let fleet = sim.fleet();
                 let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
                 let (after, out) = opt_of(fleet, &opt_settings)?;

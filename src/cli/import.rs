@@ -2,7 +2,7 @@
 //! export mig-parted` writes it, or in mig-parted's own style with `devices: all`) against a
 //! scenario's hosts, checks every device's instances against the placement rules, and shows per
 //! GPU the current instances, the imported ones and the layout name they are known by. A GPU
-//! whose layout would change drains its whole host (seed 003), so for each such host it also
+//! whose layout would change drains its whole host, so for each such host it also
 //! lists the VMs displaced and those that get no instance back (`ops::relayout`). Nothing is
 //! applied; FILE `-` reads standard input.
 
@@ -80,7 +80,7 @@ fn mig_parted(a: MigPartedArgs) -> anyhow::Result<()> {
             std::fs::read_to_string(&a.file).with_context(|| format!("{file}: cannot read the config"))?;
         (t, file)
     };
-    let imported = export::import(&s.fleet, &text, &file).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let imported = export::import(&s.fleet, &text, &file)?;
     if imported.is_empty() {
         anyhow::bail!("{file}: `mig-configs` is empty: no host to import");
     }
@@ -134,7 +134,7 @@ fn compare(fleet: &Fleet, h: &HostLayouts) -> anyhow::Result<HostRow> {
                     host.name
                 )
             })?;
-            let p = relayout::drain_preview(fleet, h.host, k, &layout).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let p = relayout::drain_preview(fleet, h.host, k, &layout)?;
             lose.extend(p.lose_instance());
         }
         gpus.push(GpuRow {

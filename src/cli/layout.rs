@@ -1,5 +1,5 @@
 //! `migplan layout`: plan which verified layout each GPU of one model gets for a demand of
-//! instances per profile (seed 003), with the greedy planner and, on request, the exact one.
+//! instances per profile (docs/operations.md), with the greedy planner and, on request, the exact one.
 
 use crate::ops::layouts::{self, Layout};
 use crate::ops::planner::{self, ExactSettings, LayoutPlan};

@@ -30,13 +30,13 @@ pub enum Command {
     Tui(crate::tui::Args),
     /// Validate a scenario file and print a one-line summary.
     Check(check::Args),
-    /// Plan which verified MIG layout each GPU of one model gets for a demand (seed 003).
+    /// Plan which verified MIG layout each GPU of one model gets for a demand.
     Layout(layout::Args),
     /// Preview a GPU's re-layout: every VM its host's drain displaces, and where each could go.
     Relayout(relayout::Args),
     /// One OrigaMIG optimizer call on a scenario's current state (§5).
     Solve(solve::Args),
-    /// GPU-hours per tenant by the chargeback rule of seed 003.
+    /// GPU-hours per tenant by the chargeback rule.
     Chargeback(chargeback::Args),
     /// Export the fleet's current layouts (mig-parted config).
     Export(export::Args),

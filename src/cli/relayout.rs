@@ -1,5 +1,5 @@
-//! `migplan relayout SCENARIO --host ID --gpu N --layout NAME [--json]`: the drain preview of
-//! seed 003. Changing one GPU's MIG layout drains its whole host, so before anything is applied
+//! `migplan relayout SCENARIO --host ID --gpu N --layout NAME [--json]`: the drain preview
+//! (docs/operations.md). Changing one GPU's MIG layout drains its whole host, so before anything is applied
 //! this lists every VM on the host, whether it gets an instance back after the re-layout, and
 //! whether a free place of its profile exists on another host meanwhile (`ops::relayout`).
 //! Nothing is changed: the scenario file is only read.
@@ -59,7 +59,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             known.join(", ")
         )
     })?;
-    let p = relayout::drain_preview(fleet, host, a.gpu, layout).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let p = relayout::drain_preview(fleet, host, a.gpu, layout)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&p))?);
     } else {

@@ -198,7 +198,7 @@ pub fn apply(scenario: &mut Scenario, o: &Overrides) -> anyhow::Result<String> {
     }
     Ok(o.policy
         .clone()
-        .unwrap_or_else(|| scenario.policy.arrival.clone()))
+        .unwrap_or_else(|| scenario.policy.arrival.name().to_string()))
 }
 
 /// Runs one simulation to the end of its window; `progress` gets the fraction done.

@@ -3,8 +3,8 @@
 //! after, and the solver's status, gap and time. `--apply-to FILE` writes the scenario with the
 //! call applied (only a strictly better plan changes placements; rejected pending VMs leave).
 
+use crate::executor::{Step, StepKind};
 use crate::fleet::{Fleet, Placement};
-use crate::plan::{Step, StepKind};
 use crate::policy::origamig::objective::Terms;
 use crate::policy::origamig::triggers::Class;
 use crate::policy::origamig::{propose, CallMode, Proposal};

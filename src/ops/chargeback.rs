@@ -1,4 +1,4 @@
-//! Chargeback (seed 003): what share of a GPU each instance is billed, and GPU-hours per tenant.
+//! Chargeback (docs/operations.md): what share of a GPU each instance is billed, and GPU-hours per tenant.
 //!
 //! The rule, published in the README:
 //!
@@ -18,6 +18,7 @@
 
 use crate::catalog::{GpuModel, ProfileId};
 use crate::fleet::{Fleet, HostId, VmId};
+use crate::sim::{SimError, Simulator};
 use std::collections::BTreeMap;
 
 /// The tenant name under which VMs without a tenant are billed.
@@ -166,41 +167,44 @@ pub fn bill_state(fleet: &Fleet, now_s: f64, hours: f64) -> Bill {
     bill
 }
 
-/// GPU-hours per tenant over the next `hours` of a simulation: the simulator runs (arrivals,
-/// departures and the policy's plans, as the scenario configures them) and the charges of each
-/// state are integrated exactly between events and policy steps.
-pub fn bill_simulation(sim: &mut crate::sim::Simulator, hours: f64) -> anyhow::Result<Bill> {
-    let t0 = sim.time();
-    let end = t0 + hours * 3600.0;
-    let step = crate::sim::STEP_S;
-    let mut bill = Bill::default();
-    // The charges change only when something happens; recompute them when the event count moves.
-    let mut seen = u64::MAX;
-    let mut cached = Bill::default();
-    while sim.time() < end {
-        let t = sim.time();
-        let grid = t0 + ((t - t0) / step).floor() * step + step;
-        let next = sim
-            .next_event_time()
-            .filter(|&x| x > t)
-            .unwrap_or(f64::INFINITY)
-            .min(grid)
-            .min(end);
-        if sim.events_total() != seen {
-            seen = sim.events_total();
-            cached = Bill::default();
-            cached.accrue(sim.fleet(), 1.0);
+/// A bill built from the fleet states a simulation goes through ([`Simulator::run_for`]): each
+/// state is billed for as long as it lasts.
+#[derive(Debug, Clone, Default)]
+pub struct Meter {
+    bill: Bill,
+    /// The charges per hour of the current state.
+    rates: Bill,
+}
+
+impl Meter {
+    /// Bills `fleet` for `dt_h` hours; `changed` says whether it may differ from the state seen
+    /// last (the charges change only when something happens, so they are recomputed only then).
+    pub fn observe(&mut self, fleet: &Fleet, changed: bool, dt_h: f64) {
+        if changed {
+            self.rates = Bill::default();
+            self.rates.accrue(fleet, 1.0);
         }
-        let dt = (next - t) / 3600.0;
-        for (tenant, per_h) in &cached.tenants {
-            *bill.tenants.entry(tenant.clone()).or_insert(0.0) += per_h * dt;
+        for (tenant, per_h) in &self.rates.tenants {
+            *self.bill.tenants.entry(tenant.clone()).or_insert(0.0) += per_h * dt_h;
         }
-        bill.idle_gpu_hours += cached.idle_gpu_hours * dt;
-        bill.total_gpu_hours += cached.total_gpu_hours * dt;
-        sim.step_until(next)?;
+        self.bill.idle_gpu_hours += self.rates.idle_gpu_hours * dt_h;
+        self.bill.total_gpu_hours += self.rates.total_gpu_hours * dt_h;
     }
-    bill.hours = hours;
-    Ok(bill)
+
+    /// The bill of a period of `hours` (reported exactly, whatever the rounding of the pieces).
+    pub fn bill(self, hours: f64) -> Bill {
+        Bill { hours, ..self.bill }
+    }
+}
+
+/// GPU-hours per tenant over the next `hours` of a simulation: the simulator runs (arrivals,
+/// departures and the policy's plans, as the scenario configures them) and a [`Meter`] reads the
+/// fleet states it goes through, so the charges are integrated exactly between events and policy
+/// steps.
+pub fn bill_simulation(sim: &mut Simulator, hours: f64) -> Result<Bill, SimError> {
+    let mut meter = Meter::default();
+    sim.run_for(hours, |fleet, changed, dt_h| meter.observe(fleet, changed, dt_h))?;
+    Ok(meter.bill(hours))
 }
 
 #[cfg(test)]

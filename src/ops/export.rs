@@ -1,7 +1,7 @@
 //! mig-parted configs: export the current layout of each host, and import such a config back to
 //! layouts per device.
 //!
-//! The format (HARDWARE.md): `version: v1`, then `mig-configs:` mapping a config name to a list of
+//! The format (mig-parted's config files): `version: v1`, then `mig-configs:` mapping a config name to a list of
 //! entries, each with `devices` (`all` or a list of GPU indices), `mig-enabled` and `mig-devices`
 //! (profile -> count). One config per host, named after the host, so a node is labelled
 //! `nvidia.com/mig.config=<host>`. GPUs of a host with the same instances share one entry; when
@@ -142,60 +142,105 @@ pub fn export(fleet: &Fleet, scenario: &str, hosts: &[HostId]) -> String {
     render(fleet, scenario, &layouts)
 }
 
+/// Why a mig-parted config cannot be imported: where (the file and the YAML path of the config,
+/// entry and field) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{at}: {problem}")]
+pub struct ImportError {
+    pub at: String,
+    pub problem: String,
+}
+
+impl ImportError {
+    fn new(at: impl Into<String>, problem: impl Into<String>) -> ImportError {
+        ImportError {
+            at: at.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
 /// Reads a mig-parted config whose config names are the fleet's host names (as [`export`] writes
 /// them) into layouts per device. Errors name the config, entry and field.
-pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>, String> {
-    let doc: Value = serde_yaml::from_str(text)
-        .map_err(|e| format!("{file}: not YAML: {}", crate::catalog::one_line(&e.to_string())))?;
+pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>, ImportError> {
+    let doc: Value = serde_yaml::from_str(text).map_err(|e| {
+        ImportError::new(
+            file,
+            format!("not YAML: {}", crate::catalog::one_line(&e.to_string())),
+        )
+    })?;
     let Value::Mapping(top) = doc else {
-        return Err(format!(
-            "{file}: expected a mapping with `version` and `mig-configs`"
+        return Err(ImportError::new(
+            file,
+            "expected a mapping with `version` and `mig-configs`",
         ));
     };
     for k in top.keys() {
         match k.as_str() {
             Some("version") | Some("mig-configs") => {}
-            _ => return Err(format!("{file}: unknown top-level key {}", show(k))),
+            _ => {
+                return Err(ImportError::new(
+                    file,
+                    format!("unknown top-level key {}", show(k)),
+                ))
+            }
         }
     }
     match top.get("version").and_then(Value::as_str) {
         Some("v1") => {}
-        Some(v) => return Err(format!("{file}: version `{v}` is not supported (expected v1)")),
-        None => return Err(format!("{file}: missing `version: v1`")),
+        Some(v) => {
+            return Err(ImportError::new(
+                file,
+                format!("version `{v}` is not supported (expected v1)"),
+            ))
+        }
+        None => return Err(ImportError::new(file, "missing `version: v1`")),
     }
     let Some(Value::Mapping(configs)) = top.get("mig-configs") else {
-        return Err(format!("{file}: `mig-configs` must be a mapping of config names"));
+        return Err(ImportError::new(
+            file,
+            "`mig-configs` must be a mapping of config names",
+        ));
     };
     let mut out = Vec::new();
     for (name, entries) in configs {
         let Some(name) = name.as_str() else {
-            return Err(format!("{file}: config name {} is not a string", show(name)));
+            return Err(ImportError::new(
+                file,
+                format!("config name {} is not a string", show(name)),
+            ));
         };
         let ctx = format!("{file}: mig-configs.{name}");
         let Some(h) = fleet.hosts.iter().position(|x| x.name == name) else {
-            return Err(format!("{ctx}: no host named `{name}` in the scenario"));
+            return Err(ImportError::new(
+                &ctx,
+                format!("no host named `{name}` in the scenario"),
+            ));
         };
         if out.iter().any(|o: &HostLayouts| o.host == h) {
-            return Err(format!("{ctx}: host `{name}` has two configs"));
+            return Err(ImportError::new(&ctx, format!("host `{name}` has two configs")));
         }
         let host = &fleet.hosts[h];
         let n = host.gpus.len();
         let mut devices: Vec<Option<DeviceLayout>> = vec![None; n];
         let Value::Sequence(entries) = entries else {
-            return Err(format!("{ctx}: expected a list of entries"));
+            return Err(ImportError::new(&ctx, "expected a list of entries"));
         };
         for (i, e) in entries.iter().enumerate() {
             let ectx = format!("{ctx}[{i}]");
             let Value::Mapping(e) = e else {
-                return Err(format!("{ectx}: expected a mapping"));
+                return Err(ImportError::new(&ectx, "expected a mapping"));
             };
             for k in e.keys() {
                 match k.as_str() {
                     Some("devices") | Some("mig-enabled") | Some("mig-devices") => {}
                     _ => {
-                        return Err(format!(
-                            "{ectx}: unknown key {} (supported: devices, mig-enabled, mig-devices)",
-                            show(k)
+                        return Err(ImportError::new(
+                            &ectx,
+                            format!(
+                                "unknown key {} (supported: devices, mig-enabled, mig-devices)",
+                                show(k)
+                            ),
                         ))
                     }
                 }
@@ -208,9 +253,9 @@ pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>,
                         match d.as_u64() {
                             Some(k) if (k as usize) < n => ks.push(k as usize),
                             _ => {
-                                return Err(format!(
-                                    "{ectx}.devices: {} is not a GPU index of host `{name}` (0..{n})",
-                                    show(d)
+                                return Err(ImportError::new(
+                                    format!("{ectx}.devices"),
+                                    format!("{} is not a GPU index of host `{name}` (0..{n})", show(d)),
                                 ))
                             }
                         }
@@ -218,22 +263,22 @@ pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>,
                     ks
                 }
                 Some(other) => {
-                    return Err(format!(
-                        "{ectx}.devices: {} is neither `all` nor a list of indices",
-                        show(other)
+                    return Err(ImportError::new(
+                        format!("{ectx}.devices"),
+                        format!("{} is neither `all` nor a list of indices", show(other)),
                     ))
                 }
-                None => return Err(format!("{ectx}: missing `devices`")),
+                None => return Err(ImportError::new(&ectx, "missing `devices`")),
             };
             let mig_enabled = match e.get("mig-enabled") {
                 Some(Value::Bool(b)) => *b,
                 Some(other) => {
-                    return Err(format!(
-                        "{ectx}.mig-enabled: {} is not true or false",
-                        show(other)
+                    return Err(ImportError::new(
+                        format!("{ectx}.mig-enabled"),
+                        format!("{} is not true or false", show(other)),
                     ))
                 }
-                None => return Err(format!("{ectx}: missing `mig-enabled`")),
+                None => return Err(ImportError::new(&ectx, "missing `mig-enabled`")),
             };
             let wanted: Vec<(String, u32)> = match e.get("mig-devices") {
                 None => Vec::new(),
@@ -241,31 +286,52 @@ pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>,
                     let mut v = Vec::new();
                     for (p, c) in m {
                         let Some(p) = p.as_str() else {
-                            return Err(format!("{ectx}.mig-devices: profile {} is not a string", show(p)));
+                            return Err(ImportError::new(
+                                format!("{ectx}.mig-devices"),
+                                format!("profile {} is not a string", show(p)),
+                            ));
                         };
                         let Some(c) = c.as_u64().and_then(|c| u32::try_from(c).ok()) else {
-                            return Err(format!("{ectx}.mig-devices.{p}: {} is not a count", show(c)));
+                            return Err(ImportError::new(
+                                format!("{ectx}.mig-devices.{p}"),
+                                format!("{} is not a count", show(c)),
+                            ));
                         };
                         v.push((p.to_string(), c));
                     }
                     v
                 }
-                Some(other) => return Err(format!("{ectx}.mig-devices: {} is not a mapping", show(other))),
+                Some(other) => {
+                    return Err(ImportError::new(
+                        format!("{ectx}.mig-devices"),
+                        format!("{} is not a mapping", show(other)),
+                    ))
+                }
             };
             if !mig_enabled && wanted.iter().any(|&(_, c)| c > 0) {
-                return Err(format!("{ectx}: mig-devices given with mig-enabled: false"));
+                return Err(ImportError::new(
+                    &ectx,
+                    "mig-devices given with mig-enabled: false",
+                ));
             }
             for k in ks {
                 if devices[k].is_some() {
-                    return Err(format!("{ectx}: GPU {k} of host `{name}` is configured twice"));
+                    return Err(ImportError::new(
+                        &ectx,
+                        format!("GPU {k} of host `{name}` is configured twice"),
+                    ));
                 }
                 let model = fleet.catalog.model(host.gpus[k].model);
-                let counts = counts_for(model, &wanted).map_err(|e| format!("{ectx}: GPU {k}: {e}"))?;
+                let counts = counts_for(model, &wanted)
+                    .map_err(|e| ImportError::new(&ectx, format!("GPU {k}: {e}")))?;
                 if layouts::arrange(model, &counts).is_none() {
-                    return Err(format!(
-                        "{ectx}: GPU {k}: {} cannot be placed on one {}",
-                        layouts::describe_counts(model, &counts),
-                        model.name
+                    return Err(ImportError::new(
+                        &ectx,
+                        format!(
+                            "GPU {k}: {} cannot be placed on one {}",
+                            layouts::describe_counts(model, &counts),
+                            model.name
+                        ),
                     ));
                 }
                 devices[k] = Some(DeviceLayout { mig_enabled, counts });

@@ -1,11 +1,10 @@
-//! Re-layout previews (seed 003): changing one GPU's layout drains its whole host.
+//! Re-layout previews: changing one GPU's layout drains its whole host (docs/operations.md).
 //!
 //! When a node's MIG config changes, MIG Manager stops every GPU pod on the node, applies the new
 //! geometry and restarts them: every tenant on every GPU of the host loses its instance, not only
 //! the tenants of the GPU being changed. [`drain_preview`] lists, before anything is applied, every
 //! VM the drain would displace and whether each has somewhere else to go: a placement on another
-//! host that uses only free slices, cores and RAM (the seed's "a free instance of its profile
-//! elsewhere"). The homes are found for all displaced VMs together (largest GI first, then by VM
+//! host that uses only free slices, cores and RAM (a free instance of its profile elsewhere). The homes are found for all displaced VMs together (largest GI first, then by VM
 //! id, each first-fit with the default GI placement), so two VMs are never promised the same free
 //! slices. It also says which VMs get an instance back on the host after the re-layout: those on
 //! the other GPUs (their geometry is re-applied) and those on the changed GPU whose profiles the
@@ -75,6 +74,24 @@ impl DrainPreview {
     }
 }
 
+/// Why a drain cannot be previewed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DrainError {
+    #[error("no host {0}")]
+    UnknownHost(HostId),
+    #[error("host {host} has no GPU {gpu}")]
+    UnknownGpu { host: String, gpu: usize },
+    /// The layout is for another GPU class than the GPU's.
+    #[error("layout `{layout}` is for {layout_model} GPUs; GPU {gpu} of host {host} is a {gpu_model}")]
+    OtherClass {
+        layout: String,
+        layout_model: String,
+        host: String,
+        gpu: usize,
+        gpu_model: String,
+    },
+}
+
 /// Previews giving GPU `gpu` of host `host` the layout `layout` (see the module documentation).
 /// `Err` when the host or GPU does not exist or the layout is for another GPU class.
 pub fn drain_preview(
@@ -82,21 +99,21 @@ pub fn drain_preview(
     host: HostId,
     gpu: usize,
     layout: &Layout,
-) -> Result<DrainPreview, String> {
+) -> Result<DrainPreview, DrainError> {
     let catalog = fleet.catalog;
-    let h = fleet.hosts.get(host).ok_or_else(|| format!("no host {host}"))?;
-    let g = h
-        .gpus
-        .get(gpu)
-        .ok_or_else(|| format!("host {} has no GPU {gpu}", h.name))?;
+    let h = fleet.hosts.get(host).ok_or(DrainError::UnknownHost(host))?;
+    let g = h.gpus.get(gpu).ok_or_else(|| DrainError::UnknownGpu {
+        host: h.name.clone(),
+        gpu,
+    })?;
     if !catalog.same_class(layout.model, g.model) {
-        return Err(format!(
-            "layout `{}` is for {} GPUs; GPU {gpu} of host {} is a {}",
-            layout.name,
-            catalog.model(layout.model).name,
-            h.name,
-            catalog.model(g.model).name
-        ));
+        return Err(DrainError::OtherClass {
+            layout: layout.name.clone(),
+            layout_model: catalog.model(layout.model).name.clone(),
+            host: h.name.clone(),
+            gpu,
+            gpu_model: catalog.model(g.model).name.clone(),
+        });
     }
     let model = catalog.model(g.model);
     let current: Vec<u32> = (0..model.profiles.len())

@@ -6,6 +6,7 @@ pub mod origamig;
 
 use crate::fleet::{Fleet, Placement, Vm};
 use crate::plan::Plan;
+use crate::policy_kind::{PolicyKind, UnknownPolicy};
 use crate::scenario::PolicySettings;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -13,25 +14,30 @@ use std::sync::Arc;
 pub mod cache;
 pub mod ff;
 pub mod mfi;
+pub mod packing;
 pub mod tc;
-
-/// Names [`by_name`] knows.
-pub const NAMES: &[&str] = &["ff", "mfi", "tc", "origamig", "opt", "packing"];
 
 /// The policy called `name` (case-insensitive), configured from `settings`.
 pub fn by_name(name: &str, settings: &PolicySettings) -> anyhow::Result<Box<dyn Policy>> {
-    match name.to_ascii_lowercase().as_str() {
-        "ff" => Ok(Box::new(ff::FirstFit)),
-        "mfi" => Ok(Box::new(mfi::Mfi::new())),
-        "tc" => Ok(Box::new(tc::Tc::new(settings))),
-        "origamig" => Ok(Box::new(origamig::Origamig::new(settings))),
-        "opt" => Ok(Box::new(origamig::Origamig::opt(settings))),
-        "packing" => {
-            crate::ops::packing::Packing::validate(settings).map_err(anyhow::Error::msg)?;
-            Ok(Box::new(crate::ops::packing::Packing::new(settings)))
+    let kind = name
+        .parse::<PolicyKind>()
+        .map_err(|_| UnknownPolicy(name.to_ascii_lowercase()))?;
+    build(kind, settings)
+}
+
+/// The policy `kind`, configured from `settings`.
+pub fn build(kind: PolicyKind, settings: &PolicySettings) -> anyhow::Result<Box<dyn Policy>> {
+    Ok(match kind {
+        PolicyKind::Ff => Box::new(ff::FirstFit),
+        PolicyKind::Mfi => Box::new(mfi::Mfi::new()),
+        PolicyKind::Tc => Box::new(tc::Tc::new(settings)),
+        PolicyKind::Origamig => Box::new(origamig::Origamig::new(settings)),
+        PolicyKind::Opt => Box::new(origamig::Origamig::opt(settings)),
+        PolicyKind::Packing => {
+            packing::Packing::validate(settings)?;
+            Box::new(packing::Packing::new(settings))
         }
-        other => anyhow::bail!("unknown policy `{other}` (known: {})", NAMES.join(", ")),
-    }
+    })
 }
 
 /// A placement policy driven by the simulation clock.

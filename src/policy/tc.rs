@@ -19,9 +19,10 @@
 use super::cache::{Lazy, Tables};
 use super::Policy;
 use crate::catalog::{Catalog, ModelId, MAX_PROFILES};
+use crate::executor;
 use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm, VmId};
 use crate::mig::Occupancy;
-use crate::plan::{self, Plan};
+use crate::plan::Plan;
 use crate::scenario::PolicySettings;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -476,14 +477,14 @@ fn compact_class(
 }
 
 /// Seconds the executor takes for the moves of `plan` on `fleet`, run one after another
-/// (§5.4), each as long as [`plan::copy_seconds`] of what it copies ([`plan::copied_gb`]).
+/// (§5.4), each as long as [`executor::copy_seconds`] of what it copies ([`executor::copied_gb`]).
 pub fn moves_duration_s(fleet: &Fleet, plan: &Plan, gbps: f64) -> f64 {
     plan.targets
         .iter()
         .filter_map(|(&id, to)| {
             let from = fleet.vm(id)?.placement.as_ref()?.host;
-            Some(plan::copy_seconds(
-                plan::copied_gb(fleet, id, from, to.host),
+            Some(executor::copy_seconds(
+                executor::copied_gb(fleet, id, from, to.host),
                 gbps,
             ))
         })

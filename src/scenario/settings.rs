@@ -123,15 +123,6 @@ pub(super) fn check(
             return fail(cx, "policy", key, format!("must be a finite number, not {v}"));
         }
     }
-    let names = crate::policy::NAMES;
-    if !names.contains(&p.arrival.to_ascii_lowercase().as_str()) {
-        return fail(
-            cx,
-            "policy",
-            "arrival",
-            format!("unknown policy `{}` (known: {})", p.arrival, names.join(", ")),
-        );
-    }
     if catalog.model_id(&w.trace_model).is_none() {
         return fail(
             cx,

@@ -31,7 +31,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("plan-step", "plan-step: play one phase of the next plan step"),
     (
         "relayout",
-        "relayout [LAYOUT]: preview a new layout of the selected GPU (drains its host, seed 003)",
+        "relayout [LAYOUT]: preview a new layout of the selected GPU (drains its host)",
     ),
     ("undo", "undo: take back the last change"),
     ("redo", "redo: redo what undo took back"),
@@ -97,13 +97,16 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             Action::Open(PathBuf::from(arg))
         }
         "policy" => {
-            let names = engine::POLICIES;
+            let names = PolicyKind::PLANNER;
             if arg.is_empty() {
-                bail!("`:policy` needs a name: {}", names.join(", "));
+                bail!("`:policy` needs a name: {}", PolicyKind::list(&names));
             }
             if arg == "next" {
-                let i = names.iter().position(|n| *n == s.policy_name()).unwrap_or(0);
-                Action::SetPolicy(names[(i + 1) % names.len()].to_string())
+                let i = names
+                    .iter()
+                    .position(|n| n.name() == s.policy_name())
+                    .unwrap_or(0);
+                Action::SetPolicy(names[(i + 1) % names.len()].name().to_string())
             } else {
                 Action::SetPolicy(arg)
             }

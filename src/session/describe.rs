@@ -163,7 +163,7 @@ pub fn largest_start_at(model: &crate::catalog::GpuModel, occ: &Occupancy, u: u8
         })
 }
 
-/// Stranded capacity per profile of every class in the fleet (seed 002): free slices of the class
+/// Stranded capacity per profile of every class in the fleet: free slices of the class
 /// that a GI of the profile cannot use without moving anything.
 pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
     let catalog = fleet.catalog;

@@ -6,9 +6,10 @@
 //! acceptance since the session started. Changes by hand go through the simulator too, so its
 //! bookkeeping stays whole.
 
+use crate::executor::Schedule;
 use crate::fleet::{Fleet, Placement, Vm, VmId};
-use crate::plan::Schedule;
 use crate::policy::{self, Policy};
+use crate::policy_kind::PolicyKind;
 use crate::scenario::Scenario;
 use crate::sim::{self, Simulator};
 use anyhow::{anyhow, bail, Result};
@@ -60,21 +61,17 @@ pub struct Event {
     pub text: String,
 }
 
-/// Names of the arrival policies the planner offers, in the order `policy next` cycles. The
-/// whole-fleet OPT is an on-demand call (`O`), not an arrival policy here: it would solve the
-/// whole fleet on every step.
-pub const POLICIES: &[&str] = &["ff", "mfi", "tc", "origamig", "packing"];
-
-/// The arrival policy with this name (one of [`POLICIES`]), built by [`policy::by_name`].
+/// The arrival policy with this name (one the planner offers, [`PolicyKind::PLANNER`]; the
+/// whole-fleet OPT is an on-demand call there, `O`), built by [`policy::build`].
 pub fn policy_by_name(name: &str, settings: &crate::scenario::PolicySettings) -> Result<Box<dyn Policy>> {
     let name = name.trim().to_ascii_lowercase();
-    if !POLICIES.contains(&name.as_str()) {
+    let Some(kind) = PolicyKind::PLANNER.into_iter().find(|k| k.name() == name) else {
         bail!(
             "unknown arrival policy `{name}` (available: {})",
-            POLICIES.join(", ")
+            PolicyKind::list(&PolicyKind::PLANNER)
         );
-    }
-    policy::by_name(&name, settings)
+    };
+    policy::build(kind, settings)
 }
 
 /// The simulator and how far its event log has been read.
@@ -89,8 +86,8 @@ impl Engine {
     /// The scenario's fleet, workload and clock under its arrival policy (first fit when the
     /// scenario names none the planner offers).
     pub fn new(scenario: &Scenario) -> Result<Engine> {
-        let policy = policy::by_name(&scenario.policy.arrival, &scenario.policy)
-            .or_else(|_| policy::by_name("ff", &scenario.policy))?;
+        let policy = policy::build(scenario.policy.arrival, &scenario.policy)
+            .or_else(|_| policy::build(PolicyKind::Ff, &scenario.policy))?;
         let mut sc = scenario.clone();
         sc.workload.warmup_h = 0.0;
         sc.workload.measure_h = MEASURE_H;
@@ -173,7 +170,7 @@ impl Engine {
         // The flag belongs to this step only: the session's state (and its undo copies) must
         // not carry it into the next one.
         self.sim.policy_mut().set_cancel(None);
-        reached.map_err(|e| anyhow!("{e}"))
+        Ok(reached?)
     }
 
     /// Optimizer calls the arrival policy has made so far.
@@ -188,7 +185,7 @@ impl Engine {
     }
 
     pub fn remove_vm(&mut self, id: VmId) -> Result<Vm> {
-        self.sim.fleet_mut().remove(id).map_err(|e| anyhow!("{e}"))
+        Ok(self.sim.fleet_mut().remove(id)?)
     }
 
     /// Runs (part of) a previewed plan's schedule now.

@@ -7,7 +7,7 @@ use super::keymap::{Key, Keymap, Layer};
 use super::theme::Theme;
 use crate::fleet::{GiRequest, HostId, VmId, VmKind};
 use crate::session::{
-    self, Action, Outcome, Proposal, Session, SolveProgress, StepProgress, StepResult, VmRequest,
+    self, Action, Outcome, PlanProposal, Session, SolveProgress, StepProgress, StepResult, VmRequest,
 };
 use anyhow::Result;
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyEventKind, MouseButton, MouseEvent, MouseEventKind};
@@ -48,7 +48,7 @@ pub enum StepMsg {
 #[derive(Debug)]
 pub enum SolverMsg {
     Progress(SolveProgress),
-    Done(Box<std::result::Result<Proposal, String>>),
+    Done(Box<std::result::Result<PlanProposal, String>>),
 }
 
 /// The lower panel in a narrow layout (all are visible at once on wide terminals).

@@ -12,7 +12,7 @@ fn paper_fleet() -> Fleet {
 
 #[test]
 fn rates_match_design_reference() {
-    // DESIGN §4: lambda_A100 = 34.0 rho and lambda_A30 = 8.5 rho per hour.
+    // lambda_A100 = 34.0 rho and lambda_A30 = 8.5 rho per hour.
     let s = WorkloadSettings {
         load: 1.0,
         ..Default::default()

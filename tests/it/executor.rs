@@ -7,8 +7,9 @@
 
 use crate::common::fleet::{self as common, at};
 use migplan::catalog::embedded;
+use migplan::executor::{self as plan, PlanError, Schedule, Step, StepKind};
 use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId};
-use migplan::plan::{self, Plan, PlanError, Schedule, Step, StepKind};
+use migplan::plan::Plan;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};

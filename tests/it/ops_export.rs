@@ -89,7 +89,9 @@ fn import_errors_name_the_entry() {
         ("version: v1\nmig-configs: [\n".to_string(), "not YAML"),
     ];
     for (text, want) in cases {
-        let e = export::import(&s.fleet, &text, "in.yaml").unwrap_err();
+        let e = export::import(&s.fleet, &text, "in.yaml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(want), "{want}: {e}");
         assert!(e.starts_with("in.yaml"), "{e}");
         assert!(!e.contains('\n'), "{e}");

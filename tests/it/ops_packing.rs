@@ -2,7 +2,7 @@
 
 use crate::common::fleet as common;
 use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm};
-use migplan::ops::packing::Packing;
+use migplan::policy::packing::Packing;
 use migplan::policy::Policy;
 use migplan::scenario::PolicySettings;
 use proptest::prelude::*;

@@ -2,8 +2,8 @@
 
 use crate::common::fleet::{h100_four_tenants, h100_tenant_vm, H100_FOUR_TENANTS as H100};
 use migplan::fleet::Vm;
-use migplan::ops::quotas;
 use migplan::scenario::{self, Scenario};
+use migplan::sim::admission as quotas;
 
 fn request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Vm {
     h100_tenant_vm(s.fleet.catalog, id, tenant, profiles)

@@ -56,13 +56,17 @@ fn relayout_errors() {
     let a30 = c.model_id("a30-24gb").unwrap();
     let h100 = c.model_id("h100-80gb").unwrap();
     let other = layouts::embedded().get(a30, "all-balanced").unwrap();
-    let e = relayout::drain_preview(&s.fleet, 0, 0, other).unwrap_err();
+    let e = relayout::drain_preview(&s.fleet, 0, 0, other)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("a30-24gb") && e.contains("h100-80gb"), "{e}");
     let l = layouts::embedded().get(h100, "whole").unwrap();
     assert!(relayout::drain_preview(&s.fleet, 0, 7, l)
         .unwrap_err()
+        .to_string()
         .contains("no GPU 7"));
     assert!(relayout::drain_preview(&s.fleet, 9, 0, l)
         .unwrap_err()
+        .to_string()
         .contains("no host 9"));
 }

@@ -99,7 +99,7 @@ fn stranded_capacity_triggers_a_defragmentation() {
     // a 7g.40gb (share 1). With the trigger at 0.5 the packing policy asks OrigaMIG for a
     // consolidation, and applying its plan frees whole GPUs.
     use migplan::fleet::{GiSlot, Host, Placement};
-    use migplan::ops::packing::Packing;
+    use migplan::policy::packing::Packing;
     use migplan::policy::Policy;
     let c = migplan::catalog::embedded();
     let a100 = c.model_id("a100-40gb").unwrap();
@@ -156,8 +156,10 @@ fn stranded_capacity_triggers_a_defragmentation() {
     assert!(!plan.targets.is_empty());
     // The next check waits for check_every_s.
     assert!(p.on_step(&f, 5.0).is_none());
-    let schedule = migplan::plan::schedule(&f, &plan).unwrap();
-    migplan::plan::execute(&mut f, &schedule).unwrap();
+    let schedule =
+        migplan::executor::schedule_with(&f, &plan, migplan::scenario::PolicySettings::default().delta)
+            .unwrap();
+    migplan::executor::execute(&mut f, &schedule).unwrap();
     f.check_invariants().unwrap();
     assert!(share_7g(&f) < 0.5, "{}", share_7g(&f));
     assert!(f.active_hosts() < 2);

@@ -395,7 +395,7 @@ fn sources_dropped_from_s_receive_the_vms_of_the_others() {
 
 // ---- §5.5 guarantees, with the solver -------------------------------------------------------
 
-use migplan::plan;
+use migplan::executor as plan;
 use migplan::policy::origamig::objective::{evaluate, Weights};
 use migplan::policy::origamig::{propose, CallMode, Origamig};
 use migplan::policy::Policy;
@@ -512,7 +512,7 @@ fn settle(f: &mut Fleet, policy: &mut dyn Policy, w: &Weights, steps: usize) -> 
     for k in 0..steps {
         let plan = policy.on_step(f, 10.0 * k as f64);
         if let Some(plan) = plan {
-            let sched = plan::schedule(f, &plan).unwrap();
+            let sched = plan::schedule_with(f, &plan, PolicySettings::default().delta).unwrap();
             for st in &sched.steps {
                 plan::execute(
                     f,
@@ -643,7 +643,7 @@ fn a_call_holds_its_neighborhood_until_its_moves_end() {
     let mut p = Origamig::new(&small_settings());
     let plan = p.on_step(&f, 0.0).expect("a consolidation that empties h1");
     assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![2]);
-    let schedule = plan::schedule(&f, &plan).unwrap();
+    let schedule = plan::schedule_with(&f, &plan, PolicySettings::default().delta).unwrap();
     assert!((schedule.duration_s(&f, 12.5) - 26.88).abs() < 1e-9);
     plan::execute(&mut f, &schedule).unwrap();
     assert!(p.is_running(26.87) && !p.is_running(26.89));

@@ -3,9 +3,10 @@
 //! old GI), and undo takes it back. The plans here are written by hand, so the checks do not
 //! depend on the optimizer.
 
+use migplan::executor::StepKind;
 use migplan::fleet::{GiSlot, Placement};
-use migplan::plan::{Plan, StepKind};
-use migplan::session::{update, update_blocking, Action, PlanPhase, Proposal, Session};
+use migplan::plan::Plan;
+use migplan::session::{update, update_blocking, Action, PlanPhase, PlanProposal as Proposal, Session};
 
 fn host(s: &Session, name: &str) -> usize {
     s.fleet().hosts.iter().position(|h| h.name == name).unwrap()

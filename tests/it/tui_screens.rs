@@ -5,7 +5,7 @@
 use crate::common::Harness;
 use migplan::fleet::{GiSlot, Placement};
 use migplan::plan::Plan;
-use migplan::session::Proposal;
+use migplan::session::PlanProposal as Proposal;
 use migplan::tui::app::{Msg, SolverMsg};
 use migplan::tui::theme::Theme;
 

@@ -10,8 +10,9 @@ use super::bilp::{self, SolveControl, SolveStatus};
 use super::neighborhood::{self, Neighborhood};
 use super::objective::{self, Terms, Weights};
 use super::triggers::{self, CallKind, Class};
+use crate::executor::{self, PlanError, Schedule};
 use crate::fleet::{Fleet, VmId};
-use crate::plan::{self, Plan, PlanError, Schedule};
+use crate::plan::Plan;
 use crate::scenario::PolicySettings;
 use std::time::Instant;
 
@@ -114,7 +115,7 @@ impl Proposal {
     pub fn apply(&self, fleet: &mut Fleet) -> anyhow::Result<usize> {
         let mut n = 0;
         if self.improves {
-            plan::execute(fleet, &self.schedule)
+            executor::execute(fleet, &self.schedule)
                 .map_err(|e| anyhow::anyhow!("the plan no longer fits the fleet: {e}"))?;
             n = self.schedule.steps.len();
         }
@@ -249,7 +250,7 @@ pub fn call(
     }
     // §5.3: Eq. (5) of the returned placement, recomputed from it.
     p.after = objective::evaluate(fleet, &target, &nb.hosts, &w);
-    match plan::schedule_with(fleet, &p.plan, settings.delta) {
+    match executor::schedule_with(fleet, &p.plan, settings.delta) {
         Ok(s) => {
             p.parking_penalty = s.parking_penalty;
             p.schedule = s;

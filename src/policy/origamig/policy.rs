@@ -18,8 +18,9 @@
 use super::bilp::SolveControl;
 use super::call::{self, CallMode};
 use super::triggers::{CallKind, Triggers};
+use crate::executor::Schedule;
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
-use crate::plan::{Plan, Schedule};
+use crate::plan::Plan;
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
 use std::collections::BTreeSet;

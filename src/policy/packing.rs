@@ -1,8 +1,8 @@
-//! The packing arrival policy of seed 002: fill a GPU before opening another, fill a host before
+//! The packing arrival policy (docs/policies.md): fill a GPU before opening another, fill a host before
 //! opening another, and keep hosts whose GPUs are all free for whole-host gangs.
 //!
 //! For each host with room (cores, RAM, and every GI placeable with the default GI placement, the
-//! largest GI first), the seed's score is
+//! largest GI first), the score is
 //!
 //! ```text
 //! score(host) = w1 x (GPUs left with no free capacity by the placement)   # finish a GPU
@@ -12,14 +12,13 @@
 //!
 //! with the weights `packing_finish_gpu`, `packing_finish_host` and `packing_protect_host` of the
 //! policy settings. A GPU has no free capacity when no profile of its model (+me left out) fits.
-//! The highest score wins. The seed breaks ties by the lowest index; before that, this policy
-//! prefers the placement leaving the fewest free memory slices on the host (the seed's "best-fit
-//! score"), so a GI goes to a half-used GPU of a host rather than to its empty one. Within a host
+//! The highest score wins. Ties go to the placement leaving the fewest free memory slices on the
+//! host (a best-fit score), then to the lowest index, so a GI goes to a half-used GPU of a host rather than to its empty one. Within a host
 //! each GI takes the GPU where it leaves no free capacity, else the fewest free slices, else the
 //! lowest index.
 //!
-//! Optional defragmentation trigger (seed 002: "periodically compute the stranded count, and if it
-//! exceeds a threshold, migrate"): with `defrag_stranded_share` > 0, every `check_every_s` the
+//! Optional defragmentation trigger (periodically compute the stranded capacity and, when it
+//! exceeds a threshold, migrate): with `defrag_stranded_share` > 0, every `check_every_s` the
 //! policy reads [`crate::metrics::stranded`]; when for some GPU model the stranded share of its
 //! largest profile (free slices a whole-GPU request cannot use) reaches the threshold, it asks
 //! OrigaMIG for a consolidation call of that class and proposes the plan if the call improves
@@ -34,7 +33,7 @@ use crate::policy::origamig::CallMode;
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
 
-/// The packing policy (seed 002) with its three weights and its optional defragmentation trigger.
+/// The packing policy with its three weights and its optional defragmentation trigger.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Packing {
     pub finish_gpu: f64,
@@ -50,6 +49,17 @@ pub struct Packing {
     pub defrag_calls: u32,
     /// Stops a running consolidation call early (the planner's cancel of a step).
     cancel: crate::policy::CancelFlag,
+}
+
+/// Why the policy settings do not configure a packing policy.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PackingSettingsError {
+    /// A weight is infinite or NaN.
+    #[error("policy.{name} must be a finite number, not {value}")]
+    NotFinite { name: &'static str, value: f64 },
+    /// The defragmentation threshold is outside 0..1.
+    #[error("policy.defrag_stranded_share must be within 0..1 (0 = off), not {0}")]
+    ShareOutOfRange(f64),
 }
 
 /// A candidate placement on one host and how it scores.
@@ -69,21 +79,19 @@ fn no_capacity(model: &crate::catalog::GpuModel, occ: &Occupancy) -> bool {
 
 impl Packing {
     /// Checks the policy's settings: finite weights, a trigger share within 0..1.
-    pub fn validate(settings: &PolicySettings) -> Result<(), String> {
+    pub fn validate(settings: &PolicySettings) -> Result<(), PackingSettingsError> {
         for (name, w) in [
             ("packing_finish_gpu", settings.packing_finish_gpu),
             ("packing_finish_host", settings.packing_finish_host),
             ("packing_protect_host", settings.packing_protect_host),
         ] {
             if !w.is_finite() {
-                return Err(format!("policy.{name} must be a finite number, not {w}"));
+                return Err(PackingSettingsError::NotFinite { name, value: w });
             }
         }
         let s = settings.defrag_stranded_share;
         if !(0.0..=1.0).contains(&s) {
-            return Err(format!(
-                "policy.defrag_stranded_share must be within 0..1 (0 = off), not {s}"
-            ));
+            return Err(PackingSettingsError::ShareOutOfRange(s));
         }
         Ok(())
     }

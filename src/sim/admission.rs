@@ -1,14 +1,14 @@
-//! Admission checks of seed 003: per-tenant quotas per profile, and the rule that multi-GPU work
+//! Admission checks of arriving requests (docs/operations.md): per-tenant quotas per profile, and the rule that multi-GPU work
 //! runs on whole GPUs only.
 //!
 //! Quotas work like a Kubernetes `ResourceQuota` on the extended resources
 //! `nvidia.com/mig-<profile>`: tenant -> profile -> the most GIs of that profile the tenant's VMs
 //! may hold at once. They live in the scenario (`[quotas.<tenant>]`, parsed by
-//! [`crate::scenario`]); a key may be written `1g.10gb` or `nvidia.com/mig-1g.10gb` (with or
+//! the scenario module); a key may be written `1g.10gb` or `nvidia.com/mig-1g.10gb` (with or
 //! without `requests.`). A tenant without quotas, and a VM without a tenant, is not limited.
 //!
 //! Multi-GPU work (a VM with two or more GIs) needs NCCL or P2P between its GPUs, which MIG does
-//! not support, so the seed routes it to whole GPUs (MIG disabled, or the full-GPU profile such as
+//! not support, so it is routed to whole GPUs (MIG disabled, or the full-GPU profile such as
 //! 7g.80gb) and never to slices. With the setting `multi_gpu_whole_only` on, a multi-GPU request
 //! for a slice profile is refused with that reason.
 
@@ -123,7 +123,7 @@ pub fn is_multi_gpu(vm: &Vm) -> bool {
     vm.gis.len() >= 2
 }
 
-/// The seed-003 routing rule: multi-GPU work only on whole GPUs (every GI the full-GPU profile of
+/// The routing rule: multi-GPU work only on whole GPUs (every GI the full-GPU profile of
 /// its model), never on slices. `Err` names the slice profile and the reason.
 pub fn check_multi_gpu(catalog: &Catalog, vm: &Vm) -> Result<(), String> {
     if !is_multi_gpu(vm) {

@@ -1,0 +1,405 @@
+//! The executor (§5.4): [`schedule_with`] orders a [`Plan`] into [`Step`]s that each use only free
+//! resources, and [`execute`] applies the steps to a fleet.
+
+use crate::fleet::{Fleet, FleetError, GiSlot, HostId, Placement, VmId};
+use crate::mig::{self, Occupancy};
+use crate::plan::Plan;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a step does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepKind {
+    /// Create the GIs of a pending VM and start it.
+    Start,
+    /// Create the new GIs, live-migrate the VM, destroy the old GIs.
+    Move,
+    /// A temporary move out of the way, to unblock other steps (§5.4).
+    Park,
+}
+
+/// One executable step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub vm: VmId,
+    pub kind: StepKind,
+    pub from: Option<Placement>,
+    pub to: Placement,
+}
+
+/// An ordered list of steps realizing a plan, and the penalty its parking moves cost.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Schedule {
+    pub steps: Vec<Step>,
+    /// Eq. 5 value the parking moves cost: delta per park within a host, 2 delta across (§5.3).
+    pub parking_penalty: f64,
+}
+
+impl Schedule {
+    /// Parking moves within the VM's host.
+    pub fn parks_within(&self) -> usize {
+        self.parks(false)
+    }
+
+    /// Parking moves to another host.
+    pub fn parks_across(&self) -> usize {
+        self.parks(true)
+    }
+
+    /// Seconds the executor takes to run the steps one after another (§5.4): each move or park
+    /// lasts [`copy_seconds`] of what it copies ([`copied_gb`]); a start copies nothing.
+    pub fn duration_s(&self, fleet: &Fleet, gbps: f64) -> f64 {
+        self.steps
+            .iter()
+            .filter_map(|s| {
+                Some(copy_seconds(
+                    copied_gb(fleet, s.vm, s.from.as_ref()?.host, s.to.host),
+                    gbps,
+                ))
+            })
+            .sum()
+    }
+
+    fn parks(&self, across: bool) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Park)
+            .filter(|s| s.from.as_ref().is_some_and(|f| (f.host != s.to.host) == across))
+            .count()
+    }
+}
+
+/// GB a live migration of VM `vm` from host `from` to host `to` copies (§6.6): the VM's RAM and
+/// the memory of its GIs between hosts, nothing within a host (0 for a VM not in the fleet).
+pub fn copied_gb(fleet: &Fleet, vm: VmId, from: HostId, to: HostId) -> f64 {
+    match fleet.vm(vm) {
+        Some(v) if from != to => v.ram_gb as f64 + v.gpu_memory_gb(fleet.catalog),
+        _ => 0.0,
+    }
+}
+
+/// Seconds to copy `gb` gigabytes at `gbps` Gbit/s (§6.6: half the 25 Gbit/s of a host, 12.5).
+pub fn copy_seconds(gb: f64, gbps: f64) -> f64 {
+    gb * 8.0 / gbps
+}
+
+/// Why a plan cannot be executed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// A VM of the plan is unknown, or its target is invalid on its own.
+    #[error("VM {0}: {1}")]
+    Invalid(VmId, FleetError),
+    /// No order of steps (with parking) reaches the target; nothing was changed.
+    #[error("no executable order for the steps of VMs {remaining:?} (no parking place)")]
+    Stuck { remaining: Vec<VmId> },
+}
+
+/// The executor of §5.4: orders a plan (a target state) into steps that each use only free
+/// resources, on a copy of the fleet (the fleet itself is untouched).
+///
+/// - One step per VM whose target differs from its placement: create the new GIs, start or
+///   live-migrate the VM, destroy the old GIs. A step is *ready* ([`is_ready`]) when its target
+///   slices are free, counting the VM's own old GIs as taken (they stay until the migration
+///   completes), and, for a start or a move to another host, the destination has free cores and
+///   RAM.
+/// - Ready steps run one at a time, always the ready step of the lowest VM id (deterministic).
+/// - When no step is ready the remaining steps block each other in a cycle (possibly of one
+///   step). The executor parks the VM whose removal makes the most steps ready (ties: the VM
+///   holding more slices that remaining steps target, then the lowest id), on free slices of its
+///   class and free cores and RAM that no remaining step needs: its own host first, then the
+///   other hosts of the plan, then other active hosts, then switched-off hosts, each ascending.
+///   Each VM parks at most once. If that VM has no parking place the next VM in the same ranking
+///   is tried; if none has one, the plan is discarded ([`PlanError::Stuck`]) before any step ran.
+/// - A parking move costs `delta` within a host and `2 delta` across hosts (§5.3), summed in
+///   [`Schedule::parking_penalty`].
+///
+/// The plan is first checked as a whole: the target state (every VM of the plan at its target,
+/// every other VM where it is) must satisfy the fleet invariants ([`Fleet::check_invariants`]), else
+/// [`PlanError::Invalid`] names the first VM whose target does not fit.
+pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule, PlanError> {
+    let remaining = changed_targets(fleet, plan)?;
+    check_target_state(fleet, &remaining)?;
+    let mut remaining = remaining;
+    let mut sim = fleet.clone();
+    let mut parked: BTreeSet<VmId> = BTreeSet::new();
+    let mut out = Schedule::default();
+    while !remaining.is_empty() {
+        let next = remaining
+            .iter()
+            .find(|(&id, to)| is_ready_ignoring(&sim, id, to, None))
+            .map(|(&id, to)| (id, to.clone()));
+        if let Some((id, to)) = next {
+            let from = sim.vm(id).and_then(|v| v.placement.clone());
+            let kind = if from.is_none() {
+                StepKind::Start
+            } else {
+                StepKind::Move
+            };
+            apply(&mut sim, id, from.is_none(), &to);
+            out.steps.push(Step {
+                vm: id,
+                kind,
+                from,
+                to,
+            });
+            remaining.remove(&id);
+            continue;
+        }
+        let Some((id, to)) = find_parking(&sim, &remaining, &parked) else {
+            return Err(PlanError::Stuck {
+                remaining: remaining.keys().copied().collect(),
+            });
+        };
+        let from = sim.vm(id).and_then(|v| v.placement.clone());
+        let across = from.as_ref().is_some_and(|f| f.host != to.host);
+        apply(&mut sim, id, false, &to);
+        parked.insert(id);
+        out.parking_penalty += if across { 2.0 * delta } else { delta };
+        out.steps.push(Step {
+            vm: id,
+            kind: StepKind::Park,
+            from,
+            to,
+        });
+    }
+    Ok(out)
+}
+
+/// The targets that differ from the current placements, checked to name known VMs.
+fn changed_targets(fleet: &Fleet, plan: &Plan) -> Result<BTreeMap<VmId, Placement>, PlanError> {
+    let mut remaining = BTreeMap::new();
+    for (&id, to) in &plan.targets {
+        let vm = fleet
+            .vm(id)
+            .ok_or(PlanError::Invalid(id, FleetError::UnknownVm(id)))?;
+        if vm.placement.as_ref() != Some(to) {
+            remaining.insert(id, to.clone());
+        }
+    }
+    Ok(remaining)
+}
+
+/// Builds the target state on a copy and checks that every target fits in it.
+fn check_target_state(fleet: &Fleet, remaining: &BTreeMap<VmId, Placement>) -> Result<(), PlanError> {
+    let mut target = fleet.clone();
+    for &id in remaining.keys() {
+        if target.vm(id).is_some_and(|v| v.placement.is_some()) {
+            target.unplace(id).map_err(|e| PlanError::Invalid(id, e))?;
+        }
+    }
+    for (&id, to) in remaining {
+        target
+            .place(id, to.clone())
+            .map_err(|e| PlanError::Invalid(id, e))?;
+    }
+    Ok(())
+}
+
+/// Applies one checked step to the simulated fleet.
+fn apply(sim: &mut Fleet, id: VmId, start: bool, to: &Placement) {
+    let r = if start {
+        sim.place(id, to.clone())
+    } else {
+        sim.move_vm(id, to.clone())
+    };
+    debug_assert!(r.is_ok(), "a ready step must apply: {r:?}");
+    debug_assert_eq!(sim.check_invariants(), Ok(()));
+}
+
+/// Whether the step taking VM `id` to `to` can run now (§5.4): every target slice is free, the
+/// VM's own current GIs counting as taken (a live migration holds both ends), instance limits
+/// hold, and, for a start or a move to another host, the destination has the VM's cores and RAM
+/// free.
+pub fn is_ready(fleet: &Fleet, id: VmId, to: &Placement) -> bool {
+    is_ready_ignoring(fleet, id, to, None)
+}
+
+/// [`is_ready`] as if VM `ignore` had left the fleet.
+fn is_ready_ignoring(fleet: &Fleet, id: VmId, to: &Placement, ignore: Option<VmId>) -> bool {
+    let Some(vm) = fleet.vm(id) else { return false };
+    let Some(host) = fleet.hosts.get(to.host) else {
+        return false;
+    };
+    if to.gis.len() != vm.gis.len() {
+        return false;
+    }
+    let ignored = ignore.and_then(|i| fleet.vm(i)).filter(|v| v.placement.is_some());
+    let crosses = vm.placement.as_ref().is_none_or(|p| p.host != to.host);
+    if crosses {
+        let (mut cores, mut ram) = (host.free_cores(), host.free_ram());
+        if let Some(ig) = ignored {
+            if ig.placement.as_ref().is_some_and(|p| p.host == to.host) {
+                cores += ig.cores;
+                ram += ig.ram_gb;
+            }
+        }
+        if cores < vm.cores || ram < vm.ram_gb {
+            return false;
+        }
+    }
+    let catalog = fleet.catalog;
+    let mut occs: BTreeMap<usize, Occupancy> = BTreeMap::new();
+    for (req, slot) in vm.gis.iter().zip(&to.gis) {
+        let Some(gpu) = host.gpus.get(slot.gpu) else {
+            return false;
+        };
+        if !catalog.same_class(req.model, gpu.model) {
+            return false;
+        }
+        let model = catalog.model(gpu.model);
+        let occ = occs.entry(slot.gpu).or_insert_with(|| {
+            let mut o = gpu.occ;
+            if let Some(ig) = ignored {
+                for g in gpu.gis.iter().filter(|g| g.vm == ig.id) {
+                    o.remove(model, g.profile, g.start);
+                }
+            }
+            o
+        });
+        if !occ.can_place(model, req.profile, slot.start) {
+            return false;
+        }
+        occ.add(model, req.profile, slot.start);
+    }
+    true
+}
+
+/// Slices that remaining steps target, per (host, GPU).
+fn reserved_slices(fleet: &Fleet, remaining: &BTreeMap<VmId, Placement>) -> BTreeMap<(HostId, usize), u32> {
+    let mut reserved: BTreeMap<(HostId, usize), u32> = BTreeMap::new();
+    for (&id, to) in remaining {
+        let Some(vm) = fleet.vm(id) else { continue };
+        for (req, slot) in vm.gis.iter().zip(&to.gis) {
+            let prof = &fleet.catalog.model(req.model).profiles[req.profile];
+            *reserved.entry((to.host, slot.gpu)).or_default() |= prof.mask_at(slot.start);
+        }
+    }
+    reserved
+}
+
+/// Picks the VM to park and its parking place, or `None` when no blocking VM can park.
+fn find_parking(
+    sim: &Fleet,
+    remaining: &BTreeMap<VmId, Placement>,
+    parked: &BTreeSet<VmId>,
+) -> Option<(VmId, Placement)> {
+    let reserved = reserved_slices(sim, remaining);
+    // Cores and RAM that remaining starts and moves across hosts need on each host.
+    let mut incoming: BTreeMap<HostId, (u32, u32)> = BTreeMap::new();
+    for (&id, to) in remaining {
+        let Some(vm) = sim.vm(id) else { continue };
+        if vm.placement.as_ref().is_none_or(|p| p.host != to.host) {
+            let e = incoming.entry(to.host).or_default();
+            e.0 += vm.cores;
+            e.1 += vm.ram_gb;
+        }
+    }
+    // Rank the candidates: steps made ready by their removal, then targeted slices they hold.
+    let mut ranked: Vec<(usize, u32, VmId)> = Vec::new();
+    for &c in remaining.keys() {
+        if parked.contains(&c) {
+            continue;
+        }
+        let Some(vm) = sim.vm(c) else { continue };
+        let Some(p) = &vm.placement else { continue };
+        let unblocked = remaining
+            .iter()
+            .filter(|(&s, to)| s != c && is_ready_ignoring(sim, s, to, Some(c)))
+            .count();
+        let catalog = sim.catalog;
+        let held: u32 = vm
+            .gis
+            .iter()
+            .zip(&p.gis)
+            .map(|(req, slot)| {
+                let m = catalog.model(req.model).profiles[req.profile].mask_at(slot.start);
+                (m & reserved.get(&(p.host, slot.gpu)).copied().unwrap_or(0)).count_ones()
+            })
+            .sum();
+        let blocks_cores = incoming.contains_key(&p.host);
+        if unblocked == 0 && held == 0 && !blocks_cores {
+            continue;
+        }
+        ranked.push((unblocked, held, c));
+    }
+    ranked.sort_by_key(|&(u, h, c)| (std::cmp::Reverse(u), std::cmp::Reverse(h), c));
+    ranked
+        .into_iter()
+        .find_map(|(_, _, c)| parking_place(sim, c, remaining, &reserved, &incoming).map(|p| (c, p)))
+}
+
+/// Where VM `c` can park: free slices of its class that no remaining step targets, and, on
+/// another host, cores and RAM beyond what remaining steps bring to that host. GIs go largest
+/// first, each to the first GPU with room at its default start (Eq. 3) among the unreserved
+/// slices.
+fn parking_place(
+    sim: &Fleet,
+    c: VmId,
+    remaining: &BTreeMap<VmId, Placement>,
+    reserved: &BTreeMap<(HostId, usize), u32>,
+    incoming: &BTreeMap<HostId, (u32, u32)>,
+) -> Option<Placement> {
+    let vm = sim.vm(c)?;
+    let own = vm.placement.as_ref()?.host;
+    let mut in_plan: BTreeSet<HostId> = BTreeSet::new();
+    for (&id, to) in remaining {
+        in_plan.insert(to.host);
+        if let Some(p) = sim.vm(id).and_then(|v| v.placement.as_ref()) {
+            in_plan.insert(p.host);
+        }
+    }
+    let mut order: Vec<HostId> = vec![own];
+    order.extend(in_plan.iter().copied().filter(|&h| h != own));
+    let n = sim.hosts.len();
+    order.extend((0..n).filter(|&h| h != own && !in_plan.contains(&h) && sim.hosts[h].is_active()));
+    order.extend((0..n).filter(|&h| h != own && !in_plan.contains(&h) && !sim.hosts[h].is_active()));
+    let catalog = sim.catalog;
+    'hosts: for h in order {
+        let host = &sim.hosts[h];
+        if h != own {
+            let (ic, ir) = incoming.get(&h).copied().unwrap_or((0, 0));
+            if host.free_cores() < ic + vm.cores || host.free_ram() < ir + vm.ram_gb {
+                continue;
+            }
+        }
+        let mut occs: Vec<Occupancy> = host
+            .gpus
+            .iter()
+            .enumerate()
+            .map(|(k, g)| {
+                let mut o = g.occ;
+                o.mask |= reserved.get(&(h, k)).copied().unwrap_or(0);
+                o
+            })
+            .collect();
+        let mut slots = vec![GiSlot { gpu: 0, start: 0 }; vm.gis.len()];
+        for i in vm.gis_largest_first(catalog) {
+            let req = vm.gis[i];
+            let found = host.gpus.iter().enumerate().find_map(|(k, g)| {
+                if !catalog.same_class(req.model, g.model) {
+                    return None;
+                }
+                mig::default_start(catalog.model(g.model), &occs[k], req.profile).map(|z| (k, z))
+            });
+            let Some((k, z)) = found else { continue 'hosts };
+            occs[k].add(catalog.model(host.gpus[k].model), req.profile, z);
+            slots[i] = GiSlot { gpu: k, start: z };
+        }
+        return Some(Placement { host: h, gis: slots });
+    }
+    None
+}
+
+/// Applies scheduled steps in order. Every step is validated by the fleet; in debug builds the
+/// fleet invariants ([`Fleet::check_invariants`]) are asserted after each step. On an error the steps before it stay
+/// applied (a schedule from [`schedule_with`] on the same fleet never fails).
+pub fn execute(fleet: &mut Fleet, schedule: &Schedule) -> Result<(), FleetError> {
+    for s in &schedule.steps {
+        match s.kind {
+            StepKind::Start => fleet.place(s.vm, s.to.clone())?,
+            StepKind::Move | StepKind::Park => fleet.move_vm(s.vm, s.to.clone())?,
+        }
+        debug_assert_eq!(fleet.check_invariants(), Ok(()));
+    }
+    Ok(())
+}
