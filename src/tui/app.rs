@@ -1,5 +1,5 @@
 //! The application: the session plus what only the screen needs (cursor, scroll, overlays,
-//! the running solve), and the event loop. Keys become named commands through the key map;
+//! the running solve), and the event loop. Keys become typed [`Command`]s through the key map;
 //! commands that change the fleet become [`Action`]s on the session. The loop is generic over the
 //! ratatui backend, so tests drive it with real key sequences against a `TestBackend`.
 
@@ -1039,6 +1039,22 @@ mod tests {
         let both = screen(&app);
         assert!(!relayout_only.contains("Add a VM"));
         assert!(both.contains(" Add a VM "), "the form is hidden:\n{both}");
+        // The form's box (72 x 15, centred over the 46 rows above the message and status lines)
+        // reads exactly as when the form is open alone: nothing is drawn over it.
+        let relayout = app.overlays.relayout.take();
+        let form_only = screen(&app);
+        app.overlays.relayout = relayout;
+        let rows = |s: &str| -> Vec<Vec<char>> { s.lines().map(|l| l.chars().collect()).collect() };
+        let (both_rows, form_rows) = (rows(&both), rows(&form_only));
+        let r = super::super::ui::centred(Rect::new(0, 0, 160, 46), 72, 15);
+        for y in r.top()..r.bottom() {
+            let span = r.left() as usize..r.right() as usize;
+            assert_eq!(
+                both_rows[y as usize][span.clone()],
+                form_rows[y as usize][span],
+                "row {y} of the form is drawn over:\n{both}"
+            );
+        }
         // Esc goes to the form on top; the preview under it stays.
         esc(&mut app);
         assert!(app.overlays.form.is_none());
