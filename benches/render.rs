@@ -62,7 +62,7 @@ fn frames(c: &mut Criterion) {
     for hosts in [128usize, 4096] {
         let mut app = App::new(filled(hosts), Theme::color());
         // Put the cursor in the middle of the fleet, so the view scrolls.
-        app.sel.host = hosts / 2;
+        app.view.sel.host = hosts / 2;
         let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
         c.bench_function(&format!("frame_{hosts}_hosts_160x48"), |b| {
             b.iter(|| {
@@ -79,7 +79,7 @@ fn input_during_solve(c: &mut Criterion) {
     let mut app = App::new(filled(128), Theme::color());
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
     app.dispatch(Action::Optimize(OptimizeMode::Opt));
-    assert!(app.solving.is_some(), "the solve started");
+    assert!(app.workers.solving.is_some(), "the solve started");
     let mut g = c.benchmark_group("while_solving");
     g.warm_up_time(Duration::from_secs(1));
     g.measurement_time(Duration::from_secs(5));
@@ -93,7 +93,7 @@ fn input_during_solve(c: &mut Criterion) {
     g.finish();
     // The solver reports through the loop's channel, which this bench does not read: the
     // elapsed time says how long the solve had been running when the measurement ended.
-    if let Some(s) = &app.solving {
+    if let Some(s) = &app.workers.solving {
         eprintln!(
             "solve running for {:.1} s at the end",
             s.started.elapsed().as_secs_f64()

@@ -109,11 +109,27 @@ pub enum Action {
     SetPolicy(String),
 }
 
+/// How a front end shows an outcome's message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// A note: nothing changed, or work started or stopped where the user asked.
+    Info,
+    /// The change asked for was made.
+    Ok,
+    /// A change was made but falls short of what was asked.
+    Warning,
+}
+
 /// What an action did, for the status line.
 #[derive(Debug)]
 pub enum Outcome {
-    /// The state changed.
+    /// The state changed as asked.
     Changed(String),
+    /// The VM asked for was added but does not fit: it waits in the pending queue.
+    Pending(String),
+    /// A step of the clock stopped where the user cancelled it; the session keeps the state
+    /// reached.
+    Cancelled(String),
     /// Nothing changed; a note for the user.
     Info(String),
     /// Run this solve (on a worker thread in the TUI) and send back [`Action::Proposed`].
@@ -128,9 +144,18 @@ impl Outcome {
     /// The message to show.
     pub fn message(&self) -> String {
         match self {
-            Outcome::Changed(s) | Outcome::Info(s) => s.clone(),
+            Outcome::Changed(s) | Outcome::Pending(s) | Outcome::Cancelled(s) | Outcome::Info(s) => s.clone(),
             Outcome::Solve(r) => format!("optimizing ({})", r.mode.name()),
             Outcome::Step(r) => format!("stepping {}", format_duration(r.target_s - r.from_s)),
+        }
+    }
+
+    /// How to show the message.
+    pub fn tone(&self) -> Tone {
+        match self {
+            Outcome::Changed(_) => Tone::Ok,
+            Outcome::Pending(_) => Tone::Warning,
+            Outcome::Cancelled(_) | Outcome::Info(_) | Outcome::Solve(_) | Outcome::Step(_) => Tone::Info,
         }
     }
 }
@@ -1098,7 +1123,7 @@ fn stepped(s: &mut Session, r: StepResult) -> Result<Outcome> {
         1 => " (1 optimizer call)".into(),
         n => format!(" ({n} optimizer calls)"),
     };
-    let msg = if r.cancelled {
+    let outcome = if r.cancelled {
         if r.play {
             s.playing = false;
         }
@@ -1110,14 +1135,17 @@ fn stepped(s: &mut Session, r: StepResult) -> Result<Outcome> {
         // After the step's own events, which all come before it.
         s.pull_events();
         s.note(EventKind::Setting, msg.clone());
-        msg
+        Outcome::Cancelled(msg)
     } else if r.play {
-        String::new()
+        Outcome::Changed(String::new())
     } else {
-        format!("stepped {}{calls}", format_duration(reached_s - r.from_s))
+        Outcome::Changed(format!(
+            "stepped {}{calls}",
+            format_duration(reached_s - r.from_s)
+        ))
     };
     s.changed();
-    Ok(Outcome::Changed(msg))
+    Ok(outcome)
 }
 
 /// [`update`], then a step it hands out ([`Outcome::Step`]) run at once on this thread, its
@@ -1156,21 +1184,21 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
     }
     s.checkpoint();
     let (id, placed) = s.state.engine.submit(vm, req.pin)?;
-    let msg = if placed {
+    let outcome = if placed {
         let p = s.fleet().vm(id).and_then(|v| v.placement.clone());
-        format!(
+        Outcome::Changed(format!(
             "VM {id} ({shape}) placed on {}",
             p.map(|p| placement_label(s.fleet(), &p)).unwrap_or_default()
-        )
+        ))
     } else {
         let v = s.fleet().vm(id).cloned();
         let why = v
             .map(|v| unplaced_reason(s.fleet(), &v))
             .unwrap_or_else(|| "unknown".into());
-        format!("VM {id} ({shape}) does not fit: pending. {why}")
+        Outcome::Pending(format!("VM {id} ({shape}) does not fit: pending. {why}"))
     };
     s.changed();
-    Ok(Outcome::Changed(msg))
+    Ok(outcome)
 }
 
 /// Runs schedule steps on the simulator and logs what they did.

@@ -1,8 +1,9 @@
 //! The application: the session plus what only the screen needs (cursor, scroll, overlays,
-//! the running solve), and the event loop. Keys become named commands through the key map;
+//! the running solve), and the event loop. Keys become typed [`Command`]s through the key map;
 //! commands that change the fleet become [`Action`]s on the session. The loop is generic over the
 //! ratatui backend, so tests drive it with real key sequences against a `TestBackend`.
 
+use super::command::{Command, Dir, UpDown};
 use super::keymap::{Key, Keymap, Layer};
 use super::theme::Theme;
 use crate::fleet::{GiRequest, HostId, VmId, VmKind};
@@ -153,14 +154,23 @@ pub struct Stepping {
 pub enum Tone {
     Info,
     Ok,
+    /// Done, but short of what was asked.
+    Warning,
     Error,
 }
 
-/// The planner application.
-pub struct App {
-    pub session: Session,
-    pub theme: Theme,
-    pub keymap: Keymap,
+impl From<session::Tone> for Tone {
+    fn from(t: session::Tone) -> Tone {
+        match t {
+            session::Tone::Info => Tone::Info,
+            session::Tone::Ok => Tone::Ok,
+            session::Tone::Warning => Tone::Warning,
+        }
+    }
+}
+
+/// Where the user looks: the cursor, scrolling, the panel, and how the screen reacts.
+pub struct View {
     pub sel: Selection,
     /// First visible host row; adjusted while drawing to keep the cursor visible.
     pub scroll: Cell<usize>,
@@ -169,33 +179,69 @@ pub struct App {
     pub panel: Panel,
     /// Profile index (within the selected GPU's model) the detail explains.
     pub teach_profile: usize,
-    pub form: Option<AddForm>,
+    /// Scroll of the preview's step list.
+    pub preview_scroll: u16,
+    pub mouse: bool,
+    /// Simulated seconds per play tick.
+    pub play_step_s: f64,
+    /// Areas of the last frame, for mouse hit-testing.
+    pub hits: RefCell<Vec<(Rect, Target)>>,
+}
+
+/// What the overlays hold while they are open; [`OVERLAYS`] is the order they stack in.
+#[derive(Default)]
+pub struct Overlays {
+    /// The help, with its scroll.
+    pub help: Option<u16>,
     pub confirm: Option<Confirm>,
     pub palette: Option<Palette>,
-    pub help: Option<u16>,
+    pub form: Option<AddForm>,
+    pub relayout: Option<RelayoutView>,
     /// The VM being moved by hand.
     pub moving: Option<VmId>,
+}
+
+/// The work running off the event loop, and the loop's channel that hears from it.
+pub struct Workers {
     pub solving: Option<Solving>,
     pub stepping: Option<Stepping>,
     /// Run steps of the clock on a worker thread (the terminal); when off, a step runs at
     /// once on the loop's thread through the same request and result (scripted tests, whose
     /// screens must not depend on thread timing).
     pub background_steps: bool,
-    pub relayout: Option<RelayoutView>,
-    /// Scroll of the preview's step list.
-    pub preview_scroll: u16,
-    pub message: Option<(String, Tone)>,
-    pub mouse: bool,
-    /// Simulated seconds per play tick.
-    pub play_step_s: f64,
-    pub history: Vec<String>,
-    pub quit: bool,
-    /// Areas of the last frame, for mouse hit-testing.
-    pub hits: RefCell<Vec<(Rect, Target)>>,
     tx: Sender<Msg>,
     rx: Receiver<Msg>,
+    /// Messages put aside while waiting for a worker (tests), handled first afterwards.
     deferred: std::collections::VecDeque<Msg>,
 }
+
+/// The planner application.
+pub struct App {
+    pub session: Session,
+    pub theme: Theme,
+    pub keymap: Keymap,
+    pub view: View,
+    pub overlays: Overlays,
+    pub workers: Workers,
+    pub message: Option<(String, Tone)>,
+    /// Lines run in the palette, oldest first.
+    history: Vec<String>,
+    pub quit: bool,
+}
+
+/// The overlays, bottom to top. A confirmation sits above the palette and the form, since it
+/// asks about what they started; the help explains the layer under it, so it is the top.
+pub const OVERLAYS: [Layer; 9] = [
+    Layer::Preview,
+    Layer::Move,
+    Layer::Step,
+    Layer::Solve,
+    Layer::Relayout,
+    Layer::Dialog,
+    Layer::Palette,
+    Layer::Confirm,
+    Layer::Help,
+];
 
 /// Wall-clock time between play ticks.
 const TICK: Duration = Duration::from_millis(250);
@@ -210,95 +256,70 @@ impl App {
             session,
             theme,
             keymap: Keymap::embedded(),
-            sel: Selection::default(),
-            scroll: Cell::new(0),
-            page: Cell::new(10),
-            panel: Panel::Detail,
-            teach_profile: 0,
-            form: None,
-            confirm: None,
-            palette: None,
-            help: None,
-            moving: None,
-            solving: None,
-            stepping: None,
-            background_steps: true,
-            relayout: None,
-            preview_scroll: 0,
+            view: View {
+                sel: Selection::default(),
+                scroll: Cell::new(0),
+                page: Cell::new(10),
+                panel: Panel::Detail,
+                teach_profile: 0,
+                preview_scroll: 0,
+                mouse: true,
+                play_step_s: 60.0,
+                hits: RefCell::new(Vec::new()),
+            },
+            overlays: Overlays::default(),
+            workers: Workers {
+                solving: None,
+                stepping: None,
+                background_steps: true,
+                tx,
+                rx,
+                deferred: Default::default(),
+            },
             message: None,
-            mouse: true,
-            play_step_s: 60.0,
             history: Vec::new(),
             quit: false,
-            hits: RefCell::new(Vec::new()),
-            tx,
-            rx,
-            deferred: Default::default(),
         }
     }
 
     /// A sender for terminal events (the input thread) or scripted messages (tests).
     pub fn sender(&self) -> Sender<Msg> {
-        self.tx.clone()
+        self.workers.tx.clone()
     }
 
-    /// The layer that receives keys now: the top overlay.
+    /// Whether the overlay of `layer` is open now (the fleet view always is).
+    fn is_open(&self, layer: Layer) -> bool {
+        match layer {
+            Layer::Fleet => true,
+            Layer::Preview => self.session.preview().is_some(),
+            Layer::Move => self.overlays.moving.is_some(),
+            Layer::Step => self.workers.stepping.is_some(),
+            Layer::Solve => self.workers.solving.is_some(),
+            Layer::Relayout => self.overlays.relayout.is_some(),
+            Layer::Dialog => self.overlays.form.is_some(),
+            Layer::Palette => self.overlays.palette.is_some(),
+            Layer::Confirm => self.overlays.confirm.is_some(),
+            Layer::Help => self.overlays.help.is_some(),
+        }
+    }
+
+    /// The overlays open now, bottom to top: the screen draws them in this order, and the top
+    /// one gets the keys ([`App::layer`]), so what the user sees on top is what answers.
+    pub fn overlay_stack(&self) -> impl Iterator<Item = Layer> + '_ {
+        OVERLAYS.into_iter().filter(|l| self.is_open(*l))
+    }
+
+    /// The layer that receives keys now: the top overlay, or the fleet view.
     pub fn layer(&self) -> Layer {
-        if self.help.is_some() {
-            Layer::Help
-        } else if self.confirm.is_some() {
-            Layer::Confirm
-        } else if self.palette.is_some() {
-            Layer::Palette
-        } else if self.form.is_some() {
-            Layer::Dialog
-        } else if self.relayout.is_some() {
-            Layer::Relayout
-        } else if self.solving.is_some() {
-            Layer::Solve
-        } else if self.stepping.is_some() {
-            Layer::Step
-        } else if self.moving.is_some() {
-            Layer::Move
-        } else if self.session.preview().is_some() {
-            Layer::Preview
-        } else {
-            Layer::Fleet
-        }
+        self.overlay_stack().last().unwrap_or(Layer::Fleet)
     }
 
-    /// The layer the help explains: the one under the help overlay.
+    /// The layer the help explains: the top one under the help itself.
     pub fn context_layer(&self) -> Layer {
-        let help = self.help;
-        // Same decision as `layer`, skipping the help itself.
-        if help.is_some() {
-            if self.confirm.is_some() {
-                return Layer::Confirm;
-            }
-            if self.palette.is_some() {
-                return Layer::Palette;
-            }
-            if self.form.is_some() {
-                return Layer::Dialog;
-            }
-            if self.relayout.is_some() {
-                return Layer::Relayout;
-            }
-            if self.solving.is_some() {
-                return Layer::Solve;
-            }
-            if self.stepping.is_some() {
-                return Layer::Step;
-            }
-            if self.moving.is_some() {
-                return Layer::Move;
-            }
-            if self.session.preview().is_some() {
-                return Layer::Preview;
-            }
-            return Layer::Fleet;
-        }
-        self.layer()
+        self.overlay_stack()
+            .filter(|l| *l != Layer::Help)
+            .last()
+            .unwrap_or(Layer::Fleet)
     }
 
     fn say(&mut self, text: impl Into<String>, tone: Tone) {
@@ -318,7 +339,7 @@ impl App {
                 // A tick while a step runs only redraws (the elapsed time); the next play tick
                 // waits for the running one rather than queueing behind it.
                 if self.session.playing() && !self.busy() {
-                    match session::update(&mut self.session, Action::PlayTick(self.play_step_s)) {
+                    match session::update(&mut self.session, Action::PlayTick(self.view.play_step_s)) {
                         Ok(Outcome::Step(req)) => self.start_step(*req),
                         Ok(_) => {}
                         Err(e) => self.say(format!("{e:#}"), Tone::Error),
@@ -327,10 +348,10 @@ impl App {
             }
             Msg::WaitIdle => {
                 while self.busy() {
-                    match self.rx.recv() {
+                    match self.workers.rx.recv() {
                         Ok(Msg::Solver(s)) => self.on_solver(s),
                         Ok(Msg::Stepper(s)) => self.on_stepper(s),
-                        Ok(other) => self.deferred.push_back(other),
+                        Ok(other) => self.workers.deferred.push_back(other),
                         Err(_) => break,
                     }
                 }
@@ -341,20 +362,20 @@ impl App {
     /// A solve or a step runs on a worker thread: the session must not change meanwhile, since
     /// the worker's result replaces (or is checked against) the state it copied.
     pub fn busy(&self) -> bool {
-        self.solving.is_some() || self.stepping.is_some()
+        self.workers.solving.is_some() || self.workers.stepping.is_some()
     }
 
     /// Why a change to the session is refused now, if it is.
     fn busy_refusal(&self) -> Option<String> {
-        if self.stepping.is_some() {
+        if self.workers.stepping.is_some() {
             let key = self
                 .keymap
-                .key_for(Layer::Step, "cancel")
+                .key_for(Layer::Step, &Command::Cancel)
                 .unwrap_or_else(|| "Esc".into());
             Some(format!(
                 "refused: the clock is stepping; wait for the step to end, or press {key} to cancel it"
             ))
-        } else if self.solving.is_some() {
+        } else if self.workers.solving.is_some() {
             Some("the optimizer is running: wait, or press c to cancel".into())
         } else {
             None
@@ -369,20 +390,20 @@ impl App {
 
     /// The next message: deferred ones first, then the channel (with a tick while playing).
     fn next_msg(&mut self, block: bool) -> Option<Msg> {
-        if let Some(m) = self.deferred.pop_front() {
+        if let Some(m) = self.workers.deferred.pop_front() {
             return Some(m);
         }
         if !block {
-            return self.rx.try_recv().ok();
+            return self.workers.rx.try_recv().ok();
         }
         if self.wants_tick() {
-            match self.rx.recv_timeout(TICK) {
+            match self.workers.rx.recv_timeout(TICK) {
                 Ok(m) => Some(m),
                 Err(RecvTimeoutError::Timeout) => Some(Msg::Tick),
                 Err(RecvTimeoutError::Disconnected) => None,
             }
         } else {
-            self.rx.recv().ok()
+            self.workers.rx.recv().ok()
         }
     }
 
@@ -416,15 +437,15 @@ impl App {
     fn on_key(&mut self, k: KeyEvent) {
         let key = Key::from_event(&k);
         let layer = self.layer();
-        if let Some(cmd) = self.keymap.lookup(layer, &key).map(str::to_string) {
-            self.command(&cmd);
+        if let Some(cmd) = self.keymap.lookup(layer, &key).cloned() {
+            self.run_command(cmd);
             return;
         }
         // While a worker runs, the fleet view's keys still work: navigation moves, and a key
         // that would change the session says why it is refused instead of doing nothing.
         if matches!(layer, Layer::Solve | Layer::Step) {
-            if let Some(cmd) = self.keymap.lookup(Layer::Fleet, &key).map(str::to_string) {
-                self.command(&cmd);
+            if let Some(cmd) = self.keymap.lookup(Layer::Fleet, &key).cloned() {
+                self.run_command(cmd);
             }
             return;
         }
@@ -433,11 +454,11 @@ impl App {
             if key.ctrl || key.alt {
                 return;
             }
-            if let Some(p) = &mut self.palette {
+            if let Some(p) = &mut self.overlays.palette {
                 p.input.push(c);
                 return;
             }
-            if let Some(f) = &mut self.form {
+            if let Some(f) = &mut self.overlays.form {
                 let field = Field::ALL[f.field];
                 if field.is_text() {
                     f.text_mut().push(c);
@@ -450,13 +471,13 @@ impl App {
             }
         }
         if k.code == KeyCode::Backspace {
-            if let Some(p) = &mut self.palette {
+            if let Some(p) = &mut self.overlays.palette {
                 if p.input.pop().is_none() {
-                    self.palette = None;
+                    self.overlays.palette = None;
                 }
                 return;
             }
-            if let Some(f) = &mut self.form {
+            if let Some(f) = &mut self.overlays.form {
                 if Field::ALL[f.field].is_text() {
                     f.text_mut().pop();
                 }
@@ -465,7 +486,7 @@ impl App {
     }
 
     fn on_mouse(&mut self, m: MouseEvent) {
-        if !self.mouse {
+        if !self.view.mouse {
             return;
         }
         match m.kind {
@@ -478,6 +499,7 @@ impl App {
                 }
                 let pos = Position::new(m.column, m.row);
                 let hit = self
+                    .view
                     .hits
                     .borrow()
                     .iter()
@@ -487,12 +509,12 @@ impl App {
                 match hit {
                     Some(Target::Host(h)) => self.select(h, None, None),
                     Some(Target::Slice { host, gpu, slice }) => self.select(host, Some(gpu), Some(slice)),
-                    Some(Target::Panel(p)) => self.panel = p,
+                    Some(Target::Panel(p)) => self.view.panel = p,
                     None => {}
                 }
             }
-            MouseEventKind::ScrollDown => self.command("down"),
-            MouseEventKind::ScrollUp => self.command("up"),
+            MouseEventKind::ScrollDown => self.run_command(Command::Down),
+            MouseEventKind::ScrollUp => self.run_command(Command::Up),
             _ => {}
         }
     }
@@ -502,212 +524,193 @@ impl App {
         if host >= fleet.hosts.len() {
             return;
         }
-        self.sel.host = host;
+        self.view.sel.host = host;
         let n = fleet.hosts[host].gpus.len();
-        self.sel.gpu = gpu.unwrap_or(self.sel.gpu).min(n.saturating_sub(1));
-        self.sel.slice = slice.unwrap_or(0);
+        self.view.sel.gpu = gpu.unwrap_or(self.view.sel.gpu).min(n.saturating_sub(1));
+        self.view.sel.slice = slice.unwrap_or(0);
         self.clamp_slice();
     }
 
     fn clamp_slice(&mut self) {
         let fleet = self.session.fleet();
-        let Some(h) = fleet.hosts.get(self.sel.host) else {
-            self.sel = Selection::default();
+        let Some(h) = fleet.hosts.get(self.view.sel.host) else {
+            self.view.sel = Selection::default();
             return;
         };
         if h.gpus.is_empty() {
-            self.sel.gpu = 0;
-            self.sel.slice = 0;
+            self.view.sel.gpu = 0;
+            self.view.sel.slice = 0;
             return;
         }
-        self.sel.gpu = self.sel.gpu.min(h.gpus.len() - 1);
-        let slices = fleet.catalog.model(h.gpus[self.sel.gpu].model).memory_slices;
-        self.sel.slice = self.sel.slice.min(slices.saturating_sub(1));
+        self.view.sel.gpu = self.view.sel.gpu.min(h.gpus.len() - 1);
+        let slices = fleet.catalog.model(h.gpus[self.view.sel.gpu].model).memory_slices;
+        self.view.sel.slice = self.view.sel.slice.min(slices.saturating_sub(1));
     }
 
     /// The VM whose GI covers the cursor.
     pub fn vm_under_cursor(&self) -> Option<VmId> {
         let fleet = self.session.fleet();
-        let gpu = fleet.hosts.get(self.sel.host)?.gpus.get(self.sel.gpu)?;
-        gpu.gi_at(fleet.catalog, self.sel.slice).map(|g| g.vm)
+        let gpu = fleet.hosts.get(self.view.sel.host)?.gpus.get(self.view.sel.gpu)?;
+        gpu.gi_at(fleet.catalog, self.view.sel.slice).map(|g| g.vm)
     }
 
-    /// Runs a named command (from a key binding or the palette).
-    pub fn command(&mut self, cmd: &str) {
-        let cmd = cmd.trim();
-        let (head, arg) = cmd.split_once(' ').unwrap_or((cmd, ""));
+    /// Runs a `:` line: one of the planner's commands, or a line of the session's language.
+    fn run_line(&mut self, line: &str) {
+        match Command::parse(line) {
+            Ok(cmd) => self.run_command(cmd),
+            Err(e) => self.say(format!("{e:#}"), Tone::Error),
+        }
+    }
+
+    /// Runs a command (from a key binding, the palette or the mouse) in the top layer.
+    pub fn run_command(&mut self, cmd: Command) {
+        use Command as C;
         let n_hosts = self.session.fleet().hosts.len();
         // Commands that open a way to change the session (a form, a confirmation, a move) are
         // refused up front while a worker runs; the rest are refused in `dispatch`.
-        if matches!(
-            head,
-            "add-vm" | "remove" | "rm" | "move" | "mv" | "e" | "edit" | "open"
-        ) {
+        if matches!(cmd, C::AddVm | C::RemoveUnderCursor | C::StartMove) {
             if let Some(why) = self.busy_refusal() {
                 self.say(why, Tone::Error);
                 return;
             }
         }
-        match (self.layer(), head) {
-            (Layer::Help, "close") => self.help = None,
-            (Layer::Help, "down") => self.help = self.help.map(|s| s.saturating_add(1)),
-            (Layer::Help, "up") => self.help = self.help.map(|s| s.saturating_sub(1)),
-            (_, "help") => self.help = Some(0),
-            (Layer::Confirm, "yes") => self.confirmed(),
-            (Layer::Confirm, "no") => {
-                self.confirm = None;
+        match (self.layer(), cmd) {
+            (Layer::Help, C::Close) => self.overlays.help = None,
+            (Layer::Help, C::Down) => self.overlays.help = self.overlays.help.map(|s| s.saturating_add(1)),
+            (Layer::Help, C::Up) => self.overlays.help = self.overlays.help.map(|s| s.saturating_sub(1)),
+            (_, C::Help) => self.overlays.help = Some(0),
+            (Layer::Confirm, C::Yes) => self.confirmed(),
+            (Layer::Confirm, C::No) => {
+                self.overlays.confirm = None;
                 self.say("cancelled", Tone::Info);
             }
-            (Layer::Palette, "close") => self.palette = None,
-            (Layer::Palette, "submit") => {
-                let line = self.palette.take().map(|p| p.input).unwrap_or_default();
+            (Layer::Palette, C::Close) => self.overlays.palette = None,
+            (Layer::Palette, C::Submit) => {
+                let line = self.overlays.palette.take().map(|p| p.input).unwrap_or_default();
                 if !line.trim().is_empty() {
                     self.history.push(line.clone());
-                    self.command(&line);
+                    self.run_line(&line);
                 }
             }
-            (Layer::Palette, "complete") => self.complete(),
-            (Layer::Palette, "history") => self.history_step(arg == "prev"),
-            (Layer::Dialog, "close") => self.form = None,
-            (Layer::Dialog, "field") => {
-                if let Some(f) = &mut self.form {
-                    let n = Field::ALL.len();
-                    f.field = if arg == "prev" {
-                        (f.field + n - 1) % n
-                    } else {
-                        (f.field + 1) % n
-                    };
+            (Layer::Palette, C::Complete) => self.complete(),
+            (Layer::Palette, C::History(d)) => self.history_step(d == Dir::Prev),
+            (Layer::Dialog, C::Close) => self.overlays.form = None,
+            (Layer::Dialog, C::Field(d)) => {
+                if let Some(f) = &mut self.overlays.form {
+                    f.field = d.step(f.field, Field::ALL.len());
                 }
             }
-            (Layer::Dialog, "choice") => {
+            (Layer::Dialog, C::Choice(d)) => {
                 let fleet = self.session.fleet();
-                let sel = self.sel;
-                if let Some(f) = &mut self.form {
-                    f.cycle(fleet, sel, arg != "prev");
+                let sel = self.view.sel;
+                if let Some(f) = &mut self.overlays.form {
+                    f.cycle(fleet, sel, d);
                 }
             }
-            (Layer::Dialog, "submit") => self.submit_form(),
-            (Layer::Relayout, "close") => self.relayout = None,
-            (Layer::Relayout, "choice") => {
-                if let Some(r) = &mut self.relayout {
-                    let n = r.layouts.len().max(1);
-                    r.choice = if arg == "prev" {
-                        (r.choice + n - 1) % n
-                    } else {
-                        (r.choice + 1) % n
-                    };
+            (Layer::Dialog, C::Submit) => self.submit_form(),
+            (Layer::Relayout, C::Close) => self.overlays.relayout = None,
+            (Layer::Relayout, C::Choice(d)) => {
+                if let Some(r) = &mut self.overlays.relayout {
+                    r.choice = d.step(r.choice, r.layouts.len().max(1));
                     r.refresh(&self.session);
                 }
             }
-            (Layer::Relayout, "scroll") => {
-                if let Some(r) = &mut self.relayout {
-                    r.scroll = if arg == "up" {
-                        r.scroll.saturating_sub(5)
-                    } else {
-                        r.scroll.saturating_add(5)
+            (Layer::Relayout, C::Scroll(d)) => {
+                if let Some(r) = &mut self.overlays.relayout {
+                    r.scroll = match d {
+                        UpDown::Up => r.scroll.saturating_sub(5),
+                        UpDown::Down => r.scroll.saturating_add(5),
                     };
                 }
             }
-            (_, "relayout") => self.open_relayout(arg),
-            (Layer::Move, "close") => {
-                self.moving = None;
+            (_, C::Relayout(name)) => self.open_relayout(&name),
+            (Layer::Move, C::Close) => {
+                self.overlays.moving = None;
                 self.say("move cancelled", Tone::Info);
             }
-            (Layer::Move, "move-here") => self.move_here(),
-            (Layer::Solve, "cancel") => {
-                if let Some(s) = &mut self.solving {
+            (Layer::Move, C::MoveHere) => self.move_here(),
+            (Layer::Solve, C::Cancel) => {
+                if let Some(s) = &mut self.workers.solving {
                     s.cancel.store(true, Ordering::SeqCst);
                     s.cancelled = true;
                     self.say("cancelling: the best plan so far will be shown", Tone::Info);
                 }
             }
-            (Layer::Step, "cancel") => {
-                if let Some(s) = &mut self.stepping {
+            (Layer::Step, C::Cancel) => {
+                if let Some(s) = &mut self.workers.stepping {
                     s.cancel.store(true, Ordering::SeqCst);
                     s.cancelled = true;
                     self.say("cancelling: the step stops at the next 10 s boundary", Tone::Info);
                 }
             }
-            (Layer::Preview, "down") => self.preview_scroll = self.preview_scroll.saturating_add(1),
-            (Layer::Preview, "up") => self.preview_scroll = self.preview_scroll.saturating_sub(1),
-            (_, "down") => {
-                self.sel.host = (self.sel.host + 1).min(n_hosts.saturating_sub(1));
+            (Layer::Preview, C::Down) => {
+                self.view.preview_scroll = self.view.preview_scroll.saturating_add(1)
+            }
+            (Layer::Preview, C::Up) => self.view.preview_scroll = self.view.preview_scroll.saturating_sub(1),
+            (_, C::Down) => {
+                self.view.sel.host = (self.view.sel.host + 1).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();
             }
-            (_, "up") => {
-                self.sel.host = self.sel.host.saturating_sub(1);
+            (_, C::Up) => {
+                self.view.sel.host = self.view.sel.host.saturating_sub(1);
                 self.clamp_slice();
             }
-            (_, "page-down") => {
-                self.sel.host = (self.sel.host + self.page.get().max(1)).min(n_hosts.saturating_sub(1));
+            (_, C::PageDown) => {
+                self.view.sel.host =
+                    (self.view.sel.host + self.view.page.get().max(1)).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();
             }
-            (_, "page-up") => {
-                self.sel.host = self.sel.host.saturating_sub(self.page.get().max(1));
+            (_, C::PageUp) => {
+                self.view.sel.host = self.view.sel.host.saturating_sub(self.view.page.get().max(1));
                 self.clamp_slice();
             }
-            (_, "top") => self.select(0, Some(0), Some(0)),
-            (_, "bottom") => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
-            (_, "right") => self.cursor_right(),
-            (_, "left") => self.cursor_left(),
-            (_, "panel") => {
-                let i = Panel::ALL.iter().position(|p| *p == self.panel).unwrap_or(0);
-                self.panel = Panel::ALL[(i + 1) % Panel::ALL.len()];
+            (_, C::Top) => self.select(0, Some(0), Some(0)),
+            (_, C::Bottom) => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
+            (_, C::Right) => self.cursor_right(),
+            (_, C::Left) => self.cursor_left(),
+            (_, C::Panel) => {
+                let i = Panel::ALL.iter().position(|p| *p == self.view.panel).unwrap_or(0);
+                self.view.panel = Panel::ALL[Dir::Next.step(i, Panel::ALL.len())];
             }
-            (_, "profile") => {
+            (_, C::Profile(d)) => {
                 let n = self
                     .selected_model()
                     .map(|m| m.profiles.len())
                     .unwrap_or(1)
                     .max(1);
-                self.teach_profile = if arg == "prev" {
-                    (self.teach_profile + n - 1) % n
-                } else {
-                    (self.teach_profile + 1) % n
-                };
+                self.view.teach_profile = d.step(self.view.teach_profile, n);
             }
-            (_, "speed") => {
-                self.play_step_s = if arg == "up" {
-                    (self.play_step_s * 2.0).min(86400.0)
-                } else {
-                    (self.play_step_s / 2.0).max(session::STEP_S)
+            (_, C::Speed(d)) => {
+                self.view.play_step_s = match d {
+                    UpDown::Up => (self.view.play_step_s * 2.0).min(86400.0),
+                    UpDown::Down => (self.view.play_step_s / 2.0).max(session::STEP_S),
                 };
                 let msg = format!(
                     "play speed: {} of simulated time per tick",
-                    session::format_duration(self.play_step_s)
+                    session::format_duration(self.view.play_step_s)
                 );
                 self.say(msg, Tone::Info);
             }
-            (_, "mouse") => {
-                self.mouse = !self.mouse;
-                let msg = format!("mouse selection {}", if self.mouse { "on" } else { "off" });
+            (_, C::Mouse) => {
+                self.view.mouse = !self.view.mouse;
+                let msg = format!("mouse selection {}", if self.view.mouse { "on" } else { "off" });
                 self.say(msg, Tone::Info);
             }
-            (_, "palette") => self.palette = Some(Palette::default()),
-            (_, "add-vm") => {
-                let form = AddForm::new(&self.session, self.sel);
+            (_, C::Palette) => self.overlays.palette = Some(Palette::default()),
+            (_, C::AddVm) => {
+                let form = AddForm::new(&self.session, self.view.sel);
                 match form {
-                    Some(f) => self.form = Some(f),
+                    Some(f) => self.overlays.form = Some(f),
                     None => self.say("the fleet has no GPU model to ask for", Tone::Error),
                 }
             }
-            (_, "remove") | (_, "rm") if !arg.is_empty() => {
-                match session::parse_command(&self.session, cmd) {
-                    // From the palette: the same confirmation as the key.
-                    Ok(Action::RemoveVm(vm)) if self.session.fleet().vm(vm).is_some() => {
-                        self.confirm = Some(Confirm::Remove(vm))
-                    }
-                    Ok(_) => self.say(format!("no VM `{arg}`"), Tone::Error),
-                    Err(e) => self.say(format!("{e:#}"), Tone::Error),
-                }
-            }
-            (_, "remove") => match self.vm_under_cursor() {
-                Some(vm) => self.confirm = Some(Confirm::Remove(vm)),
+            (_, C::RemoveUnderCursor) => match self.vm_under_cursor() {
+                Some(vm) => self.overlays.confirm = Some(Confirm::Remove(vm)),
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, "move") if arg.is_empty() => match self.vm_under_cursor() {
+            (_, C::StartMove) => match self.vm_under_cursor() {
                 Some(vm) => {
-                    self.moving = Some(vm);
+                    self.overlays.moving = Some(vm);
                     self.say(
                         format!("moving VM {vm}: put the cursor on the target GPU and start, then Enter"),
                         Tone::Info,
@@ -715,34 +718,61 @@ impl App {
                 }
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, "quit") | (_, "q") => {
+            (_, C::Quit) => {
                 // A running step is work not yet in the session: quitting asks, as for unsaved
                 // changes.
-                if self.session.modified() || self.stepping.is_some() {
-                    self.confirm = Some(Confirm::Quit);
+                if self.session.modified() || self.workers.stepping.is_some() {
+                    self.overlays.confirm = Some(Confirm::Quit);
                 } else {
                     self.stop_workers();
                     self.quit = true;
                 }
             }
-            (_, "q!") => {
+            (_, C::ForceQuit) => {
                 self.stop_workers();
                 self.quit = true;
             }
-            (_, "e") | (_, "edit") | (_, "open") if self.session.modified() && !arg.is_empty() => {
-                self.confirm = Some(Confirm::Open(PathBuf::from(arg)));
+            (_, C::Session(line)) => self.run_session_line(&line),
+            // A command of an overlay that is not open: the session's language does not know
+            // it either, and says so.
+            (_, other) => self.run_session_line(&other.to_string()),
+        }
+    }
+
+    /// Runs a line of the session's language. A removal, and an open over unsaved changes,
+    /// ask first, as from their keys.
+    fn run_session_line(&mut self, line: &str) {
+        let action = match session::parse_command(&self.session, line) {
+            Ok(a) => a,
+            Err(e) => return self.say(format!("{e:#}"), Tone::Error),
+        };
+        let asks = match &action {
+            Action::RemoveVm(_) => true,
+            Action::Open(_) => self.session.modified(),
+            _ => false,
+        };
+        if !asks {
+            return self.dispatch(action);
+        }
+        if let Some(why) = self.busy_refusal() {
+            return self.say(why, Tone::Error);
+        }
+        match action {
+            Action::RemoveVm(vm) if self.session.fleet().vm(vm).is_some() => {
+                self.overlays.confirm = Some(Confirm::Remove(vm))
             }
-            _ => match session::parse_command(&self.session, cmd) {
-                Ok(action) => self.dispatch(action),
-                Err(e) => self.say(format!("{e:#}"), Tone::Error),
-            },
+            Action::Open(path) => self.overlays.confirm = Some(Confirm::Open(path)),
+            _ => {
+                let arg = line.trim().split_once(' ').map(|(_, a)| a).unwrap_or("");
+                self.say(format!("no VM `{arg}`"), Tone::Error)
+            }
         }
     }
 
     /// Opens the re-layout preview of the selected GPU, on the layout named `name` (or the first
     /// one of its class).
     fn open_relayout(&mut self, name: &str) {
-        let (host, gpu) = (self.sel.host, self.sel.gpu);
+        let (host, gpu) = (self.view.sel.host, self.view.sel.gpu);
         let fleet = self.session.fleet();
         let Some(h) = fleet.hosts.get(host) else { return };
         if h.gpus.get(gpu).is_none() {
@@ -782,45 +812,47 @@ impl App {
             scroll: 0,
         };
         view.refresh(&self.session);
-        self.relayout = Some(view);
+        self.overlays.relayout = Some(view);
     }
 
     fn selected_model(&self) -> Option<&'static crate::catalog::GpuModel> {
         let fleet = self.session.fleet();
-        let gpu = fleet.hosts.get(self.sel.host)?.gpus.get(self.sel.gpu)?;
+        let gpu = fleet.hosts.get(self.view.sel.host)?.gpus.get(self.view.sel.gpu)?;
         Some(fleet.catalog.model(gpu.model))
     }
 
     fn cursor_right(&mut self) {
         let fleet = self.session.fleet();
-        let Some(h) = fleet.hosts.get(self.sel.host) else {
+        let Some(h) = fleet.hosts.get(self.view.sel.host) else {
             return;
         };
-        let Some(gpu) = h.gpus.get(self.sel.gpu) else {
+        let Some(gpu) = h.gpus.get(self.view.sel.gpu) else {
             return;
         };
         let slices = fleet.catalog.model(gpu.model).memory_slices;
-        if self.sel.slice + 1 < slices {
-            self.sel.slice += 1;
-        } else if self.sel.gpu + 1 < h.gpus.len() {
-            self.sel.gpu += 1;
-            self.sel.slice = 0;
+        if self.view.sel.slice + 1 < slices {
+            self.view.sel.slice += 1;
+        } else if self.view.sel.gpu + 1 < h.gpus.len() {
+            self.view.sel.gpu += 1;
+            self.view.sel.slice = 0;
         }
     }
 
     fn cursor_left(&mut self) {
-        if self.sel.slice > 0 {
-            self.sel.slice -= 1;
-        } else if self.sel.gpu > 0 {
-            self.sel.gpu -= 1;
+        if self.view.sel.slice > 0 {
+            self.view.sel.slice -= 1;
+        } else if self.view.sel.gpu > 0 {
+            self.view.sel.gpu -= 1;
             let fleet = self.session.fleet();
-            let slices = fleet.hosts[self.sel.host].gpus[self.sel.gpu].model;
-            self.sel.slice = fleet.catalog.model(slices).memory_slices.saturating_sub(1);
+            let slices = fleet.hosts[self.view.sel.host].gpus[self.view.sel.gpu].model;
+            self.view.sel.slice = fleet.catalog.model(slices).memory_slices.saturating_sub(1);
         }
     }
 
     fn complete(&mut self) {
-        let Some(p) = &mut self.palette else { return };
+        let Some(p) = &mut self.overlays.palette else {
+            return;
+        };
         let matches: Vec<&str> = session::COMMANDS
             .iter()
             .map(|c| c.0)
@@ -837,7 +869,9 @@ impl App {
     }
 
     fn history_step(&mut self, back: bool) {
-        let Some(p) = &mut self.palette else { return };
+        let Some(p) = &mut self.overlays.palette else {
+            return;
+        };
         if self.history.is_empty() {
             return;
         }
@@ -854,7 +888,7 @@ impl App {
     }
 
     fn confirmed(&mut self) {
-        match self.confirm.take() {
+        match self.overlays.confirm.take() {
             Some(Confirm::Remove(vm)) => self.dispatch(Action::RemoveVm(vm)),
             Some(Confirm::Quit) => {
                 self.stop_workers();
@@ -866,38 +900,40 @@ impl App {
     }
 
     fn move_here(&mut self) {
-        let Some(vm) = self.moving else { return };
+        let Some(vm) = self.overlays.moving else { return };
         let fleet = self.session.fleet();
         let Some(v) = fleet.vm(vm) else {
-            self.moving = None;
+            self.overlays.moving = None;
             return;
         };
         let Some(cur) = v.placement.clone() else {
-            self.moving = None;
+            self.overlays.moving = None;
             return;
         };
         // The first GI goes to the cursor; the others keep their GPU and start.
         let mut to = cur.clone();
-        to.host = self.sel.host;
+        to.host = self.view.sel.host;
         if let Some(first) = to.gis.first_mut() {
-            first.gpu = self.sel.gpu;
-            first.start = self.sel.slice;
+            first.gpu = self.view.sel.gpu;
+            first.start = self.view.sel.slice;
         }
         match session::update(&mut self.session, Action::MoveVm { vm, to }) {
             Ok(o) => {
-                self.moving = None;
-                self.say(o.message(), Tone::Ok);
+                self.overlays.moving = None;
+                self.say(o.message(), o.tone().into());
             }
             Err(e) => self.say(format!("{e:#} (Esc cancels the move)"), Tone::Error),
         }
     }
 
     fn submit_form(&mut self) {
-        let Some(f) = self.form.clone() else { return };
+        let Some(f) = self.overlays.form.clone() else {
+            return;
+        };
         let req = match f.request(&self.session) {
             Ok(r) => r,
             Err(e) => {
-                if let Some(form) = &mut self.form {
+                if let Some(form) = &mut self.overlays.form {
                     form.error = Some(format!("{e:#}"));
                 }
                 return;
@@ -905,17 +941,11 @@ impl App {
         };
         match session::update(&mut self.session, Action::AddVm(req)) {
             Ok(o) => {
-                self.form = None;
-                let text = o.message();
-                let tone = if text.contains("pending") {
-                    Tone::Error
-                } else {
-                    Tone::Ok
-                };
-                self.say(text, tone);
+                self.overlays.form = None;
+                self.say(o.message(), o.tone().into());
             }
             Err(e) => {
-                if let Some(form) = &mut self.form {
+                if let Some(form) = &mut self.overlays.form {
                     form.error = Some(format!("{e:#}"));
                 }
             }
@@ -928,7 +958,7 @@ impl App {
         // while a play tick runs, but not started under another step, which would end it.
         let harmless = match &action {
             Action::Save(_) => true,
-            Action::TogglePlay => self.stepping.as_ref().is_none_or(|s| s.play),
+            Action::TogglePlay => self.workers.stepping.as_ref().is_none_or(|s| s.play),
             _ => false,
         };
         if !harmless {
@@ -941,14 +971,149 @@ impl App {
             Ok(Outcome::Solve(req)) => self.start_solve(*req),
             Ok(Outcome::Step(req)) => self.start_step(*req),
             Ok(o) => {
-                let tone = match &o {
-                    Outcome::Changed(_) => Tone::Ok,
-                    _ => Tone::Info,
-                };
-                self.say(o.message(), tone);
+                self.say(o.message(), o.tone().into());
                 self.clamp_slice();
             }
             Err(e) => self.say(format!("{e:#}"), Tone::Error),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+    use ratatui::backend::TestBackend;
+
+    fn demo() -> App {
+        let mut app = App::new(Session::demo().expect("the demo scenario opens"), Theme::mono());
+        app.workers.background_steps = false;
+        app
+    }
+
+    fn screen(app: &App) -> String {
+        let mut term = Terminal::new(TestBackend::new(160, 48)).expect("a test terminal");
+        term.draw(|f| f.render_widget(app, f.area()))
+            .expect("the frame draws");
+        let buf = term.backend().buffer();
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                (a.left()..a.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect::<String>()
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn esc(app: &mut App) {
+        app.handle(Msg::Term(Event::Key(KeyEvent::new(
+            KeyCode::Esc,
+            KeyModifiers::NONE,
+        ))));
+    }
+
+    /// Opens the add-VM form from the palette, over whatever is open.
+    fn open_form_from_palette(app: &mut App) {
+        app.run_command(Command::Palette);
+        if let Some(p) = &mut app.overlays.palette {
+            p.input = "add-vm".into();
+        }
+        app.run_command(Command::Submit);
+        assert!(app.overlays.form.is_some(), "{:?}", app.message);
+    }
+
+    #[test]
+    fn the_form_over_the_relayout_preview_is_drawn_on_top_and_gets_the_keys() {
+        let mut app = demo();
+        app.run_command(Command::Relayout(String::new()));
+        assert!(app.overlays.relayout.is_some(), "{:?}", app.message);
+        let relayout_only = screen(&app);
+        open_form_from_palette(&mut app);
+        assert_eq!(
+            app.overlay_stack().collect::<Vec<_>>(),
+            [Layer::Relayout, Layer::Dialog]
+        );
+        assert_eq!(app.layer(), Layer::Dialog);
+        let both = screen(&app);
+        assert!(!relayout_only.contains("Add a VM"));
+        assert!(both.contains(" Add a VM "), "the form is hidden:\n{both}");
+        // The form's box (72 x 15, centred over the 46 rows above the message and status lines)
+        // reads exactly as when the form is open alone: nothing is drawn over it.
+        let relayout = app.overlays.relayout.take();
+        let form_only = screen(&app);
+        app.overlays.relayout = relayout;
+        let rows = |s: &str| -> Vec<Vec<char>> { s.lines().map(|l| l.chars().collect()).collect() };
+        let (both_rows, form_rows) = (rows(&both), rows(&form_only));
+        let r = super::super::ui::centred(Rect::new(0, 0, 160, 46), 72, 15);
+        for y in r.top()..r.bottom() {
+            let span = r.left() as usize..r.right() as usize;
+            assert_eq!(
+                both_rows[y as usize][span.clone()],
+                form_rows[y as usize][span],
+                "row {y} of the form is drawn over:\n{both}"
+            );
+        }
+        // Esc goes to the form on top; the preview under it stays.
+        esc(&mut app);
+        assert!(app.overlays.form.is_none());
+        assert!(app.overlays.relayout.is_some());
+        assert_eq!(screen(&app), relayout_only);
+    }
+
+    #[test]
+    fn a_preview_opened_over_a_running_solve_is_drawn_on_top_and_gets_the_keys() {
+        let mut app = demo();
+        app.workers.solving = Some(Solving {
+            mode: session::OptimizeMode::Auto,
+            started: Instant::now(),
+            progress: SolveProgress::default(),
+            cancel: Arc::new(AtomicBool::new(false)),
+            cancelled: false,
+        });
+        let solving_only = screen(&app);
+        assert!(solving_only.contains("Optimizing"), "{solving_only}");
+        app.run_command(Command::Relayout(String::new()));
+        assert_eq!(app.layer(), Layer::Relayout);
+        let both = screen(&app);
+        assert!(
+            !both.contains("Optimizing"),
+            "the solve's box is drawn over the preview:\n{both}"
+        );
+        esc(&mut app);
+        assert!(app.overlays.relayout.is_none());
+        let solve = app.workers.solving.as_ref().expect("the solve still runs");
+        assert!(!solve.cancelled, "Esc closed the preview, not the solve");
+        assert_eq!(app.layer(), Layer::Solve);
+    }
+
+    #[test]
+    fn a_confirmation_stacks_over_the_palette_and_answers_first() {
+        let mut app = demo();
+        app.overlays.palette = Some(Palette::default());
+        app.overlays.confirm = Some(Confirm::Quit);
+        assert_eq!(app.overlay_stack().last(), Some(Layer::Confirm));
+        assert_eq!(app.layer(), Layer::Confirm);
+        esc(&mut app);
+        assert!(app.overlays.confirm.is_none(), "Esc answered the question");
+        assert!(app.overlays.palette.is_some());
+        assert_eq!(app.layer(), Layer::Palette);
+        // The help explains the layer under it.
+        app.run_command(Command::Help);
+        assert_eq!(app.layer(), Layer::Help);
+        assert_eq!(app.context_layer(), Layer::Palette);
+    }
+
+    #[test]
+    fn the_tone_of_an_added_vm_comes_from_the_outcome() {
+        let mut app = demo();
+        // Every A100 of the demo fleet holds a GI: a whole one waits pending.
+        app.run_line("add a100-40gb 7g.40gb");
+        let (text, tone) = app.message.clone().expect("a message");
+        assert!(text.contains("pending"), "{text}");
+        assert_eq!(tone, Tone::Warning, "{text}");
+        app.run_line("undo");
+        assert_eq!(app.message.as_ref().map(|m| m.1), Some(Tone::Ok));
     }
 }

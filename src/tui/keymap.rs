@@ -1,6 +1,9 @@
 //! Key bindings as data (`assets/keymap.toml`): per layer a list of `{ on, run, desc }`. The one
 //! table drives the key dispatch, the status bar and the help overlay, so they cannot disagree.
+//! Every `run` string is parsed into a [`Command`] when the key map loads, so a misspelt one is
+//! an error then, not a key that silently does nothing.
 
+use super::command::Command;
 use anyhow::{anyhow, bail, Result};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use serde::Deserialize;
@@ -200,7 +203,15 @@ struct LayerFile {
 /// The parsed key map.
 #[derive(Debug, Clone)]
 pub struct Keymap {
-    layers: BTreeMap<Layer, Vec<(Vec<Key>, Binding)>>,
+    layers: BTreeMap<Layer, Vec<Bound>>,
+}
+
+/// A binding with its keys and command parsed.
+#[derive(Debug, Clone)]
+struct Bound {
+    keys: Vec<Key>,
+    command: Command,
+    binding: Binding,
 }
 
 impl Keymap {
@@ -219,23 +230,34 @@ impl Keymap {
                 .into_iter()
                 .find(|l| l.name() == name)
                 .ok_or_else(|| anyhow!("keymap: unknown layer `{name}`"))?;
-            let mut out: Vec<(Vec<Key>, Binding)> = Vec::new();
+            let mut out: Vec<Bound> = Vec::new();
             for b in lf.keymap {
                 let keys =
                     b.on.iter()
                         .map(|k| Key::parse(k).map_err(|e| anyhow!("keymap layer `{name}`: {e}")))
                         .collect::<Result<Vec<_>>>()?;
+                let command = Command::parse_binding(&b.run).map_err(|e| {
+                    anyhow!(
+                        "keymap layer `{name}`: key `{}`: run = \"{}\": {e}",
+                        b.on.first().map(String::as_str).unwrap_or("?"),
+                        b.run
+                    )
+                })?;
                 for k in &keys {
-                    if let Some((_, o)) = out.iter().find(|(ks, _)| ks.contains(k)) {
+                    if let Some(o) = out.iter().find(|o| o.keys.contains(k)) {
                         bail!(
                             "keymap layer `{name}`: key {:?} is bound to both `{}` and `{}`",
                             k.code,
-                            o.run,
+                            o.binding.run,
                             b.run
                         );
                     }
                 }
-                out.push((keys, b));
+                out.push(Bound {
+                    keys,
+                    command,
+                    binding: b,
+                });
             }
             layers.insert(layer, out);
         }
@@ -243,24 +265,26 @@ impl Keymap {
     }
 
     /// The command bound to `key` in `layer`.
-    pub fn lookup(&self, layer: Layer, key: &Key) -> Option<&str> {
+    pub fn lookup(&self, layer: Layer, key: &Key) -> Option<&Command> {
         self.layers
             .get(&layer)?
             .iter()
-            .find(|(ks, _)| ks.contains(key))
-            .map(|(_, b)| b.run.as_str())
+            .find(|b| b.keys.contains(key))
+            .map(|b| &b.command)
     }
 
     /// The bindings of a layer, in file order.
     pub fn bindings(&self, layer: Layer) -> impl Iterator<Item = &Binding> {
-        self.layers.get(&layer).into_iter().flatten().map(|(_, b)| b)
+        self.layers.get(&layer).into_iter().flatten().map(|b| &b.binding)
     }
 
-    /// The first key bound to `run` in `layer`, as shown to the user.
-    pub fn key_for(&self, layer: Layer, run: &str) -> Option<String> {
-        self.bindings(layer)
-            .find(|b| b.run == run)
-            .and_then(|b| b.on.first())
+    /// The first key bound to `command` in `layer`, as shown to the user.
+    pub fn key_for(&self, layer: Layer, command: &Command) -> Option<String> {
+        self.layers
+            .get(&layer)?
+            .iter()
+            .find(|b| b.command == *command)
+            .and_then(|b| b.binding.on.first())
             .map(|k| key_label(k))
     }
 }
@@ -280,18 +304,38 @@ mod tests {
             ctrl: true,
             alt: false,
         };
-        assert_eq!(k.lookup(Layer::Fleet, &ctrl_r), Some("redo"));
-        assert_eq!(k.key_for(Layer::Fleet, "redo").as_deref(), Some("Ctrl-r"));
+        let redo = Command::Session("redo".into());
+        assert_eq!(k.lookup(Layer::Fleet, &ctrl_r), Some(&redo));
+        assert_eq!(k.key_for(Layer::Fleet, &redo).as_deref(), Some("Ctrl-r"));
+        assert_eq!(k.key_for(Layer::Step, &Command::Cancel).as_deref(), Some("Esc"));
+    }
+
+    #[test]
+    fn unknown_or_malformed_run_is_an_error_at_load_naming_key_and_string() {
+        for (run, what) in [
+            ("bogus", "unknown command `bogus`"),
+            ("profile sideways", "say next or prev"),
+            ("step 1x", "1x"),
+            ("optimize sideways", "sideways"),
+        ] {
+            let text =
+                format!("[fleet]\nkeymap = [ {{ on = [\"z\", \"Z\"], run = \"{run}\", desc = \"\" }} ]");
+            let e = Keymap::parse(&text).unwrap_err().to_string();
+            assert!(e.contains("layer `fleet`"), "{e}");
+            assert!(e.contains("key `z`"), "{e}");
+            assert!(e.contains(&format!("\"{run}\"")), "{e}");
+            assert!(e.contains(what), "{e}");
+        }
     }
 
     #[test]
     fn duplicate_key_is_an_error_naming_both_commands() {
         let e = Keymap::parse(
-            "[fleet]\nkeymap = [ { on = [\"a\"], run = \"x\", desc = \"\" }, { on = [\"a\"], run = \"y\", desc = \"\" } ]",
+            "[fleet]\nkeymap = [ { on = [\"a\"], run = \"undo\", desc = \"\" }, { on = [\"a\"], run = \"redo\", desc = \"\" } ]",
         )
         .unwrap_err()
         .to_string();
-        assert!(e.contains("`x`") && e.contains("`y`"), "{e}");
+        assert!(e.contains("`undo`") && e.contains("`redo`"), "{e}");
     }
 
     #[test]

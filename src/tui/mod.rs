@@ -5,6 +5,7 @@
 //! way out: a normal quit, an error, and a panic (through a panic hook).
 
 pub mod app;
+pub mod command;
 pub mod keymap;
 pub mod theme;
 pub mod ui;

@@ -1,6 +1,6 @@
-//! The root of the screen: lays out the views, then draws the overlays in one fixed order
-//! (preview, move hint, form, solve progress, confirm, palette, help), and records the clickable
-//! areas for the mouse.
+//! The root of the screen: lays out the views, then draws the open overlays bottom to top in the
+//! order of [`App::overlay_stack`] (the same stack that gives the top one the keys), and records the
+//! clickable areas for the mouse.
 
 use super::app::{App, Panel, Target, Tone};
 use super::keymap::Layer;
@@ -20,7 +20,7 @@ impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let mut hits: Vec<(Rect, Target)> = Vec::new();
         render(self, area, buf, &mut hits);
-        *self.hits.borrow_mut() = hits;
+        *self.view.hits.borrow_mut() = hits;
     }
 }
 
@@ -56,7 +56,7 @@ fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)
         views::fleet::render(app, top, buf, hits);
         let [tabs, panel] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(bottom);
         panel_tabs(app, tabs, buf, hits);
-        match app.panel {
+        match app.view.panel {
             Panel::Detail => views::detail::render(app, panel, buf),
             Panel::Gauges => views::gauges::render(app, panel, buf),
             Panel::Log => views::log::render(app, panel, buf),
@@ -65,27 +65,39 @@ fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)
     }
     message_line(app, msg, buf);
     views::status::render(app, status, buf);
-    // Overlays, bottom to top.
-    if app.session.preview().is_some() {
-        views::preview::render(app, main, buf);
-    }
-    if let Some(f) = &app.form {
-        views::overlays::form(app, f, main, buf);
-    }
-    if let Some(r) = &app.relayout {
-        views::relayout::render(app, r, main, buf);
-    }
-    if app.solving.is_some() {
-        views::overlays::solving(app, main, buf);
-    }
-    if let Some(c) = &app.confirm {
-        views::overlays::confirm(app, c, main, buf);
-    }
-    if let Some(p) = &app.palette {
-        views::overlays::palette(app, p, msg, buf);
-    }
-    if let Some(scroll) = app.help {
-        views::overlays::help(app, scroll, main, buf);
+    // Overlays in the order of the one stack that also decides who gets the keys.
+    for layer in app.overlay_stack() {
+        match layer {
+            Layer::Preview => views::preview::render(app, main, buf),
+            Layer::Relayout => {
+                if let Some(r) = &app.overlays.relayout {
+                    views::relayout::render(app, r, main, buf)
+                }
+            }
+            Layer::Solve => views::overlays::solving(app, main, buf),
+            Layer::Dialog => {
+                if let Some(f) = &app.overlays.form {
+                    views::overlays::form(app, f, main, buf)
+                }
+            }
+            Layer::Palette => {
+                if let Some(p) = &app.overlays.palette {
+                    views::overlays::palette(app, p, msg, buf)
+                }
+            }
+            Layer::Confirm => {
+                if let Some(c) = &app.overlays.confirm {
+                    views::overlays::confirm(app, c, main, buf)
+                }
+            }
+            Layer::Help => {
+                if let Some(scroll) = app.overlays.help {
+                    views::overlays::help(app, scroll, main, buf)
+                }
+            }
+            // A move and a step show in the fleet view and the status bar.
+            Layer::Move | Layer::Step | Layer::Fleet => {}
+        }
     }
 }
 
@@ -98,12 +110,12 @@ fn panel_tabs(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
         if x + w > area.right() {
             break;
         }
-        let style = if p == app.panel { t.mode } else { t.desc };
+        let style = if p == app.view.panel { t.mode } else { t.desc };
         buf.set_string(x, area.y, &label, style);
         hits.push((Rect::new(x, area.y, w, 1), Target::Panel(p)));
         x += w + 1;
     }
-    if let Some(k) = app.keymap.key_for(Layer::Fleet, "panel next") {
+    if let Some(k) = app.keymap.key_for(Layer::Fleet, &super::command::Command::Panel) {
         let hint = format!("{k}: next panel");
         let w = hint.chars().count() as u16;
         if x + w + 1 < area.right() {
@@ -115,7 +127,8 @@ fn panel_tabs(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
 fn message_line(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let (text, style) = match &app.message {
-        Some((m, Tone::Error)) => (m.clone(), t.error),
+        // A change short of what was asked is shown as an error: the user must look at it.
+        Some((m, Tone::Error | Tone::Warning)) => (m.clone(), t.error),
         Some((m, Tone::Ok)) => (m.clone(), t.ok),
         Some((m, Tone::Info)) => (m.clone(), t.desc),
         None => (views::fleet::describe_cursor(app), t.dim),

@@ -73,10 +73,10 @@ fn help_is_generated_from_the_keymap() {
         assert!(screen.contains(&b.desc), "help lacks `{}`", b.desc);
     }
     h.keys("<Esc>");
-    assert!(h.app.help.is_none(), "Esc closes the top overlay");
+    assert!(h.app.overlays.help.is_none(), "Esc closes the top overlay");
     assert!(!h.app.quit, "Esc never quits");
     h.keys("<F1>");
-    assert!(h.app.help.is_some());
+    assert!(h.app.overlays.help.is_some());
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn add_vm_form_and_remove_confirmation() {
     h.keys("<Esc> l l l x");
     insta::assert_snapshot!("confirm_remove_80x24", h.screen());
     h.keys("n");
-    assert!(h.app.confirm.is_none());
+    assert!(h.app.overlays.confirm.is_none());
     assert!(h.app.session.fleet().vm(2).is_some(), "n keeps the VM");
 }
 

@@ -76,7 +76,10 @@ fn add_step_optimize_preview_apply_undo_save() {
 
     // Optimize: the auto mode makes an admission call because requests wait.
     h.keys("o");
-    assert!(h.app.solving.is_some(), "the solve runs on a worker thread");
+    assert!(
+        h.app.workers.solving.is_some(),
+        "the solve runs on a worker thread"
+    );
     assert!(h.screen().contains("Optimizing"));
     h.wait_solver();
     let pv = h.app.session.preview().expect("a plan to preview");
@@ -178,17 +181,21 @@ fn moving_by_hand_is_refused_with_the_reason() {
     let mut h = Harness::demo(80, 24, Theme::color());
     // VM 4 (3g.20gb) is on a100-0 GPU 1 at slice 4; put the cursor on it and move it to slice 2.
     h.keys("l l l l l l l l l l l l m");
-    assert_eq!(h.app.moving, Some(4), "{}", h.message());
+    assert_eq!(h.app.overlays.moving, Some(4), "{}", h.message());
     h.keys("h h <Enter>");
     let msg = h.message();
     assert!(
         msg.contains("refused") && msg.contains("permitted starts are [0, 4]"),
         "{msg}"
     );
-    assert_eq!(h.app.moving, Some(4), "the move stays open after a refusal");
+    assert_eq!(
+        h.app.overlays.moving,
+        Some(4),
+        "the move stays open after a refusal"
+    );
     // Slice 0 of the same GPU is a permitted start and free.
     h.keys("h h <Enter>");
-    assert_eq!(h.app.moving, None, "{}", h.message());
+    assert_eq!(h.app.overlays.moving, None, "{}", h.message());
     let p = h.app.session.fleet().vm(4).unwrap().placement.clone().unwrap();
     assert_eq!((p.gis[0].gpu, p.gis[0].start), (1, 0));
 }
@@ -205,11 +212,11 @@ fn the_palette_runs_named_commands_and_reports_errors() {
     // Up recalls the last command.
     h.keys(": <Up>");
     assert_eq!(
-        h.app.palette.as_ref().unwrap().input,
+        h.app.overlays.palette.as_ref().unwrap().input,
         "add a30-24gb 2g.12gb at=a30-1:1@2"
     );
     h.keys("<Esc> :opti<Tab>");
-    assert_eq!(h.app.palette.as_ref().unwrap().input, "optimize ");
+    assert_eq!(h.app.overlays.palette.as_ref().unwrap().input, "optimize ");
 }
 
 #[test]
@@ -219,6 +226,7 @@ fn mouse_click_selects_the_slice_under_it() {
     // Find a100-2's row and the column of its GPU 1, slice 4 from the recorded areas.
     let target = h
         .app
+        .view
         .hits
         .borrow()
         .iter()
@@ -241,7 +249,10 @@ fn mouse_click_selects_the_slice_under_it() {
         })))
         .unwrap();
     h.keys("");
-    assert_eq!((h.app.sel.host, h.app.sel.gpu, h.app.sel.slice), (2, 1, 4));
+    assert_eq!(
+        (h.app.view.sel.host, h.app.view.sel.gpu, h.app.view.sel.slice),
+        (2, 1, 4)
+    );
     assert!(h.screen().contains("GPU a100-2/1"), "{}", h.screen());
 }
 
@@ -255,7 +266,7 @@ fn relayout_preview_lists_every_vm_the_drain_displaces() {
     let a100 = fleet.catalog.model_id("a100-40gb").unwrap();
     let layout = menu.get(a100, "all-7g.40gb").unwrap();
     let truth = migplan::ops::relayout::drain_preview(&fleet, 0, 0, layout).unwrap();
-    let view = h.app.relayout.as_ref().expect("the preview is open");
+    let view = h.app.overlays.relayout.as_ref().expect("the preview is open");
     assert_eq!(view.preview.as_ref().unwrap(), &truth);
     assert_eq!(
         truth.displaced.len(),
@@ -276,9 +287,9 @@ fn relayout_preview_lists_every_vm_the_drain_displaces() {
     }
     insta::assert_snapshot!("relayout_160x48", screen);
     // j chooses the next layout; the preview follows; nothing in the fleet changes.
-    let before = h.app.relayout.as_ref().unwrap().choice;
+    let before = h.app.overlays.relayout.as_ref().unwrap().choice;
     h.keys("j");
-    let r = h.app.relayout.as_ref().unwrap();
+    let r = h.app.overlays.relayout.as_ref().unwrap();
     assert_eq!(r.choice, (before + 1) % r.layouts.len());
     let next = r.layouts[r.choice];
     assert_eq!(
@@ -287,14 +298,14 @@ fn relayout_preview_lists_every_vm_the_drain_displaces() {
         "the preview is of the chosen layout"
     );
     h.keys("<Esc>");
-    assert!(h.app.relayout.is_none());
+    assert!(h.app.overlays.relayout.is_none());
     assert_eq!(h.app.session.fleet(), &fleet);
     assert!(!h.app.session.modified());
     // A name the GPU's class does not have is an error naming the choices.
     h.keys(":relayout<Space>bogus<Enter>");
     assert!(h.message().contains("no layout `bogus`"), "{}", h.message());
     h.keys("L");
-    assert!(h.app.relayout.is_some());
+    assert!(h.app.overlays.relayout.is_some());
 }
 
 #[test]

@@ -12,7 +12,7 @@ use migplan::tui::theme::Theme;
 /// The harness with steps on the worker thread, as in the terminal.
 fn background(session: Session, w: u16, h: u16) -> Harness {
     let mut h = Harness::new(session, w, h, Theme::color());
-    h.app.background_steps = true;
+    h.app.workers.background_steps = true;
     h
 }
 
@@ -28,7 +28,12 @@ fn a_step_under_origamig_runs_in_the_background_with_progress_and_lands_like_a_b
     let before = h.app.session.fleet().clone();
 
     h.press(":step<Space>2h<Enter>");
-    let st = h.app.stepping.as_ref().expect("the step runs on a worker thread");
+    let st = h
+        .app
+        .workers
+        .stepping
+        .as_ref()
+        .expect("the step runs on a worker thread");
     assert_eq!((st.progress.from_s, st.progress.target_s), (0.0, 7200.0));
     assert_eq!(h.app.layer(), Layer::Step);
     assert_eq!(h.app.session.now_s(), 0.0, "the session waits for the result");
@@ -62,7 +67,7 @@ fn a_step_under_origamig_runs_in_the_background_with_progress_and_lands_like_a_b
     );
 
     h.wait_solver();
-    assert!(h.app.stepping.is_none());
+    assert!(h.app.workers.stepping.is_none());
     assert_eq!(h.app.session.now_s(), 7200.0);
     assert!(h.message().starts_with("stepped 2h ("), "{}", h.message());
     assert!(status_line(&h).starts_with(" FLEET "), "{}", status_line(&h));
@@ -91,7 +96,7 @@ fn while_stepping_changes_are_refused_navigation_works_and_esc_cancels_at_a_boun
 
     // 48 hours of OrigaMIG on 128 hosts: minutes of optimizer calls.
     h.press(":step<Space>48h<Enter>");
-    assert!(h.app.stepping.is_some());
+    assert!(h.app.workers.stepping.is_some());
     let refused = |h: &Harness| {
         let m = h.message();
         assert!(m.starts_with("refused: the clock is stepping"), "{m}");
@@ -99,17 +104,17 @@ fn while_stepping_changes_are_refused_navigation_works_and_esc_cancels_at_a_boun
     };
     h.press("a");
     refused(&h);
-    assert!(h.app.form.is_none(), "no add-VM form");
+    assert!(h.app.overlays.form.is_none(), "no add-VM form");
     h.press(".");
     refused(&h);
     h.press(">");
     refused(&h);
     h.press("x");
     refused(&h);
-    assert!(h.app.confirm.is_none(), "no removal question");
+    assert!(h.app.overlays.confirm.is_none(), "no removal question");
     h.press("o");
     refused(&h);
-    assert!(h.app.solving.is_none(), "no solve started");
+    assert!(h.app.workers.solving.is_none(), "no solve started");
     h.press("u");
     refused(&h);
     h.press(":policy<Space>ff<Enter>");
@@ -118,9 +123,9 @@ fn while_stepping_changes_are_refused_navigation_works_and_esc_cancels_at_a_boun
     assert_eq!(h.app.session.revision(), revision, "nothing changed");
     // Navigation works.
     h.press("j j");
-    assert_eq!(h.app.sel.host, 2);
+    assert_eq!(h.app.view.sel.host, 2);
     h.press("k");
-    assert_eq!(h.app.sel.host, 1);
+    assert_eq!(h.app.view.sel.host, 1);
     // q asks (the step would be lost); n goes back to the running step.
     h.press("q");
     assert!(
@@ -130,13 +135,13 @@ fn while_stepping_changes_are_refused_navigation_works_and_esc_cancels_at_a_boun
     );
     h.press("n");
     assert!(!h.app.quit);
-    assert!(h.app.stepping.is_some());
+    assert!(h.app.workers.stepping.is_some());
 
     h.press("<Esc>");
-    assert!(h.app.stepping.as_ref().unwrap().cancelled);
+    assert!(h.app.workers.stepping.as_ref().unwrap().cancelled);
     assert!(status_line(&h).contains("cancelling"), "{}", status_line(&h));
     h.wait_solver();
-    assert!(h.app.stepping.is_none());
+    assert!(h.app.workers.stepping.is_none());
     let now = h.app.session.now_s();
     assert!(
         now > 0.0 && now < 48.0 * 3600.0,

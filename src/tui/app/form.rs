@@ -151,8 +151,9 @@ impl AddForm {
         out
     }
 
-    pub(super) fn cycle(&mut self, fleet: &crate::fleet::Fleet, sel: Selection, fwd: bool) {
-        let step = |i: usize, n: usize| if fwd { (i + 1) % n } else { (i + n - 1) % n };
+    pub(super) fn cycle(&mut self, fleet: &crate::fleet::Fleet, sel: Selection, dir: Dir) {
+        let fwd = dir == Dir::Next;
+        let step = |i: usize, n: usize| dir.step(i, n);
         match Field::ALL[self.field] {
             Field::Model => {
                 self.model = step(self.model, self.models.len());

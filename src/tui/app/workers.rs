@@ -7,10 +7,10 @@ use super::*;
 impl App {
     /// Sets the cancel flags of the running solve and step (on the way out).
     pub(super) fn stop_workers(&mut self) {
-        if let Some(s) = &self.solving {
+        if let Some(s) = &self.workers.solving {
             s.cancel.store(true, Ordering::SeqCst);
         }
-        if let Some(s) = &self.stepping {
+        if let Some(s) = &self.workers.stepping {
             s.cancel.store(true, Ordering::SeqCst);
         }
     }
@@ -19,13 +19,13 @@ impl App {
     /// through the loop's channel; or, with `background_steps` off, at once on this thread.
     pub(super) fn start_step(&mut self, req: session::StepRequest) {
         let cancel = Arc::new(AtomicBool::new(false));
-        if !self.background_steps {
+        if !self.workers.background_steps {
             let result = req.run(cancel, |_| {}).map_err(|e| format!("{e:#}"));
             self.finish_step(result);
             return;
         }
         let flag = cancel.clone();
-        let tx = self.tx.clone();
+        let tx = self.workers.tx.clone();
         let (from_s, target_s, play) = (req.from_s, req.target_s, req.play);
         std::thread::spawn(move || {
             let progress_tx = tx.clone();
@@ -43,7 +43,7 @@ impl App {
                 result.map_err(|e| format!("{e:#}")),
             ))));
         });
-        self.stepping = Some(Stepping {
+        self.workers.stepping = Some(Stepping {
             started: Instant::now(),
             progress: StepProgress {
                 from_s,
@@ -58,7 +58,7 @@ impl App {
         if !play {
             let key = self
                 .keymap
-                .key_for(Layer::Step, "cancel")
+                .key_for(Layer::Step, &Command::Cancel)
                 .unwrap_or_else(|| "Esc".into());
             self.say(
                 format!(
@@ -73,12 +73,12 @@ impl App {
     pub(super) fn on_stepper(&mut self, m: StepMsg) {
         match m {
             StepMsg::Progress(p) => {
-                if let Some(s) = &mut self.stepping {
+                if let Some(s) = &mut self.workers.stepping {
                     s.progress = p;
                 }
             }
             StepMsg::Done(result) => {
-                self.stepping = None;
+                self.workers.stepping = None;
                 self.finish_step(*result);
             }
         }
@@ -88,17 +88,13 @@ impl App {
     /// the step was asked for).
     fn finish_step(&mut self, result: std::result::Result<StepResult, String>) {
         match result {
-            Ok(r) => {
-                let cancelled = r.cancelled;
-                match session::update(&mut self.session, Action::Stepped(Box::new(r))) {
-                    Ok(o) => {
-                        let tone = if cancelled { Tone::Info } else { Tone::Ok };
-                        self.say(o.message(), tone);
-                        self.clamp_slice();
-                    }
-                    Err(e) => self.say(format!("{e:#}"), Tone::Error),
+            Ok(r) => match session::update(&mut self.session, Action::Stepped(Box::new(r))) {
+                Ok(o) => {
+                    self.say(o.message(), o.tone().into());
+                    self.clamp_slice();
                 }
-            }
+                Err(e) => self.say(format!("{e:#}"), Tone::Error),
+            },
             Err(e) => {
                 if self.session.playing() {
                     // The failed tick must not be retried every 250 ms.
@@ -112,7 +108,7 @@ impl App {
     pub(super) fn start_solve(&mut self, req: session::SolveRequest) {
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
-        let tx = self.tx.clone();
+        let tx = self.workers.tx.clone();
         let mode = req.mode;
         std::thread::spawn(move || {
             let progress_tx = tx.clone();
@@ -123,26 +119,26 @@ impl App {
                 result.map_err(|e| format!("{e:#}")),
             ))));
         });
-        self.solving = Some(Solving {
+        self.workers.solving = Some(Solving {
             mode,
             started: Instant::now(),
             progress: SolveProgress::default(),
             cancel,
             cancelled: false,
         });
-        self.preview_scroll = 0;
+        self.view.preview_scroll = 0;
         self.say(format!("optimizing ({})…", mode.name()), Tone::Info);
     }
 
     pub(super) fn on_solver(&mut self, m: SolverMsg) {
         match m {
             SolverMsg::Progress(p) => {
-                if let Some(s) = &mut self.solving {
+                if let Some(s) = &mut self.workers.solving {
                     s.progress = p;
                 }
             }
             SolverMsg::Done(result) => {
-                self.solving = None;
+                self.workers.solving = None;
                 match *result {
                     Ok(p) => self.dispatch(Action::Proposed(Box::new(p))),
                     Err(e) => self.say(format!("optimizer: {e}"), Tone::Error),

@@ -16,11 +16,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let fleet = app.session.fleet();
     let block = Block::bordered().border_style(t.border);
-    let Some(host) = fleet.hosts.get(app.sel.host) else {
+    let Some(host) = fleet.hosts.get(app.view.sel.host) else {
         block.render(area, buf);
         return;
     };
-    let Some(gpu) = host.gpus.get(app.sel.gpu) else {
+    let Some(gpu) = host.gpus.get(app.view.sel.gpu) else {
         let b = block.title(Span::styled(format!(" {} has no GPU ", host.name), t.title));
         let inner = b.inner(area);
         b.render(area, buf);
@@ -32,7 +32,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let model = fleet.catalog.model(gpu.model);
     let cf = mig::cf(model, &gpu.occ);
     let title = Line::from(vec![
-        Span::styled(format!(" GPU {}/{} ", host.name, app.sel.gpu), t.title),
+        Span::styled(format!(" GPU {}/{} ", host.name, app.view.sel.gpu), t.title),
         Span::styled(
             format!(
                 "{} · CF {cf} · {}/{} slices used ",
@@ -59,13 +59,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         buf.set_string(map_x + u * cw + (cw.saturating_sub(1)) / 2, inner.y, label, t.dim);
     }
     let map_h: u16 = if inner.height >= 14 { 3 } else { 1 };
-    let ghosts = ghosts_for(app, app.sel.host, app.sel.gpu);
+    let ghosts = ghosts_for(app, app.view.sel.host, app.view.sel.gpu);
     SliceMap::new(fleet, gpu, t)
-        .cursor(Some(app.sel.slice))
+        .cursor(Some(app.view.sel.slice))
         .ghosts(&ghosts)
         .render(Rect::new(map_x, inner.y + 1, map_w, map_h), buf);
     let mut y = inner.y + 1 + map_h;
-    let note = host.gpu_notes.get(&app.sel.gpu).or(host.note.as_ref());
+    let note = host.gpu_notes.get(&app.view.sel.gpu).or(host.note.as_ref());
     if let Some(note) = note {
         if y < inner.bottom() {
             buf.set_string(
@@ -81,7 +81,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let rest = Rect::new(inner.x, y, inner.width, inner.bottom() - y);
-    let teach = app.teach_profile % model.profiles.len().max(1);
+    let teach = app.view.teach_profile % model.profiles.len().max(1);
     let table = profile_table(app, gpu, teach);
     let explain = explanation(app, gpu, teach);
     if rest.width >= 70 {
@@ -151,7 +151,10 @@ fn explanation(app: &App, gpu: &crate::fleet::Gpu, teach: usize) -> Vec<Line<'st
     let ex = explore::explain_gpu(fleet.catalog, gpu, teach);
     let keys = app
         .keymap
-        .key_for(super::super::keymap::Layer::Fleet, "profile next")
+        .key_for(
+            super::super::keymap::Layer::Fleet,
+            &super::super::command::Command::Profile(super::super::command::Dir::Next),
+        )
         .unwrap_or_default();
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("Where can {} start? ", prof.name), t.header),

@@ -152,10 +152,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
     }
     let cols = columns(fleet, inner.width);
     let rows = (inner.height - 1) as usize;
-    app.page.set(rows);
+    app.view.page.set(rows);
     let n = fleet.hosts.len();
-    let sel = app.sel.host.min(n.saturating_sub(1));
-    let mut scroll = app.scroll.get();
+    let sel = app.view.sel.host.min(n.saturating_sub(1));
+    let mut scroll = app.view.scroll.get();
     if sel < scroll {
         scroll = sel;
     }
@@ -163,7 +163,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
         scroll = sel + 1 - rows;
     }
     scroll = scroll.min(n.saturating_sub(rows));
-    app.scroll.set(scroll);
+    app.view.scroll.set(scroll);
 
     // Header.
     let mut x = inner.x + 1;
@@ -239,7 +239,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
             }
             let r = Rect::new(x, y, w, 1);
             let ghosts = ghosts_for(app, h, k);
-            let cursor = (selected && k == app.sel.gpu).then_some(app.sel.slice);
+            let cursor = (selected && k == app.view.sel.gpu).then_some(app.view.sel.slice);
             SliceMap::new(fleet, gpu, t)
                 .cursor(cursor)
                 .ghosts(&ghosts)
@@ -291,15 +291,15 @@ pub fn truncate(s: &str, w: usize) -> String {
 pub fn describe_cursor(app: &App) -> String {
     let s = &app.session;
     let fleet = s.fleet();
-    let Some(host) = fleet.hosts.get(app.sel.host) else {
+    let Some(host) = fleet.hosts.get(app.view.sel.host) else {
         return String::new();
     };
-    let Some(gpu) = host.gpus.get(app.sel.gpu) else {
+    let Some(gpu) = host.gpus.get(app.view.sel.gpu) else {
         return format!("{}: no GPU; {} VMs", host.name, host.vms.len());
     };
     let model = fleet.catalog.model(gpu.model);
-    let u = app.sel.slice;
-    let at = format!("{}/{} slice {u}", host.name, app.sel.gpu);
+    let u = app.view.sel.slice;
+    let at = format!("{}/{} slice {u}", host.name, app.view.sel.gpu);
     if let Some(gi) = gpu.gi_at(fleet.catalog, u) {
         let Some(vm) = fleet.vm(gi.vm) else {
             return at;

@@ -1,6 +1,7 @@
 //! The gauges: simulated clock, active hosts and GPUs, packing, power and energy, acceptance,
-//! Γh per class (Eq. 17), stranded capacity per profile (seed 002) and the pending queue with
-//! its waits. Figures come precomputed from the session.
+//! Γh per class (Eq. 17), stranded capacity per profile (free slices no instance of the profile
+//! can use without moving anything) and the pending queue with its waits. Figures come
+//! precomputed from the session.
 
 use super::super::app::App;
 use super::super::widgets::Bar;
@@ -34,7 +35,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     // Clock.
     let play = if s.playing() {
-        format!("▶ playing ({}/tick)", session::format_duration(app.play_step_s))
+        format!(
+            "▶ playing ({}/tick)",
+            session::format_duration(app.view.play_step_s)
+        )
     } else {
         "paused".into()
     };

@@ -108,7 +108,7 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
 }
 
 pub fn solving(app: &App, area: Rect, buf: &mut Buffer) {
-    let Some(s) = &app.solving else { return };
+    let Some(s) = &app.workers.solving else { return };
     let t = &app.theme;
     let r = centred(area, 56, 6);
     let inner = popup(app, format!(" Optimizing · {} call ", s.mode.name()), r, buf);
@@ -166,7 +166,7 @@ pub fn confirm(app: &App, c: &Confirm, area: Rect, buf: &mut Buffer) {
                 format!("Remove VM {vm} ({what})? Undo (u) brings it back."),
             )
         }
-        Confirm::Quit if app.stepping.is_some() => (
+        Confirm::Quit if app.workers.stepping.is_some() => (
             " Quit ",
             "A step of the clock is running; quitting drops it (and any unsaved changes). Quit?".to_string(),
         ),

@@ -226,7 +226,7 @@ fn steps(app: &App, p: &Preview, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let n = p.schedule.steps.len();
     // Keep the current step in view; the user scrolls from there.
-    let first = (p.done.saturating_sub(1) + app.preview_scroll as usize).min(n.saturating_sub(1));
+    let first = (p.done.saturating_sub(1) + app.view.preview_scroll as usize).min(n.saturating_sub(1));
     for (row, i) in (first..n).take(area.height as usize).enumerate() {
         let st = &p.schedule.steps[i];
         let y = area.y + row as u16;

@@ -1,9 +1,11 @@
-//! The re-layout preview (seed 003): for the selected GPU, the layouts of `assets/layouts.toml`
+//! The re-layout preview: a GPU's MIG layout changes only while the GPU holds no instance, so
+//! its host is drained first. For the selected GPU, the layouts of `assets/layouts.toml`
 //! it can take and, for the chosen one, what draining its host would do: every VM of the host,
 //! whether it gets its instance back and whether it has a free place elsewhere meanwhile. It
 //! only shows [`crate::ops::relayout::drain_preview`]'s result; nothing changes.
 
 use super::super::app::{App, RelayoutView};
+use super::super::command::{Command, Dir};
 use super::super::keymap::Layer;
 use super::super::ui::centred;
 use super::fleet::truncate;
@@ -35,11 +37,11 @@ pub fn render(app: &App, r: &RelayoutView, area: Rect, buf: &mut Buffer) {
     // The layouts, a window of them around the choice.
     let next = app
         .keymap
-        .key_for(Layer::Relayout, "choice next")
+        .key_for(Layer::Relayout, &Command::Choice(Dir::Next))
         .unwrap_or_default();
     let prev = app
         .keymap
-        .key_for(Layer::Relayout, "choice prev")
+        .key_for(Layer::Relayout, &Command::Choice(Dir::Prev))
         .unwrap_or_default();
     lines.push(Line::from(vec![
         Span::styled(format!("Layouts ({} on file) ", r.layouts.len()), t.header),

@@ -30,7 +30,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     buf.set_string(x, area.y, &mode, t.mode);
     x += mode.chars().count() as u16 + 1;
     let wide = area.width >= 120;
-    let clock = match &app.stepping {
+    let clock = match &app.workers.stepping {
         Some(st) => step_progress(app, st, wide),
         None => s
             .now_date()
@@ -43,7 +43,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     };
     buf.set_string(x, area.y, &clock, t.status);
     x += clock.chars().count() as u16 + 2;
-    if app.stepping.is_some() && !wide {
+    if app.workers.stepping.is_some() && !wide {
         // No room for the name and policy next to the progress: the cancel key matters more.
         keys(app, layer, x, area, buf);
         return;
@@ -101,7 +101,10 @@ pub fn step_progress(app: &App, st: &Stepping, wide: bool) -> String {
 fn keys(app: &App, layer: Layer, mut x: u16, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     // Keys of the active layer, in key-map order, while they fit; help last.
-    let help = app.keymap.key_for(layer, "help").map(|k| format!("{k} help"));
+    let help = app
+        .keymap
+        .key_for(layer, &super::super::command::Command::Help)
+        .map(|k| format!("{k} help"));
     let reserve = help.as_ref().map(|h| h.chars().count() as u16 + 1).unwrap_or(0);
     let right = area.right().saturating_sub(reserve);
     for b in app.keymap.bindings(layer) {

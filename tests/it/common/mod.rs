@@ -49,7 +49,7 @@ impl Harness {
         // Steps of the clock run at once on the loop's thread (same request and result as on
         // the worker thread), so that screens do not depend on thread timing. Tests of the
         // background step turn this back on.
-        app.background_steps = false;
+        app.workers.background_steps = false;
         let term = Terminal::new(TestBackend::new(w, h)).unwrap();
         let mut h = Harness { app, term };
         h.app.run_queued(&mut h.term).unwrap();
