@@ -251,10 +251,7 @@ fn rust_files(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
     }
 }
 
-// enabled at merge: src/ follows docs/layers.txt only once the restructuring of the other
-// branches lands.
 #[test]
-#[ignore]
 fn src_follows_the_layers() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
