@@ -181,18 +181,10 @@ fn changed_targets(fleet: &Fleet, plan: &Plan) -> Result<BTreeMap<VmId, Placemen
 
 /// Builds the target state on a copy and checks that every target fits in it.
 fn check_target_state(fleet: &Fleet, remaining: &BTreeMap<VmId, Placement>) -> Result<(), PlanError> {
-    let mut target = fleet.clone();
-    for &id in remaining.keys() {
-        if target.vm(id).is_some_and(|v| v.placement.is_some()) {
-            target.unplace(id).map_err(|e| PlanError::Invalid(id, e))?;
-        }
-    }
-    for (&id, to) in remaining {
-        target
-            .place(id, to.clone())
-            .map_err(|e| PlanError::Invalid(id, e))?;
-    }
-    Ok(())
+    fleet
+        .with_placements(remaining)
+        .map(drop)
+        .map_err(|(id, e)| PlanError::Invalid(id, e))
 }
 
 /// Applies one checked step to the simulated fleet.

@@ -11,7 +11,7 @@
 //!
 //! A configuration is a *set of (start, profile) pairs*: §3 writes a placement as Start:Size, but
 //! its figures (723 configurations, 78 terminal on the A100-40GB) count 1g.10gb and 2g.10gb at the
-//! same start as different configurations (DESIGN §2). It is keyed by a `u128` holding, per memory
+//! same start as different configurations. It is keyed by a `u128` holding, per memory
 //! slice, 4 bits: `p + 1` when a GI of profile `p` starts there, 0 otherwise.
 
 use crate::catalog::{Catalog, GpuModel, ProfileId, MAX_PROFILES};
@@ -632,6 +632,31 @@ pub struct SpaceStats {
     pub profile_advantaged: usize,
 }
 
+/// Every configuration of `model` over `profiles`: each set of (profile, start) GIs of those
+/// profiles that fit its grid together (permitted starts, no shared memory slice, instance
+/// limits), the empty one first, then in depth-first discovery order from the empty GPU, adding
+/// one GI at a time. The one enumeration of the configuration space (§3) that the rules explorer,
+/// the optimizer and the layout menu share.
+pub fn configurations(model: &GpuModel, profiles: &[ProfileId]) -> Vec<(ConfigKey, Occupancy)> {
+    let mut out = vec![(0, Occupancy::empty())];
+    let mut seen: HashSet<ConfigKey> = HashSet::from([0]);
+    let mut stack: Vec<(ConfigKey, Occupancy)> = vec![(0, Occupancy::empty())];
+    while let Some((key, occ)) = stack.pop() {
+        for &p in profiles {
+            for z in mig::free_starts(model, &occ, p) {
+                let k = key_add(key, p, z);
+                if seen.insert(k) {
+                    let mut o = occ;
+                    o.add(model, p, z);
+                    out.push((k, o));
+                    stack.push((k, o));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Every configuration reachable from an empty GPU by adding GIs of a set of profiles (§3).
 #[derive(Debug, Clone)]
 pub struct Space<'m> {
@@ -685,29 +710,18 @@ impl<'m> Space<'m> {
         Self::enumerate(model, &profiles)
     }
 
-    /// Depth-first enumeration from the empty GPU, adding one GI of `profiles` at a time.
+    /// The configurations of [`configurations`], with their CF over `profiles` and what §3
+    /// counts about them.
     pub fn enumerate(model: &'m GpuModel, profiles: &[ProfileId]) -> Self {
-        let mut configs: Vec<SpaceConfig> = Vec::new();
-        let mut index: HashMap<ConfigKey, usize> = HashMap::new();
-        let mut stack: Vec<(ConfigKey, Occupancy)> = vec![(0, Occupancy::empty())];
-        index.insert(0, 0);
-        configs.push(Self::node(model, profiles, 0, Occupancy::empty()));
-        while let Some((key, occ)) = stack.pop() {
-            let mut terminal = true;
-            for &p in profiles {
-                for z in mig::free_starts(model, &occ, p) {
-                    terminal = false;
-                    let k = key_add(key, p, z);
-                    if let std::collections::hash_map::Entry::Vacant(e) = index.entry(k) {
-                        let mut o = occ;
-                        o.add(model, p, z);
-                        e.insert(configs.len());
-                        configs.push(Self::node(model, profiles, k, o));
-                        stack.push((k, o));
-                    }
-                }
-            }
-            configs[index[&key]].terminal = terminal;
+        let mut configs: Vec<SpaceConfig> = configurations(model, profiles)
+            .into_iter()
+            .map(|(key, occ)| Self::node(model, profiles, key, occ))
+            .collect();
+        let index: HashMap<ConfigKey, usize> = configs.iter().enumerate().map(|(i, c)| (c.key, i)).collect();
+        for c in &mut configs {
+            c.terminal = profiles
+                .iter()
+                .all(|&p| mig::free_starts(model, &c.occ, p).next().is_none());
         }
         let mut best_cf: HashMap<[u8; MAX_PROFILES], u32> = HashMap::new();
         for c in &configs {

@@ -485,6 +485,28 @@ impl Fleet {
         Ok(())
     }
 
+    /// A copy of the fleet with every VM of `targets` at its target placement. VMs already at
+    /// their target are left as they are; the others are all taken off first, so a VM may take a
+    /// slot that another one leaves (placing them one by one would fail on such a swap). On
+    /// failure: the VM whose target the fleet refuses, and why.
+    pub fn with_placements(&self, targets: &BTreeMap<VmId, Placement>) -> Result<Fleet, (VmId, FleetError)> {
+        let mut after = self.clone();
+        let movers: Vec<(VmId, &Placement)> = targets
+            .iter()
+            .filter(|(id, to)| self.vm(**id).and_then(|v| v.placement.as_ref()) != Some(*to))
+            .map(|(&id, to)| (id, to))
+            .collect();
+        for &(id, _) in &movers {
+            if after.vm(id).is_some_and(|v| v.placement.is_some()) {
+                after.unplace(id).map_err(|e| (id, e))?;
+            }
+        }
+        for &(id, to) in &movers {
+            after.place(id, to.clone()).map_err(|e| (id, e))?;
+        }
+        Ok(after)
+    }
+
     /// Takes a pending VM off the queue and out of the fleet (a rejection).
     pub fn reject_pending(&mut self, id: VmId) -> Result<Vm, FleetError> {
         if !self.pending.contains(&id) {

@@ -221,7 +221,7 @@ pub struct PolicySettings {
     /// (README, OrigaMIG).
     pub keep_removed_sources: bool,
     /// Read from files that earlier versions saved (they wrote every setting) so that they still
-    /// load; nothing uses it and saves leave it out (see `ops::planner::Hysteresis::new`).
+    /// load; nothing uses it and saves leave it out.
     #[serde(default, skip_serializing, rename = "layout_hysteresis")]
     pub legacy_layout_hysteresis: Option<u32>,
     /// Packing policy weight w1: placing the GI leaves its GPU with no free capacity.

@@ -12,14 +12,13 @@
 //! Both take minutes to hours: run them on an idle machine, one at a time, in a release build.
 
 use crate::cli::simulate;
-use crate::fleet::{Fleet, Placement, VmId};
+use crate::fleet::Fleet;
 use crate::metrics::Summary;
 use crate::policy::origamig::bilp::{self, SolveControl, SolveStatus};
 use crate::policy::origamig::objective::{evaluate, Weights};
 use crate::policy::{self, origamig::Origamig};
 use crate::scenario::{self, PolicySettings, Scenario};
 use crate::sim::Simulator;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -223,29 +222,10 @@ fn quantile(xs: &mut [f64], q: f64) -> f64 {
 fn opt_of(fleet: &Fleet, settings: &PolicySettings) -> anyhow::Result<(Fleet, bilp::SolveOutcome)> {
     let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
     let out = bilp::solve_with(fleet, &hosts, fleet.pending(), settings, &SolveControl::default())?;
-    Ok((with_targets(fleet, &out.targets)?, out))
-}
-
-/// The fleet with every VM of `targets` at its target: all movers are taken off first, so a VM
-/// may take a slot another mover leaves (placing them one by one would fail on such a swap).
-fn with_targets(fleet: &Fleet, targets: &BTreeMap<VmId, Placement>) -> anyhow::Result<Fleet> {
-    let mut after = fleet.clone();
-    let movers: Vec<VmId> = targets
-        .iter()
-        .filter(|(id, to)| fleet.vm(**id).and_then(|v| v.placement.as_ref()) != Some(*to))
-        .map(|(id, _)| *id)
-        .collect();
-    for &id in &movers {
-        if after.vm(id).is_some_and(|v| v.placement.is_some()) {
-            after.unplace(id)?;
-        }
-    }
-    for &id in &movers {
-        after
-            .place(id, targets[&id].clone())
-            .map_err(|e| anyhow::anyhow!("OPT placement of VM {id}: {e}"))?;
-    }
-    Ok(after)
+    let after = fleet
+        .with_placements(&out.targets)
+        .map_err(|(id, e)| anyhow::anyhow!("OPT placement of VM {id}: {e}"))?;
+    Ok((after, out))
 }
 
 fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {

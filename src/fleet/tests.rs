@@ -144,3 +144,26 @@ fn power_of_hand_computed_host() {
     let want = 212.0 + 50.0 + 200.0 * 3.0 / 7.0 + 50.0;
     assert!((f.power_w() - want).abs() < 1e-9, "{}", f.power_w());
 }
+
+#[test]
+fn placements_that_swap_two_vms_are_applied() {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let mut f = Fleet::new(c, vec![Host::new("h0".to_string(), 80, 512, vec![a100], 0)]);
+    let at = |start| Placement {
+        host: 0,
+        gis: vec![GiSlot { gpu: 0, start }],
+    };
+    let vm = || Vm::job(0, GiRequest::named(c, "a100-40gb", &["3g.20gb"]).unwrap(), 4, 16);
+    let a = f.add_placed(vm(), at(0)).unwrap();
+    let b = f.add_placed(vm(), at(4)).unwrap();
+    let targets: BTreeMap<VmId, Placement> = [(a, at(4)), (b, at(0))].into_iter().collect();
+    let after = f.with_placements(&targets).unwrap();
+    after.check_invariants().unwrap();
+    assert_eq!(after.vm(a).unwrap().placement, Some(at(4)));
+    assert_eq!(after.vm(b).unwrap().placement, Some(at(0)));
+    // The original is untouched, and a target the fleet refuses names its VM.
+    assert_eq!(f.vm(a).unwrap().placement, Some(at(0)));
+    let clash: BTreeMap<VmId, Placement> = [(a, at(4))].into_iter().collect();
+    assert_eq!(f.with_placements(&clash).unwrap_err().0, a);
+}

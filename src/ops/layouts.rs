@@ -1,9 +1,9 @@
-//! The menu of verified MIG layouts (seed 003): the geometries a whole GPU may be given.
+//! The menu of verified MIG layouts: the geometries a whole GPU may be given.
 //!
 //! Layouts are data (`assets/layouts.toml`, embedded at build time): the GPU operator's named
-//! layouts per model (`all-disabled`, `all-enabled`, `all-<profile>`, `all-balanced`) and the seed's
-//! own (`tenant-inference-a`, `tenant-heavy`, `whole`). The seed keeps "a short menu of layouts you
-//! have verified on real hardware"; here the verification is the placement rules of §3: every
+//! layouts per model (`all-disabled`, `all-enabled`, `all-<profile>`, `all-balanced`) and the
+//! project's own (`tenant-inference-a`, `tenant-heavy`, `whole`): a short menu of layouts verified
+//! on real hardware. Here the verification is the placement rules of §3: every
 //! layout is placed on an empty GPU of its model when the file is loaded, first with the default GI
 //! placement (Eq. 3, largest GI first) and, when that fails, with an exhaustive search over start
 //! slices. A layout that cannot be placed is an error naming it.
@@ -12,9 +12,10 @@
 //! one more instance: the exact layout planner may use any of them beyond the fixed menu.
 
 use crate::catalog::{Catalog, GpuModel, ModelId, ProfileId};
+use crate::explore;
 use crate::mig::{self, Occupancy};
 use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 use toml::Spanned;
 
@@ -24,7 +25,7 @@ use toml::Spanned;
 pub enum Origin {
     /// One of the NVIDIA GPU operator's named layouts (mig-parted's default config).
     GpuOperator,
-    /// One of seed 003's own verified layouts.
+    /// One of the project's own verified layouts (`seed-003` in the layouts file).
     #[serde(rename = "seed-003")]
     Seed003,
     /// Found by the exact planner among all placeable layouts; not on the menu.
@@ -88,13 +89,19 @@ impl Layout {
     }
 }
 
-/// `2x1g.10gb + 1x3g.40gb` for per-profile counts (`no instances` when all are zero).
-pub fn describe_counts(model: &GpuModel, counts: &[u32]) -> String {
-    let parts: Vec<String> = counts
+/// The non-zero per-profile counts as (profile name, count), by profile.
+pub fn named_counts<'a>(model: &'a GpuModel, counts: &'a [u32]) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+    counts
         .iter()
         .enumerate()
         .filter(|(_, &n)| n > 0)
-        .map(|(p, n)| format!("{n}x{}", model.profiles[p].name))
+        .map(|(p, &n)| (model.profiles[p].name.as_str(), n))
+}
+
+/// `2x1g.10gb + 1x3g.40gb` for per-profile counts (`no instances` when all are zero).
+pub fn describe_counts(model: &GpuModel, counts: &[u32]) -> String {
+    let parts: Vec<String> = named_counts(model, counts)
+        .map(|(name, n)| format!("{n}x{name}"))
         .collect();
     if parts.is_empty() {
         "no instances".into()
@@ -189,28 +196,15 @@ fn search(
 /// vectors), found by enumerating every configuration reachable from an empty GPU (§3): a multiset
 /// is placeable when some arrangement of it exists.
 pub fn placeable_layouts(model: &GpuModel, profiles: &[ProfileId]) -> BTreeSet<Vec<u32>> {
-    let mut seen: HashSet<Occupancy> = HashSet::new();
-    let mut placeable: BTreeSet<Vec<u32>> = BTreeSet::new();
-    let mut stack = vec![Occupancy::empty()];
-    seen.insert(Occupancy::empty());
-    while let Some(occ) = stack.pop() {
-        placeable.insert(
+    explore::configurations(model, profiles)
+        .iter()
+        .map(|(_, occ)| {
             occ.counts[..model.profiles.len()]
                 .iter()
                 .map(|&c| c as u32)
-                .collect(),
-        );
-        for &p in profiles {
-            for z in mig::free_starts(model, &occ, p).collect::<Vec<_>>() {
-                let mut next = occ;
-                next.add(model, p, z);
-                if seen.insert(next) {
-                    stack.push(next);
-                }
-            }
-        }
-    }
-    placeable
+                .collect()
+        })
+        .collect()
 }
 
 /// The placeable multisets of `profiles` (see [`placeable_layouts`]) that cannot take one more

@@ -1,7 +1,7 @@
-//! The layout planner (seed 003): how many GPUs of one model get each layout so that a demand of
+//! The layout planner: how many GPUs of one model get each layout so that a demand of
 //! instances per profile is met with the fewest GPUs.
 //!
-//! - [`greedy`] is the seed's planner, rule for rule: repeatedly take the menu layout with the most
+//! - [`greedy`] is the usual greedy rule: repeatedly take the menu layout with the most
 //!   *useful* compute slices (instances that serve unmet demand, counted in compute slices), ties
 //!   broken by the number of distinct unmet profiles it serves, then by the alphabetically first
 //!   name; fail when no layout serves the remaining demand or more GPUs than available are needed.
@@ -9,8 +9,6 @@
 //!   good_lp. Beyond the fixed menu it may use any placeable layout (every maximal placeable
 //!   multiset of the demanded profiles, [`layouts::maximal_layouts`]); among plans with the fewest
 //!   GPUs it prefers the fewest idle compute slices, then layouts that are on file.
-//! - [`Hysteresis`] keeps a planner that runs on a schedule from thrashing: a GPU changes layout
-//!   only after the plan has asked for the same new layout K consecutive times.
 
 use super::layouts::{self, compute_of, Layout, Menu, Origin};
 use crate::catalog::{GpuModel, ModelId, ProfileId};
@@ -118,7 +116,7 @@ fn idle_of(gpus: &[PlannedGpu], demand: &[u32]) -> Vec<u32> {
         .collect()
 }
 
-/// The seed's greedy planner over `menu` (see the module documentation).
+/// The greedy planner over `menu` (see the module documentation).
 pub fn greedy(
     model_id: ModelId,
     model: &GpuModel,
@@ -127,7 +125,7 @@ pub fn greedy(
     gpus: u32,
 ) -> Result<LayoutPlan, String> {
     // Sorted by name, and `max` keeps the first of equal keys: ties go to the first name, as in
-    // the seed's `max(sorted(LAYOUTS), key=...)`.
+    // `max(sorted(LAYOUTS), key=...)`.
     let mut sorted: Vec<&Layout> = menu.to_vec();
     sorted.sort_by(|a, b| a.name.cmp(&b.name));
     let mut need: Vec<u32> = demand.to_vec();
@@ -234,11 +232,8 @@ pub fn exact_candidates(menu: &Menu, model_id: ModelId, model: &GpuModel, demand
 
 /// `custom:1g.10gb=4,3g.40gb=1`: the name of a layout that is not on file.
 pub fn generated_name(model: &GpuModel, counts: &[u32]) -> String {
-    let parts: Vec<String> = counts
-        .iter()
-        .enumerate()
-        .filter(|(_, &n)| n > 0)
-        .map(|(p, n)| format!("{}={n}", model.profiles[p].name))
+    let parts: Vec<String> = layouts::named_counts(model, counts)
+        .map(|(name, n)| format!("{name}={n}"))
         .collect();
     format!("custom:{}", parts.join(","))
 }
@@ -353,143 +348,4 @@ pub fn exact(
         return Err("the exact planner returned no feasible plan within its time limit".into());
     }
     Ok(done(chosen, optimal))
-}
-
-/// One GPU's layout change decided by [`Hysteresis::observe`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LayoutChange {
-    pub gpu: usize,
-    pub from: Option<String>,
-    pub to: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct GpuTrack {
-    current: Option<String>,
-    candidate: Option<String>,
-    streak: u32,
-}
-
-/// Hysteresis for a planner run on a schedule (seed 003, "layout thrash"): a GPU changes layout
-/// only after the plan has asked for the same new layout `k` consecutive times.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hysteresis {
-    k: u32,
-    gpus: Vec<GpuTrack>,
-}
-
-impl Hysteresis {
-    /// Tracks GPUs with their current layouts (`None`: no layout yet). `k` is clamped to 1 or more.
-    pub fn new(k: u32, current: Vec<Option<String>>) -> Self {
-        Hysteresis {
-            k: k.max(1),
-            gpus: current
-                .into_iter()
-                .map(|c| GpuTrack {
-                    current: c,
-                    candidate: None,
-                    streak: 0,
-                })
-                .collect(),
-        }
-    }
-
-    /// The layout each GPU has now.
-    pub fn current(&self) -> Vec<Option<&str>> {
-        self.gpus.iter().map(|g| g.current.as_deref()).collect()
-    }
-
-    /// How many consecutive runs have asked GPU `gpu` for its pending candidate layout.
-    pub fn streak(&self, gpu: usize) -> u32 {
-        self.gpus.get(gpu).map(|g| g.streak).unwrap_or(0)
-    }
-
-    /// Records one planner run. A plan is a list of layouts, one per GPU it uses, in any order; it
-    /// is first matched to GPUs: GPUs that already have a planned layout keep it, then GPUs whose
-    /// pending candidate is planned keep that candidate (so its streak continues), then the rest of
-    /// the plan goes to the remaining GPUs in order (GPUs left over are asked for nothing, which
-    /// resets their streak). Returns the changes to apply now.
-    pub fn observe(&mut self, plan: &[String]) -> Vec<LayoutChange> {
-        let n = self.gpus.len();
-        let mut wanted: Vec<Option<String>> = vec![None; n];
-        let mut rest: Vec<&String> = plan.iter().collect();
-        let mut take = |pick: &dyn Fn(&GpuTrack) -> Option<&String>, wanted: &mut Vec<Option<String>>| {
-            for (i, g) in self.gpus.iter().enumerate() {
-                if wanted[i].is_some() {
-                    continue;
-                }
-                if let Some(name) = pick(g) {
-                    if let Some(pos) = rest.iter().position(|r| *r == name) {
-                        wanted[i] = Some(rest.remove(pos).clone());
-                    }
-                }
-            }
-        };
-        take(&|g| g.current.as_ref(), &mut wanted);
-        take(&|g| g.candidate.as_ref(), &mut wanted);
-        for w in wanted.iter_mut() {
-            if w.is_none() && !rest.is_empty() {
-                *w = Some(rest.remove(0).clone());
-            }
-        }
-        let mut changes = Vec::new();
-        for (i, (g, w)) in self.gpus.iter_mut().zip(wanted).enumerate() {
-            match w {
-                Some(w) if g.current.as_ref() != Some(&w) => {
-                    if g.candidate.as_ref() == Some(&w) {
-                        g.streak += 1;
-                    } else {
-                        g.candidate = Some(w);
-                        g.streak = 1;
-                    }
-                    if g.streak >= self.k {
-                        let to = g.candidate.take().unwrap_or_default();
-                        changes.push(LayoutChange {
-                            gpu: i,
-                            from: g.current.replace(to.clone()),
-                            to,
-                        });
-                        g.streak = 0;
-                    }
-                }
-                _ => {
-                    g.candidate = None;
-                    g.streak = 0;
-                }
-            }
-        }
-        changes
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hysteresis_waits_for_k_identical_plans() {
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        let mut h = Hysteresis::new(3, vec![Some("all-balanced".into()), Some("whole".into())]);
-        assert!(h.observe(&s(&["all-balanced", "all-1g.10gb"])).is_empty());
-        assert!(h.observe(&s(&["all-1g.10gb", "all-balanced"])).is_empty());
-        assert_eq!(h.streak(1), 2);
-        // A different plan breaks the streak.
-        assert!(h.observe(&s(&["all-balanced", "tenant-heavy"])).is_empty());
-        assert_eq!(h.streak(1), 1);
-        assert!(h.observe(&s(&["all-balanced", "all-1g.10gb"])).is_empty());
-        assert!(h.observe(&s(&["all-balanced", "all-1g.10gb"])).is_empty());
-        let c = h.observe(&s(&["all-balanced", "all-1g.10gb"]));
-        assert_eq!(
-            c,
-            vec![LayoutChange {
-                gpu: 1,
-                from: Some("whole".into()),
-                to: "all-1g.10gb".into()
-            }]
-        );
-        assert_eq!(h.current(), vec![Some("all-balanced"), Some("all-1g.10gb")]);
-        // K = 1 follows the plan at once.
-        let mut h1 = Hysteresis::new(1, vec![None]);
-        assert_eq!(h1.observe(&s(&["whole"])).len(), 1);
-    }
 }

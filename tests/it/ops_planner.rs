@@ -3,7 +3,7 @@
 
 use migplan::catalog::embedded as catalog;
 use migplan::ops::layouts::{self, Layout};
-use migplan::ops::planner::{self, ExactSettings, Hysteresis};
+use migplan::ops::planner::{self, ExactSettings};
 use proptest::prelude::*;
 
 fn h100() -> (usize, &'static migplan::catalog::GpuModel) {
@@ -183,34 +183,4 @@ proptest! {
             None => prop_assert!(x.is_err()),
         }
     }
-}
-
-#[test]
-fn hysteresis_over_planner_runs() {
-    // Four GPUs laid out for the seed's demand; the demand shifts to small instances. With K = 3
-    // nothing changes for two runs, then one GPU moves to all-1g.10gb.
-    let (id, m) = h100();
-    let menu = layouts::embedded();
-    let run = |spec: &str| {
-        let d = planner::parse_demand(m, spec).unwrap();
-        planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
-            .unwrap()
-            .names()
-            .into_iter()
-            .map(String::from)
-            .collect::<Vec<_>>()
-    };
-    let start = run("1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1");
-    let mut cur: Vec<Option<String>> = start.into_iter().map(Some).collect();
-    cur.push(None);
-    let mut h = Hysteresis::new(3, cur);
-    let shifted = run("1g.10gb=11,2g.20gb=2,3g.40gb=2,7g.80gb=1");
-    assert!(shifted.contains(&"all-1g.10gb".to_string()), "{shifted:?}");
-    assert!(h.observe(&shifted).is_empty());
-    assert!(h.observe(&shifted).is_empty());
-    let changes = h.observe(&shifted);
-    assert_eq!(changes.len(), 1, "{changes:?}");
-    assert_eq!(changes[0].to, "all-1g.10gb");
-    assert_eq!(changes[0].gpu, 3);
-    assert!(h.observe(&shifted).is_empty());
 }

@@ -7,12 +7,18 @@
 //! current placement, the current one is returned, so a call never loses value.
 //!
 //! Whole-fleet OPT (§6.8) is the same function over every host and every pending VM.
+//!
+//! The formulations are built in their own modules on a shared toolkit (`toolkit.rs`): host
+//! contents (`hostcols.rs`), placement patterns (`pattern.rs`) and, with the `solver-lab`
+//! feature, the paper's own variables (`slots.rs`); `docs/optimizer.md` describes them.
 
 mod configs;
 mod hostcols;
-mod model;
 mod pattern;
 mod run;
+#[cfg(feature = "solver-lab")]
+mod slots;
+mod toolkit;
 
 use super::objective::{self, Terms, Weights};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, VmId};
@@ -23,14 +29,18 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// How the BILP is written. All formulations have the same optimum (tests compare them).
+/// How the BILP is written. All formulations have the same optimum (tests compare them). The
+/// paper's own variables (`Plain`, `Tight`, `Config`) are for tests and benches only: they come
+/// with the `solver-lab` feature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Formulation {
     /// Eq. (4)-(16) as the paper writes them, restricted to the neighborhood (§5.3), plus the
     /// per-profile instance limits of the catalog (which the paper's profiles never reach).
+    #[cfg(feature = "solver-lab")]
     Plain,
     /// Plain with exact reductions: variables that cannot be non-zero dropped, rows tightened,
-    /// hosts that some optimum keeps on fixed (see `model.rs`).
+    /// hosts that some optimum keeps on fixed (see `slots.rs`).
+    #[cfg(feature = "solver-lab")]
     Tight,
     /// Tight, with each VM's GIs assigned to GPUs as one pattern per (VM, host, GPU per GI), and
     /// each GPU's arrangement one configuration column per profile multiset; see `pattern.rs`.
@@ -38,19 +48,21 @@ pub enum Formulation {
     /// One column per (host, VMs it holds by type) with the best arrangement's value, the
     /// Dantzig-Wolfe reformulation by host (`hostcols.rs`), where each host's contents can be
     /// enumerated within a budget (configuration combinations and cutting steps); `Pattern` for
-    /// the calls where they cannot. The fastest: the default.
+    /// the calls where they cannot. The default.
     #[default]
     Host,
     /// Tight, with each GPU's slices described by configuration columns: one binary per
-    /// configuration of the GPU (§3's configuration space: 723 on an A100-40GB), linked to the
-    /// GIs by one equality per (profile, start). It replaces gamma, f and the slice rows: gamma is
-    /// the sum of the GPU's configuration columns and a configuration's free-start reward is its
-    /// CF. Same feasible placements and objective; its LP turned out no tighter than Tight's.
+    /// configuration of the GPU (§3's configuration space), linked to the GIs by one equality
+    /// per (profile, start). It replaces gamma, f and the slice rows: gamma is the sum of the
+    /// GPU's configuration columns and a configuration's free-start reward is its CF. Same
+    /// feasible placements and objective; its LP is no tighter than Tight's.
+    #[cfg(feature = "solver-lab")]
     Config,
 }
 
 impl Formulation {
     /// Every formulation, the paper's first.
+    #[cfg(feature = "solver-lab")]
     pub const ALL: [Formulation; 5] = [
         Formulation::Plain,
         Formulation::Tight,
@@ -58,6 +70,9 @@ impl Formulation {
         Formulation::Pattern,
         Formulation::Host,
     ];
+    /// Every formulation.
+    #[cfg(not(feature = "solver-lab"))]
+    pub const ALL: [Formulation; 2] = [Formulation::Pattern, Formulation::Host];
 
     /// The formulation of a name from [`Formulation::name`].
     pub fn from_name(name: &str) -> Option<Formulation> {
@@ -67,8 +82,11 @@ impl Formulation {
     /// The name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
         match self {
+            #[cfg(feature = "solver-lab")]
             Formulation::Plain => "plain",
+            #[cfg(feature = "solver-lab")]
             Formulation::Tight => "tight",
+            #[cfg(feature = "solver-lab")]
             Formulation::Config => "config",
             Formulation::Pattern => "pattern",
             Formulation::Host => "host",
@@ -122,7 +140,8 @@ pub struct Progress {
 pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// How a caller controls a solve: a cancel flag (set it from any thread: the solver stops soon
-/// after and keeps its incumbent), an optional progress sink, and the formulation.
+/// after and keeps its incumbent), an optional progress sink, and the formulation. The fields
+/// for solver experiments come with the `solver-lab` feature.
 #[derive(Clone)]
 pub struct SolveControl {
     pub cancel: Arc<AtomicBool>,
@@ -130,9 +149,10 @@ pub struct SolveControl {
     pub formulation: Formulation,
     /// Print HiGHS's log.
     pub verbose: bool,
-    /// Run HiGHS's presolve (default: off: on the solver bench's 40 calls it gave a median of
-    /// 2.5 s and 36 proven against 2.4 s and 38 without; a run whose returned vector disagrees
-    /// with its reported objective is repeated without it, see `solve_with`).
+    /// Run HiGHS's presolve (default: off: it proved fewer calls optimal on the solver bench; a
+    /// run whose returned vector disagrees with its reported objective is repeated without it,
+    /// see `solve_with`).
+    #[cfg(feature = "solver-lab")]
     pub presolve: bool,
     /// A placement to start from instead of the current one (every running VM of the
     /// neighborhood, plus any admitted pending VMs), used when it is valid and better by Eq. (5)
@@ -142,14 +162,14 @@ pub struct SolveControl {
     /// current one (default: on).
     pub greedy_start: bool,
     /// Extra HiGHS options (name, value), for tuning experiments.
-    #[doc(hidden)]
+    #[cfg(feature = "solver-lab")]
     pub highs_options: Vec<(String, String)>,
-    /// Hosts forced on or off, for experiments (pattern formulation only).
-    #[doc(hidden)]
+    /// Hosts forced on or off, for experiments (pattern and host formulations).
+    #[cfg(feature = "solver-lab")]
     pub fix_hosts: Vec<(HostId, bool)>,
     /// Add the conflict-clique rows of the pattern formulation (default: on; off only to measure
     /// what they give).
-    #[doc(hidden)]
+    #[cfg(feature = "solver-lab")]
     pub conflict_cliques: bool,
 }
 
@@ -160,11 +180,15 @@ impl Default for SolveControl {
             progress: None,
             formulation: Formulation::default(),
             verbose: false,
+            #[cfg(feature = "solver-lab")]
             presolve: false,
             hint: None,
             greedy_start: true,
+            #[cfg(feature = "solver-lab")]
             highs_options: Vec::new(),
+            #[cfg(feature = "solver-lab")]
             fix_hosts: Vec::new(),
+            #[cfg(feature = "solver-lab")]
             conflict_cliques: true,
         }
     }
@@ -208,6 +232,7 @@ pub struct SolveOutcome {
     pub threads: u32,
     /// The presolved run returned a vector that disagrees with its reported objective and the
     /// call was repeated without presolve (see `solve_with`).
+    #[cfg(feature = "solver-lab")]
     pub presolve_retried: bool,
     /// The formulation the model was built in (`Host` falls back to `Pattern` where it does
     /// not apply).
@@ -235,7 +260,8 @@ pub(crate) struct Inst<'a> {
     pub vms: Vec<VmRec>,
     pub index: HashMap<VmId, usize>,
     pub w: Weights,
-    /// Hosts whose phi is fixed by the caller (experiments), by position.
+    /// Hosts whose phi is fixed by the caller (experiments, `SolveControl::fix_hosts`), by
+    /// position; all `None` otherwise.
     pub phi_fix: Vec<Option<bool>>,
     /// Add the conflict-clique rows (pattern formulation; see `pattern.rs`).
     pub cliques: bool,
@@ -342,11 +368,15 @@ pub fn solve_with(
 ) -> anyhow::Result<SolveOutcome> {
     let t0 = Instant::now();
     let w = Weights::from_settings(settings);
+    #[cfg_attr(not(feature = "solver-lab"), allow(unused_mut))]
     let mut inst = Inst::new(fleet, hosts, pending, w)?;
-    inst.cliques = control.conflict_cliques;
-    for &(h, on) in &control.fix_hosts {
-        if let Some(p) = hosts.iter().position(|&x| x == h) {
-            inst.phi_fix[p] = Some(on);
+    #[cfg(feature = "solver-lab")]
+    {
+        inst.cliques = control.conflict_cliques;
+        for &(h, on) in &control.fix_hosts {
+            if let Some(p) = hosts.iter().position(|&x| x == h) {
+                inst.phi_fix[p] = Some(on);
+            }
         }
     }
     let start_terms = objective::evaluate(fleet, fleet, hosts, &w);
@@ -365,19 +395,19 @@ pub fn solve_with(
             rows: 0,
             cols: 0,
             threads,
+            #[cfg(feature = "solver-lab")]
             presolve_retried: false,
             formulation: control.formulation,
         });
     }
-    // HiGHS's presolve shortens the hard calls (the root node works on a smaller model), but
-    // HiGHS 1.16 has a defect with a MIP start: when presolve fixes columns of the start to other
-    // values and nothing better than the mapped start turns up, HiGHS reports the mapped start's
-    // objective while returning the original start vector (log: "MIP start solution is feasible:
-    // objective value is 224" then "feasible in the reduced space: objective value is 320").
-    // Such a run is recognised by its placement being worth less, by Eq. (5) recomputed from the
-    // placement, than the objective HiGHS reports (a correct solution is never worth less, §5.3),
-    // or by a placement the fleet refuses; the call is then run again without presolve in the
-    // time left.
+    // With the `solver-lab` feature, HiGHS's presolve may be asked for. It shortens the hard
+    // calls (the root node works on a smaller model), but HiGHS 1.16 has a defect with a MIP
+    // start: when presolve fixes columns of the start to other values and nothing better than the
+    // mapped start turns up, HiGHS reports the mapped start's objective while returning the
+    // original start vector. Such a run is recognised by its placement being worth less, by
+    // Eq. (5) recomputed from the placement, than the objective HiGHS reports (a correct solution
+    // is never worth less, §5.3), or by a placement the fleet refuses; the call is then run again
+    // without presolve in the time left.
     let greedy = match (&control.hint, control.formulation) {
         (None, Formulation::Pattern | Formulation::Host) if control.greedy_start => {
             super::greedy::start(fleet, hosts, pending, &w).map(|s| s.targets)
@@ -386,8 +416,8 @@ pub fn solve_with(
     };
     let hint = control.hint.as_ref().or(greedy.as_ref());
     let attempt = |presolve: bool| -> anyhow::Result<Attempt> {
-        let built = model::build(&inst, control.formulation);
-        let model::Built {
+        let built = build(&inst, control.formulation);
+        let toolkit::Built {
             problem,
             mut start,
             offset,
@@ -396,7 +426,7 @@ pub fn solve_with(
             ..
         } = built;
         if let Some(hint) = hint {
-            if let Ok(f) = apply(fleet, &inst, hint) {
+            if let Ok(f) = apply(fleet, hint) {
                 if objective::evaluate(fleet, &f, hosts, &w).total > start_terms.total {
                     if let Some(v) = decode.start_from(&inst, hint) {
                         start = v;
@@ -413,12 +443,16 @@ pub fn solve_with(
             presolve,
             abs_gap: if integral { 0.99 } else { 1e-6 },
             verbose: control.verbose,
+            #[cfg(feature = "solver-lab")]
             extra: control.highs_options.clone(),
+            #[cfg(not(feature = "solver-lab"))]
+            extra: Vec::new(),
         };
         let formulation = match &decode {
-            model::Decode::Hosts(_) => Formulation::Host,
-            model::Decode::Patterns(_) => Formulation::Pattern,
-            model::Decode::Slots { .. } => control.formulation,
+            toolkit::Decode::Hosts(_) => Formulation::Host,
+            toolkit::Decode::Patterns(_) => Formulation::Pattern,
+            #[cfg(feature = "solver-lab")]
+            toolkit::Decode::Slots { .. } => control.formulation,
         };
         let res = run::run(highs_model, &start, &opts, control, offset, t0, "full")?;
         let status = match res.status {
@@ -432,7 +466,7 @@ pub fn solve_with(
         if let Some(colv) = &res.columns {
             targets = decode.targets(&inst, colv)?;
         }
-        let after = apply(fleet, &inst, &targets)?;
+        let after = apply(fleet, &targets)?;
         let terms = objective::evaluate(fleet, &after, hosts, &w);
         // Recomputing phi, gamma, m, omega and f from the placement can only raise the value
         // (§5.3): a lower value means the returned vector is not the solution HiGHS describes.
@@ -449,7 +483,9 @@ pub fn solve_with(
             formulation,
         })
     };
+    #[cfg(feature = "solver-lab")]
     let mut presolve_retried = false;
+    #[cfg(feature = "solver-lab")]
     let first = if control.presolve {
         match attempt(true) {
             Ok(a) if a.consistent => Some(a),
@@ -458,6 +494,8 @@ pub fn solve_with(
     } else {
         None
     };
+    #[cfg(not(feature = "solver-lab"))]
+    let first: Option<Attempt> = None;
     let Attempt {
         mut targets,
         mut terms,
@@ -471,7 +509,10 @@ pub fn solve_with(
     } = match first {
         Some(a) => a,
         None => {
-            presolve_retried = control.presolve;
+            #[cfg(feature = "solver-lab")]
+            {
+                presolve_retried = control.presolve;
+            }
             attempt(false)?
         }
     };
@@ -510,9 +551,30 @@ pub fn solve_with(
         rows,
         cols,
         threads,
+        #[cfg(feature = "solver-lab")]
         presolve_retried,
         formulation,
     })
+}
+
+/// Builds the model of `inst` in formulation `form` (`Host` falls back to `Pattern` where the
+/// host contents cannot be enumerated within their budget).
+fn build(inst: &Inst, form: Formulation) -> toolkit::Built {
+    build_with(inst, form, false, false)
+}
+
+/// [`build`], optionally as the LP relaxation and with column names (diagnostics).
+fn build_with(inst: &Inst, form: Formulation, relax: bool, named: bool) -> toolkit::Built {
+    match form {
+        Formulation::Host => {
+            hostcols::build(inst, relax, named).unwrap_or_else(|| pattern::build(inst, relax, named))
+        }
+        Formulation::Pattern => pattern::build(inst, relax, named),
+        #[cfg(feature = "solver-lab")]
+        Formulation::Plain | Formulation::Tight | Formulation::Config => {
+            slots::build(inst, form, relax, named)
+        }
+    }
 }
 
 /// One HiGHS run of a call, decoded and evaluated.
@@ -532,7 +594,7 @@ struct Attempt {
 
 /// Diagnostics: the LP relaxation of the model of a neighborhood, solved; returns its value and
 /// the columns with a non-zero value (name = value), fractional ones first.
-#[doc(hidden)]
+#[cfg(feature = "solver-lab")]
 pub fn lp_relaxation(
     fleet: &Fleet,
     hosts: &[HostId],
@@ -543,7 +605,7 @@ pub fn lp_relaxation(
 ) -> anyhow::Result<(f64, Vec<(String, f64)>)> {
     let w = Weights::from_settings(settings);
     let inst = Inst::new(fleet, hosts, pending, w)?;
-    let built = model::build_with(&inst, formulation, true, true);
+    let built = build_with(&inst, formulation, true, true);
     let offset = built.offset;
     let names = built.names.unwrap_or_default();
     let mut m = built
@@ -584,20 +646,9 @@ fn remaining(limit: f64, t0: Instant) -> f64 {
     }
 }
 
-/// The fleet with the neighborhood's VMs at `targets` (validated by the fleet's own rules).
-fn apply(fleet: &Fleet, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> anyhow::Result<Fleet> {
-    let mut after = fleet.clone();
-    for v in &inst.vms {
-        if v.old.is_some() {
-            after
-                .unplace(v.id)
-                .map_err(|e| anyhow::anyhow!("solver placement: {e}"))?;
-        }
-    }
-    for (&id, p) in targets {
-        after
-            .place(id, p.clone())
-            .map_err(|e| anyhow::anyhow!("solver placement of VM {id} is invalid: {e}"))?;
-    }
-    Ok(after)
+/// The fleet with the VMs of `targets` at their targets (validated by the fleet's own rules).
+fn apply(fleet: &Fleet, targets: &BTreeMap<VmId, Placement>) -> anyhow::Result<Fleet> {
+    fleet
+        .with_placements(targets)
+        .map_err(|(id, e)| anyhow::anyhow!("solver placement of VM {id} is invalid: {e}"))
 }

@@ -235,19 +235,9 @@ pub fn call(
         }
     }
     // The proposed state, built from the placements (checked by the fleet's rules).
-    let mut target = fleet.clone();
-    for &id in p.plan.targets.keys() {
-        if target.vm(id).is_some_and(|v| v.placement.is_some()) {
-            target
-                .unplace(id)
-                .map_err(|e| anyhow::anyhow!("solver placement: {e}"))?;
-        }
-    }
-    for (&id, to) in &p.plan.targets {
-        target
-            .place(id, to.clone())
-            .map_err(|e| anyhow::anyhow!("the solver's placement of VM {id} is invalid: {e}"))?;
-    }
+    let mut target = fleet
+        .with_placements(&p.plan.targets)
+        .map_err(|(id, e)| anyhow::anyhow!("the solver's placement of VM {id} is invalid: {e}"))?;
     // §5.3: Eq. (5) of the returned placement, recomputed from it.
     p.after = objective::evaluate(fleet, &target, &nb.hosts, &w);
     match executor::schedule_with(fleet, &p.plan, settings.delta) {

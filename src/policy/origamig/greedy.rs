@@ -1,11 +1,10 @@
 //! A greedy start for the restricted BILP: a placement of the neighborhood found in
 //! milliseconds, handed to HiGHS as its incumbent when it beats the current placement.
 //!
-//! The solver's time goes both into finding the optimum and into proving it (on the solver
-//! bench, a call started from its own optimum still takes a third to a half of its time). A good
-//! incumbent from the start lets the branch and bound prune from the first node. The greedy
-//! rule mirrors what optimal solutions do (SOLVER-NOTES: every move either empties a host or
-//! makes room for a new VM):
+//! The solver's time goes both into finding the optimum and into proving it. A good incumbent
+//! from the start lets the branch and bound prune from the first node. The greedy rule mirrors
+//! what optimal solutions do (every move either empties a host or makes room for a new VM; see
+//! `docs/optimizer.md`):
 //! 1. each pending VM, oldest first, goes to the first active host of the neighborhood where the
 //!    default GI placement fits it, else the first inactive one (admission, a_i);
 //! 2. each active host, fewest VMs first, is emptied when all its VMs fit on the other active

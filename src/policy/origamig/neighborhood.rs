@@ -26,11 +26,10 @@
 //!   with it (M̂ is not filled again). The test is on S as a whole, as the call "tries to empty"
 //!   S, and removing the last source can only help it. This reading reproduces the pattern of
 //!   the paper's Table 10 (§6.6): with δ = 5 lightly loaded sources pass line 18, few hosts
-//!   are left for R, and the calls are small and fast (about 11 VMs and 0.35 s, against 44-58
-//!   VMs and 5.64 s with δ = 10) for about as many moves (12.3 and 12.8 per hour). An earlier
-//!   reading kept each removed source in M̂ as a receiver; its calls stayed large at δ = 5, made
-//!   more moves there than at δ = 10 and about twice the paper's moves at δ = 10 (README,
-//!   OrigaMIG, for the measured comparison). The setting `keep_removed_sources` selects it: each
+//!   are left for R, and the calls are smaller and faster than with δ = 10 for about as many
+//!   moves. An earlier reading kept each removed source in M̂ as a receiver; its calls stayed
+//!   large at δ = 5, made more moves there than at δ = 10 and more than the paper's at δ = 10
+//!   (README, OrigaMIG, for the measured comparison). The setting `keep_removed_sources` selects it: each
 //!   source that can be emptied jointly with those kept before it stays a source, the others
 //!   stay in M̂ as receivers.
 //! - One case Algorithm 1 leaves without a call: when every active host of the class is a

@@ -1,9 +1,11 @@
 //! Every configuration of one GPU model: the sets of (profile, start) GIs that fit its grid
 //! together (no shared memory slice, permitted starts, instance limits), as in §3's
-//! configuration space (723 for the A100-40GB with the paper's profiles, the empty one included).
+//! configuration space (the empty one included).
 
 use crate::catalog::{GpuModel, ProfileId};
-use crate::mig::{self, Occupancy};
+use crate::explore;
+use crate::mig;
+use std::cmp::Reverse;
 use std::sync::Mutex;
 
 /// One configuration of a GPU.
@@ -15,45 +17,26 @@ pub(crate) struct Config {
     pub cf: u32,
 }
 
-/// Enumerates the configurations of `model` over the profiles `allowed` (each set once: at the
-/// lowest undecided slice, either leave it free or start a GI there).
+/// The configurations of `model` over the profiles `allowed` ([`explore::configurations`]), in
+/// the order of a walk over the slices: at the lowest undecided slice, first leave it free, then
+/// start a GI of each profile of `allowed` there, in turn. The order fixes the column order of the
+/// models built on them.
 pub(crate) fn enumerate(model: &GpuModel, allowed: &[ProfileId]) -> Vec<Config> {
-    fn rec(
-        model: &GpuModel,
-        allowed: &[ProfileId],
-        u: u8,
-        occ: &mut Occupancy,
-        gis: &mut Vec<(ProfileId, u8)>,
-        out: &mut Vec<Config>,
-    ) {
-        if u >= model.memory_slices {
-            out.push(Config {
-                gis: gis.clone(),
-                cf: mig::cf(model, occ),
-            });
-            return;
-        }
-        rec(model, allowed, u + 1, occ, gis, out);
-        for &p in allowed {
-            if occ.can_place(model, p, u) {
-                occ.add(model, p, u);
-                gis.push((p, u));
-                rec(model, allowed, u + model.profiles[p].size, occ, gis, out);
-                gis.pop();
-                occ.remove(model, p, u);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    rec(
-        model,
-        allowed,
-        0,
-        &mut Occupancy::empty(),
-        &mut Vec::new(),
-        &mut out,
-    );
-    out
+    let rank = |p: ProfileId| allowed.iter().position(|&a| a == p).unwrap_or(allowed.len());
+    type Order = Vec<(Reverse<u8>, usize)>;
+    let mut out: Vec<(Order, Config)> = explore::configurations(model, allowed)
+        .into_iter()
+        .map(|(key, occ)| {
+            let gis = explore::key_gis(key);
+            // A configuration leaves a slice free before any that starts a GI there: compared
+            // GI by GI (by start), the later start comes first, then the earlier profile.
+            let order = gis.iter().map(|&(p, z)| (Reverse(z), rank(p))).collect();
+            let cf = mig::cf(model, &occ);
+            (order, Config { gis, cf })
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.into_iter().map(|(_, c)| c).collect()
 }
 
 /// All configurations of a model (every profile, +me included), enumerated once per model and

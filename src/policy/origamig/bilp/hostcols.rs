@@ -16,7 +16,7 @@
 //!   the host (the others come from elsewhere), and the arrangement keeps in place the VMs
 //!   whose exact GIs (type, GPU, start) it contains. The constant part (every running VM
 //!   leaving, every running VM admitted) is the objective offset.
-//! - Rows: sum_v X[j, v] <= 1 per host (= 1 for the hosts `model::forced_on` fixes on); per type,
+//! - Rows: sum_v X[j, v] <= 1 per host (= 1 for the hosts `toolkit::forced_on` fixes on); per type,
 //!   sum over hosts and contents of count * X = running VMs of the type + admitted pending VMs of
 //!   the type (an integer a_t between 0 and the pending ones, rewarded a each, Eq. 5's first
 //!   term). Any solution is a placement: give each host its arrangement, keep the VMs that match
@@ -38,7 +38,7 @@
 //! without GIs) return `None` and are built with [`super::pattern`].
 
 use super::configs::{self, Config};
-use super::model::{self, finish, sum, Built, Cols};
+use super::toolkit::{self, finish, sum, Built, Cols};
 use super::Inst;
 use crate::catalog::{ModelId, ProfileId};
 use crate::fleet::{GiSlot, Placement, VmId};
@@ -149,7 +149,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
     let total: Vec<u32> = (0..nt).map(|t| running[t] + pending[t]).collect();
 
     // --- groups of hosts with the same columns ------------------------------------------------
-    let forced = model::forced_on(inst);
+    let forced = toolkit::forced_on(inst);
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of = vec![usize::MAX; inst.hosts.len()];
     let mut sig_group: HashMap<(Vec<ModelId>, u32, u32), usize> = HashMap::new();
@@ -287,7 +287,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
         &obj,
         offset,
         rows,
-        model::Decode::Hosts(decode),
+        toolkit::Decode::Hosts(decode),
         w.integral(),
     );
     built.start = start;
@@ -407,23 +407,11 @@ fn enumerate(
                 }
             }
         }
-        if !next(&mut idx, &per_gpu) {
+        if !toolkit::next_combination(&mut idx, &per_gpu) {
             break;
         }
     }
     Some(out)
-}
-
-/// Steps the configuration indices to the next combination; false after the last.
-fn next(idx: &mut [usize], lists: &[Vec<&'static Config>]) -> bool {
-    for d in 0..idx.len() {
-        idx[d] += 1;
-        if idx[d] < lists[d].len() {
-            return true;
-        }
-        idx[d] = 0;
-    }
-    false
 }
 
 /// Cuts one arrangement's GIs into VMs of the neighborhood's types.

@@ -4,7 +4,7 @@
 //! - A[i, j, pi]: VM i runs on host j with its GIs on the GPUs pi (one GPU per GI). This is
 //!   x_ij split by GPU assignment; it ties a VM's GIs together, so the LP relaxation can no
 //!   longer place one GI of a half-admitted VM where its other GI could never be (the plain LP
-//!   does: SOLVER-NOTES, its bound is the weak part).
+//!   does, and its bound is the weak part; see `docs/optimizer.md`).
 //! - L[j, k, c]: GPU k of host j holds configuration c (a set of (profile, start) GIs, §3's
 //!   configuration space). A GPU holds at most one configuration, only on a host that is on
 //!   (sum_c L <= phi_j); gamma_jk is sum_c L and the free-start term of Eq. (5) is w_p CF(c), so
@@ -21,7 +21,7 @@
 //!   s_i <= sum of L over configurations of its old GPU that contain its old (profile, start).
 //!
 //! Exact reductions on top (each keeps an optimum):
-//! - Patterns only on hosts that can hold the VM (`model::host_can_hold`) and GPUs of the GI's
+//! - Patterns only on hosts that can hold the VM (`toolkit::host_can_hold`) and GPUs of the GI's
 //!   class (Eq. 4), and only when the GIs put on each GPU fit it together (the profile counts
 //!   are those of some configuration; otherwise the counting row cannot hold).
 //! - Two GIs of one VM with the same profile are interchangeable: only the pattern with their
@@ -33,15 +33,15 @@
 //!   its CF and keeps at least the same current GIs of the GPU (the only other thing that
 //!   matters, through s_i); ties keep the first. On a GPU that holds nothing now this leaves one
 //!   configuration per profile multiset (77 non-empty ones on an A100-40GB instead of 722).
-//! - The host fixings of `model::forced_on`, and sum_i c_i x_ij <= C_j phi_j.
+//! - The host fixings of `toolkit::forced_on`, and sum_i c_i x_ij <= C_j phi_j.
 //! - Conflict cliques (`conflict_cliques`): VMs of which no two fit on a host together take at
 //!   most one place there, sum_C x_ij <= phi_j, which replaces Eq. (12) for the VMs it covers.
 //!   Valid for every placement; it tightens the LP, which otherwise rotates fractions of big VMs
-//!   around half-on hosts. Added on hosts with GPUs of 8 memory slices or more only (measured;
-//!   see `conflict_cliques`).
+//!   around half-on hosts. Added on hosts with GPUs of 8 memory slices or more only (see
+//!   `conflict_cliques`).
 
 use super::configs::{self, Config};
-use super::model::{self, finish, sum, Built, Cols};
+use super::toolkit::{self, finish, sum, Built, Cols};
 use super::Inst;
 use crate::catalog::GpuModel;
 use crate::fleet::{GiRequest, GiSlot, Placement, VmId};
@@ -91,7 +91,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
     let mut offset = 0.0;
     let mut rows: Vec<Constraint> = Vec::new();
 
-    let forced = model::forced_on(inst);
+    let forced = toolkit::forced_on(inst);
     let phi: Vec<usize> = inst
         .hosts
         .iter()
@@ -133,7 +133,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
             .as_ref()
             .map(|(h, slots)| (*h, slots.iter().map(|s| s.gpu).collect()));
         for (h, on_h) in on.iter_mut().enumerate() {
-            if !model::host_can_hold(inst, i, h) {
+            if !toolkit::host_can_hold(inst, i, h) {
                 continue;
             }
             let gis: Vec<&GiRequest> = vm.gis.iter().collect();
@@ -164,7 +164,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                     }
                     list.push((h, gpus, col));
                 }
-                if !next_combination(&mut idx, &cand) {
+                if !toolkit::next_combination(&mut idx, &cand) {
                     break;
                 }
             }
@@ -256,8 +256,8 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
     // sum of its patterns with M on k <= sum of L over configurations containing M. Valid (a VM
     // takes one pattern, a GPU one configuration) and not implied by the counting rows, which
     // let two halves of one VM's GIs sit in two different half-configurations.
-    // Rows for single GIs are implied often enough to cost more than they give (measured); only
-    // multisets of two or more GIs get one.
+    // Rows for single GIs are implied often enough to cost more than they give; only multisets
+    // of two or more GIs get one.
     let min_m = 2;
     for (i, vm) in inst.vms.iter().enumerate() {
         if vm.gis.len() < min_m {
@@ -372,7 +372,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
         &obj,
         offset,
         rows,
-        model::Decode::Patterns(Decode {
+        toolkit::Decode::Patterns(Decode {
             pats,
             cfgs,
             phi,
@@ -423,18 +423,6 @@ fn gis_fit(
     })
 }
 
-/// Steps `idx` (one index into each `cand` list) to the next combination; false after the last.
-fn next_combination(idx: &mut [usize], cand: &[Vec<usize>]) -> bool {
-    for d in 0..idx.len() {
-        idx[d] += 1;
-        if idx[d] < cand[d].len() {
-            return true;
-        }
-        idx[d] = 0;
-    }
-    false
-}
-
 /// Whether VMs `a` and `b` fit together on an otherwise empty host position `h`: cores, RAM,
 /// and some assignment of their GIs to GPUs of the right class whose profile counts on each GPU
 /// are those of a configuration (the test the patterns use for one VM).
@@ -460,7 +448,7 @@ fn pair_fits(
         if gis_fit(inst, h, &gis, &gpus, feasible) {
             return true;
         }
-        if !next_combination(&mut idx, &cand) {
+        if !toolkit::next_combination(&mut idx, &cand) {
             return false;
         }
     }
@@ -491,11 +479,10 @@ fn conflict_cliques(
             host.ram_gb,
             host.gpus.iter().map(|g| g.model).collect::<Vec<_>>(),
         );
-        // Only on hosts whose GPUs all have 8 memory slices or more (A100, H100). Measured on
-        // the solver bench's 15 A30-24GB consolidation calls (4 slices per GPU, where most
-        // pairs of VMs conflict): the rows tighten the root LP there too (1456 -> 1399 against
-        // an optimum of 1371 on call #12) but the calls took 37.7 s in all against 32.2 s
-        // without; on the 15 A100 ones 21.8 s against 41.5 s.
+        // Only on hosts whose GPUs all have 8 memory slices or more (A100, H100). On GPUs of 4
+        // slices (A30-24GB), where most pairs of VMs conflict, the rows tighten the root LP too
+        // but make the calls slower on the solver bench; on 8-slice GPUs they make them faster
+        // (`docs/optimizer.md`).
         if host
             .gpus
             .iter()

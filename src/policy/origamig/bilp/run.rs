@@ -1,7 +1,7 @@
 //! Running one HiGHS model: options, the warm start, and a MIP callback that reports progress and
 //! honours a cancel flag. good_lp builds the model; `into_inner()` hands us the `highs` model, on
 //! which the options and the start must be set (good_lp's own `solve` would forget the achieved
-//! gap and bound, SOLVER-NOTES "good_lp's HiGHS API").
+//! gap and bound).
 //!
 //! The callback goes through the raw C API (`highs-sys`, which the `highs` crate is built on):
 //! `Highs_setCallback` with the MIP-interrupt and improving-solution callbacks. HiGHS calls them
@@ -41,7 +41,7 @@ pub(crate) struct RunOptions {
 }
 
 /// HiGHS's thread pool is global to the process: the first thread count used wins and a later
-/// different value makes the solve fail (SOLVER-NOTES). Every run uses the first value.
+/// different value makes the solve fail. Every run uses the first value.
 pub(crate) fn process_threads(requested: u32) -> u32 {
     static THREADS: OnceLock<u32> = OnceLock::new();
     *THREADS.get_or_init(|| requested.max(1))

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::catalog::embedded;
+use crate::mig::Occupancy;
 
 #[test]
 fn a100_has_723_configurations_of_the_paper_profiles() {

@@ -1,96 +1,17 @@
-//! The restricted BILP of §4 (Eq. 4-16) over a neighborhood, built with good_lp, in the
-//! formulations of [`Formulation`]. Every formulation has the same optimum value; each reduction
-//! is justified where it is applied and compared with [`Formulation::Plain`] by tests.
+//! The restricted BILP of §4 (Eq. 4-16) over a neighborhood with the paper's variables (x per VM
+//! and host, y per GI, GPU and start), in the formulations [`Formulation::Plain`],
+//! [`Formulation::Tight`] and [`Formulation::Config`]. Every formulation has the same optimum
+//! value; each reduction is justified where it is applied and compared with
+//! [`Formulation::Plain`] by tests.
 
 use super::configs::{self, Config};
+use super::toolkit::{finish, forced_on, host_can_hold, sum, Built, Cols, Decode};
 use super::{Formulation, Inst};
-use crate::catalog::{GpuModel, ModelId};
+use crate::catalog::GpuModel;
 use crate::fleet::{GiSlot, Placement, VmId};
-use crate::mig::{self, Occupancy};
-use good_lp::{constraint, variable, Constraint, Expression, ProblemVariables, Variable};
+use crate::mig;
+use good_lp::{constraint, Constraint};
 use std::collections::BTreeMap;
-
-/// Columns in creation order (= HiGHS column order) with their start values.
-pub(crate) struct Cols {
-    pv: ProblemVariables,
-    v: Vec<Variable>,
-    start: Vec<f64>,
-    /// Diagnostics: continuous variables (the LP relaxation) and column names.
-    relax: bool,
-    names: Option<Vec<String>>,
-}
-
-impl Cols {
-    fn def(&self) -> good_lp::VariableDefinition {
-        if self.relax {
-            variable().min(0.0).max(1.0)
-        } else {
-            variable().binary()
-        }
-    }
-
-    pub(crate) fn new(relax: bool, named: bool) -> Cols {
-        Cols {
-            pv: ProblemVariables::new(),
-            v: Vec::new(),
-            start: Vec::new(),
-            relax,
-            names: named.then(Vec::new),
-        }
-    }
-
-    /// Columns so far.
-    pub(crate) fn len(&self) -> usize {
-        self.v.len()
-    }
-
-    pub(crate) fn bin(&mut self, start: bool, name: impl FnOnce() -> String) -> usize {
-        let d = self.def();
-        self.v.push(self.pv.add(d));
-        self.start.push(if start { 1.0 } else { 0.0 });
-        if let Some(n) = &mut self.names {
-            n.push(name());
-        }
-        self.v.len() - 1
-    }
-
-    /// An integer in [0, max] (the LP relaxation: continuous).
-    pub(crate) fn int(&mut self, max: u32, name: impl FnOnce() -> String) -> usize {
-        let d = if self.relax {
-            variable().min(0.0).max(max as f64)
-        } else {
-            variable().integer().min(0.0).max(max as f64)
-        };
-        self.v.push(self.pv.add(d));
-        self.start.push(0.0);
-        if let Some(n) = &mut self.names {
-            n.push(name());
-        }
-        self.v.len() - 1
-    }
-
-    /// A binary fixed at 0 (experiments).
-    pub(crate) fn zero(&mut self, name: impl FnOnce() -> String) -> usize {
-        let d = self.def().max(0.0);
-        self.v.push(self.pv.add(d));
-        self.start.push(0.0);
-        if let Some(n) = &mut self.names {
-            n.push(name());
-        }
-        self.v.len() - 1
-    }
-
-    /// A binary fixed at 1 (an exact fixing; HiGHS drops it at no cost).
-    pub(crate) fn one(&mut self, name: impl FnOnce() -> String) -> usize {
-        let d = self.def().min(1.0);
-        self.v.push(self.pv.add(d));
-        self.start.push(1.0);
-        if let Some(n) = &mut self.names {
-            n.push(name());
-        }
-        self.v.len() - 1
-    }
-}
 
 /// One y column: GI at (host position, gpu, start).
 #[derive(Debug, Clone, Copy)]
@@ -103,21 +24,6 @@ pub(crate) struct YCol {
 
 /// y columns per VM, per GI.
 pub(crate) type YMap = Vec<Vec<Vec<YCol>>>;
-
-/// A built model: the good_lp problem plus the map from placements to columns.
-pub(crate) struct Built {
-    pub problem: good_lp::solvers::highs::HighsProblem,
-    /// Complete start vector: the current placement, pending VMs rejected (§5.3).
-    pub start: Vec<f64>,
-    /// Objective constant that HiGHS does not see.
-    pub offset: f64,
-    /// How to read a placement out of the column values.
-    pub decode: Decode,
-    /// Whether every objective coefficient is an integer.
-    pub integral: bool,
-    /// Column names (diagnostics only).
-    pub names: Option<Vec<String>>,
-}
 
 /// Which reductions a formulation applies.
 #[derive(Debug, Clone, Copy)]
@@ -155,178 +61,23 @@ impl Flags {
                 drop_new_mw: false,
                 configs: false,
             },
-            Formulation::Tight => all,
             Formulation::Config => Flags { configs: true, ..all },
-            Formulation::Pattern | Formulation::Host => all,
+            Formulation::Tight | Formulation::Pattern | Formulation::Host => all,
         }
     }
 }
 
-pub(crate) fn sum(cols: &Cols, terms: &[(f64, usize)]) -> Expression {
-    let mut e = Expression::with_capacity(terms.len());
-    for &(c, i) in terms {
-        e.add_mul(c, cols.v[i]);
-    }
-    e
-}
-
-/// Whether host position `h` can hold VM `i` at all: cores, RAM, a GPU of the class of each GI
-/// and enough slices of that class. When it cannot, x_ij = 1 would violate Eq. (6), (7), (9) or
-/// (10), so the variable is dropped (fixed at 0).
-pub(crate) fn host_can_hold(inst: &Inst, i: usize, h: usize) -> bool {
-    let vm = &inst.vms[i];
-    let host = &inst.fleet.hosts[inst.hosts[h]];
-    if vm.cores > host.cores || vm.ram > host.ram_gb {
-        return false;
-    }
-    let cat = inst.fleet.catalog;
-    let mut need: BTreeMap<&str, u32> = BTreeMap::new();
-    for g in &vm.gis {
-        let m = cat.model(g.model);
-        let p = &m.profiles[g.profile];
-        let fits_one = host
-            .gpus
-            .iter()
-            .any(|gpu| cat.same_class(g.model, gpu.model) && p.size <= cat.model(gpu.model).memory_slices);
-        if !fits_one {
-            return false;
-        }
-        *need.entry(m.class.as_str()).or_default() += p.size as u32;
-    }
-    need.iter().all(|(class, &n)| {
-        let have: u32 = host
-            .gpus
-            .iter()
-            .filter(|gpu| cat.model(gpu.model).class == *class)
-            .map(|gpu| cat.model(gpu.model).memory_slices as u32)
-            .sum();
-        n <= have
-    })
-}
-
-/// Hosts that are on in every optimal solution we need to keep (exact fixings, SOLVER-NOTES):
-///
-/// (a) Restoring a host. Take any solution in which host j is off. Put j's running VMs back on
-/// their old GIs (free: j holds nothing) and take them off the hosts that received them. Their
-/// m and omega fall to 0 (gain D_j = sum of delta_i (1 + [VM has GIs])), j is on again (cost b)
-/// with its old active GPUs (cost e G_j) and its old free starts (gain F_j). A receiver GPU that
-/// loses GIs gains free starts, or becomes empty and gains e - w_p CF(its configuration) >= 0
-/// when e >= w_p CF(empty GPU) (the third relation of §5.2, checked here); a receiver host that
-/// empties gains b. So when D_j + F_j >= b + e G_j the restored solution is at least as good, and
-/// some optimum has phi_j = 1. Restored hosts hold exactly their old VMs, so restoring several
-/// hosts one after another never empties a restored one: the fixings hold jointly.
-///
-/// (b) Capacity. If the running VMs of the neighborhood need more cores, RAM or memory slices
-/// of a class than the other hosts have in total, j cannot be off (Eq. 6-10).
-pub(crate) fn forced_on(inst: &Inst) -> Vec<bool> {
-    let cat = inst.fleet.catalog;
-    let w = &inst.w;
-    let models: Vec<ModelId> = inst
-        .hosts
-        .iter()
-        .flat_map(|&h| inst.fleet.hosts[h].gpus.iter().map(|g| g.model))
-        .collect();
-    let relation_ok = models.iter().all(|&m| {
-        let gm = cat.model(m);
-        w.gpu >= w.free_start * mig::cf(gm, &Occupancy::empty()) as f64
-    }) && w.free_start >= 0.0;
-    // Totals for (b).
-    let mut cores_need = 0u64;
-    let mut ram_need = 0u64;
-    let mut slices_need: BTreeMap<&str, u64> = BTreeMap::new();
-    for vm in inst.vms.iter().filter(|v| v.old.is_some()) {
-        cores_need += vm.cores as u64;
-        ram_need += vm.ram as u64;
-        for g in &vm.gis {
-            let m = cat.model(g.model);
-            *slices_need.entry(m.class.as_str()).or_default() += m.profiles[g.profile].size as u64;
-        }
-    }
-    let cap = |h: usize| {
-        let host = &inst.fleet.hosts[inst.hosts[h]];
-        let mut s: BTreeMap<&str, u64> = BTreeMap::new();
-        for g in &host.gpus {
-            let m = cat.model(g.model);
-            *s.entry(m.class.as_str()).or_default() += m.memory_slices as u64;
-        }
-        (host.cores as u64, host.ram_gb as u64, s)
-    };
-    let caps: Vec<_> = (0..inst.hosts.len()).map(cap).collect();
-    let mut tot_cores = 0u64;
-    let mut tot_ram = 0u64;
-    let mut tot_slices: BTreeMap<&str, u64> = BTreeMap::new();
-    for c in &caps {
-        tot_cores += c.0;
-        tot_ram += c.1;
-        for (k, v) in &c.2 {
-            *tot_slices.entry(k).or_default() += v;
-        }
-    }
-    (0..inst.hosts.len())
-        .map(|h| {
-            let host = &inst.fleet.hosts[inst.hosts[h]];
-            if !host.is_active() {
-                return false;
-            }
-            // (b)
-            let (c, r, s) = &caps[h];
-            if cores_need > tot_cores - c || ram_need > tot_ram - r {
-                return true;
-            }
-            for (class, need) in &slices_need {
-                let others = tot_slices.get(class).copied().unwrap_or(0) - s.get(class).copied().unwrap_or(0);
-                if *need > others {
-                    return true;
-                }
-            }
-            // (a)
-            if !relation_ok {
-                return false;
-            }
-            let mut d = 0.0;
-            for &id in &host.vms {
-                let Some(i) = inst.index.get(&id) else { continue };
-                let vm = &inst.vms[*i];
-                d += vm.delta * if vm.gis.is_empty() { 1.0 } else { 2.0 };
-            }
-            let mut f = 0.0;
-            let mut g = 0.0;
-            for gpu in &host.gpus {
-                if gpu.occ.is_empty() {
-                    continue;
-                }
-                g += 1.0;
-                f += w.free_start * mig::cf(cat.model(gpu.model), &gpu.occ) as f64;
-            }
-            d + f >= w.host + w.gpu * g
-        })
-        .collect()
-}
-
-/// Builds the model of `inst` in formulation `form`.
-pub(crate) fn build(inst: &Inst, form: Formulation) -> Built {
-    build_with(inst, form, false, false)
-}
-
-/// [`build`], optionally as the LP relaxation and with column names (diagnostics).
-pub(crate) fn build_with(inst: &Inst, form: Formulation, relax: bool, named: bool) -> Built {
+/// Builds the model of `inst` in formulation `form` (Plain, Tight or Config), optionally as the
+/// LP relaxation and with column names (diagnostics).
+pub(crate) fn build(inst: &Inst, form: Formulation, relax: bool, named: bool) -> Built {
     let fl = Flags::of(form);
     let fleet = inst.fleet;
     let cat = fleet.catalog;
     let w = &inst.w;
     let nh = inst.hosts.len();
     let nv = inst.vms.len();
-    if form == Formulation::Host {
-        if let Some(b) = super::hostcols::build(inst, relax, named) {
-            return b;
-        }
-    }
-    if matches!(form, Formulation::Pattern | Formulation::Host) {
-        return super::pattern::build(inst, relax, named);
-    }
     let mut cols = Cols::new(relax, named);
     let mut obj: Vec<(f64, usize)> = Vec::new();
-    let mut offset = 0.0;
     let mut rows: Vec<Constraint> = Vec::new();
 
     // --- host and GPU variables -------------------------------------------------------------
@@ -490,18 +241,7 @@ pub(crate) fn build_with(inst: &Inst, form: Formulation, relax: bool, named: boo
             }
             let active_now = !gpu.occ.is_empty();
             if fl.configs {
-                gpu_configs(
-                    &mut cols,
-                    &mut obj,
-                    &mut rows,
-                    &mut offset,
-                    inst,
-                    model,
-                    gpu,
-                    &here,
-                    phi[h],
-                    fl,
-                );
+                gpu_configs(&mut cols, &mut obj, &mut rows, inst, model, gpu, &here, phi[h]);
                 continue;
             }
             let gamma = cols.bin(active_now, || format!("gamma[{h}.{k}]"));
@@ -575,66 +315,11 @@ pub(crate) fn build_with(inst: &Inst, form: Formulation, relax: bool, named: boo
         }
     }
 
-    finish(cols, &obj, offset, rows, Decode::Slots { x, y }, w.integral())
-}
-
-/// Finishes a model: objective, rows, and the good_lp problem.
-pub(crate) fn finish(
-    cols: Cols,
-    obj: &[(f64, usize)],
-    offset: f64,
-    rows: Vec<Constraint>,
-    decode: Decode,
-    integral: bool,
-) -> Built {
-    let objective = sum(&cols, obj) + offset;
-    let Cols { pv, start, names, .. } = cols;
-    let mut problem = pv.maximise(objective).using(good_lp::solvers::highs::highs);
-    for r in rows {
-        good_lp::SolverModel::add_constraint(&mut problem, r);
-    }
-    Built {
-        problem,
-        start,
-        offset,
-        decode,
-        integral,
-        names,
-    }
-}
-
-/// How a model's columns encode a placement.
-pub(crate) enum Decode {
-    /// x per VM and host, y per GI, host, GPU and start (§4).
-    Slots { x: Vec<Vec<Option<usize>>>, y: YMap },
-    /// Placement patterns and GPU configurations ([`super::pattern`]).
-    Patterns(super::pattern::Decode),
-    /// Host contents ([`super::hostcols`]).
-    Hosts(super::hostcols::Decode),
-}
-
-impl Decode {
-    /// The placement of every VM the column values place.
-    /// A start vector for a placement other than the current one (pattern models only).
-    pub(crate) fn start_from(&self, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> Option<Vec<f64>> {
-        match self {
-            Decode::Slots { .. } => None,
-            Decode::Patterns(d) => d.start_from(inst, targets),
-            Decode::Hosts(d) => d.start_from(inst, targets),
-        }
-    }
-
-    pub(crate) fn targets(&self, inst: &Inst, colv: &[f64]) -> anyhow::Result<BTreeMap<VmId, Placement>> {
-        match self {
-            Decode::Slots { x, y } => extract_slots(inst, x, y, colv),
-            Decode::Patterns(d) => d.targets(inst, colv),
-            Decode::Hosts(d) => d.targets(inst, colv),
-        }
-    }
+    finish(cols, &obj, 0.0, rows, Decode::Slots { x, y }, w.integral())
 }
 
 /// Reads the placement out of x and y.
-fn extract_slots(
+pub(crate) fn extract_slots(
     inst: &Inst,
     x: &[Vec<Option<usize>>],
     y: &YMap,
@@ -674,7 +359,7 @@ fn extract_slots(
     Ok(out)
 }
 
-/// Per-profile instance limits (DESIGN §1; e.g. one +me GI per GPU). Not in the paper's model,
+/// Per-profile instance limits of the catalog (e.g. one +me GI per GPU). Not in the paper's model,
 /// whose profiles never reach a limit before their slices run out; a row only where it binds.
 fn instance_limits(cols: &Cols, rows: &mut Vec<Constraint>, model: &GpuModel, here: &[(usize, u8, usize)]) {
     for (p, prof) in model.profiles.iter().enumerate() {
@@ -694,22 +379,16 @@ fn gpu_configs(
     cols: &mut Cols,
     obj: &mut Vec<(f64, usize)>,
     rows: &mut Vec<Constraint>,
-    _offset: &mut f64,
     inst: &Inst,
     model: &GpuModel,
     gpu: &crate::fleet::Gpu,
     here: &[(usize, u8, usize)],
     phi: usize,
-    _fl: Flags,
 ) {
     let w = &inst.w;
     // How many GIs of each profile could land here: configurations with more are useless.
     let mut avail = vec![0u8; model.profiles.len()];
-    let mut seen = std::collections::BTreeSet::new();
-    for &(p, _, c) in here {
-        let _ = c;
-        seen.insert(p);
-    }
+    let seen: std::collections::BTreeSet<usize> = here.iter().map(|e| e.0).collect();
     for vm in &inst.vms {
         for g in &vm.gis {
             if seen.contains(&g.profile) && inst.fleet.catalog.same_class(g.model, gpu.model) {
