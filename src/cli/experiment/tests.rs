@@ -189,7 +189,7 @@ fn a_tiny_table8_run_writes_its_markdown_file_atomically() {
     table8(&a).unwrap();
     let md = std::fs::read_to_string(&path).unwrap();
     assert!(md.starts_with("# Table 8 (§6.4) on demo (6 hosts)\n"), "{md}");
-    assert!(md.contains("- command: `migplan "), "{md}");
+    assert!(md.contains("- command: `migplan"), "{md}");
     assert!(
         md.contains("- seeds: 1; loads: 0.75; 0 h warm-up, 1 h measured"),
         "{md}"
