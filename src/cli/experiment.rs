@@ -829,6 +829,6 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-mod markdown;
+pub(crate) mod markdown;
 #[cfg(test)]
 mod tests;

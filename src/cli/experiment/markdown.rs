@@ -8,6 +8,7 @@ use super::{
     paper_call_vms, Fig6Args, Fig6Row, GapArgs, GapRow, PaperRow, Table8Args, Table8Row, PAPER_FF_085,
     PAPER_HOSTS, PAPER_TABLE10, PAPER_TABLE8,
 };
+use crate::cli::sweep::{Summary, METRICS};
 use crate::scenario::Scenario;
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -140,7 +141,7 @@ fn beside(ours: f64, paper: Option<f64>, prec: usize) -> String {
 
 /// Table 8 (§6.4): one row per load and policy, the paper's value in parentheses (active hosts,
 /// switch-ons and migrations scaled to the fleet, energy also to the measured hours).
-pub fn table8(a: &Table8Args, base: &Scenario, rows: &[Table8Row], p: &Provenance) -> String {
+pub(super) fn table8(a: &Table8Args, base: &Scenario, rows: &[Table8Row], p: &Provenance) -> String {
     let hosts = base.fleet.hosts.len() as f64;
     let scale = hosts / PAPER_HOSTS;
     let warmup_h = a.runs.warmup.unwrap_or(base.workload.warmup_h);
@@ -215,7 +216,7 @@ pub fn table8(a: &Table8Args, base: &Scenario, rows: &[Table8Row], p: &Provenanc
 }
 
 /// Fig. 6 / Table 10 (§6.6): one row per policy setting, the paper's value in parentheses.
-pub fn fig6(a: &Fig6Args, base: &Scenario, rows: &[Fig6Row], p: &Provenance) -> String {
+pub(super) fn fig6(a: &Fig6Args, base: &Scenario, rows: &[Fig6Row], p: &Provenance) -> String {
     let hosts = base.fleet.hosts.len() as f64;
     let scale = hosts / PAPER_HOSTS;
     let warmup_h = a.runs.warmup.unwrap_or(base.workload.warmup_h);
@@ -294,7 +295,7 @@ const PAPER_TABLE12: &[(usize, f64, f64, f64, f64)] = &[
 ];
 
 /// Gap to OPT (§6.8, Table 12): one row per fleet size, the worst seed, the paper's row beside.
-pub fn gap_to_opt(a: &GapArgs, rows: &[GapRow], p: &Provenance) -> String {
+pub(super) fn gap_to_opt(a: &GapArgs, rows: &[GapRow], p: &Provenance) -> String {
     let mut out = String::new();
     out.push_str("# Gap to OPT (§6.8, Table 12)\n\n");
     p.header(&mut out);
@@ -338,6 +339,70 @@ pub fn gap_to_opt(a: &GapArgs, rows: &[GapRow], p: &Provenance) -> String {
             beside(r.opt_median_s, paper.map(|q| q.4), 1),
             100.0 * r.opt_max_mip_gap,
         );
+    }
+    out
+}
+
+/// `migplan sweep --markdown`: the means and 95 % confidence half-widths per (policy, load); at
+/// the loads of the paper's Table 8 (0.75, 1.0) the paper's values of the metrics that do not
+/// depend on the fleet's size in parentheses (acceptance, active hosts as a share of the fleet,
+/// active GPUs, packing).
+pub fn sweep(summary: &Summary, p: &Provenance) -> String {
+    let cols = [
+        "acceptance_pct",
+        "active_hosts",
+        "active_hosts_pct",
+        "active_gpus_pct",
+        "packing_pct",
+        "energy_mwh",
+        "switch_ons_per_h",
+        "migrations_per_h",
+        "wait_s_mean",
+    ];
+    let paper_of = |policy: &str, load: f64, col: &str| {
+        let q = PAPER_TABLE8
+            .iter()
+            .find(|q| q.load == load && q.policy == policy)?;
+        match col {
+            "acceptance_pct" => Some(q.accept_pct),
+            "active_hosts_pct" => Some(100.0 * q.active_pms / PAPER_HOSTS),
+            "active_gpus_pct" => Some(q.active_gpus_pct),
+            "packing_pct" => Some(q.packing_pct),
+            _ => None,
+        }
+    };
+    let mut out = String::from("# Sweep: means and 95 % confidence intervals per policy and load\n\n");
+    p.header(&mut out);
+    out.push_str(
+        "\nMean ± the half-width of the 95 % confidence interval (Student t) over the runs of each \
+         (policy, load); at loads 0.75 and 1.0 the paper's Table 8 value (128 hosts, five seeds) in \
+         parentheses where it does not depend on the fleet's size.\n\n",
+    );
+    out.push_str("| policy | load | runs |");
+    for c in cols {
+        let label = METRICS.iter().find(|m| m.0 == c).map_or(c, |m| m.1);
+        let _ = write!(out, " {label} |");
+    }
+    out.push_str("\n|---|---|---|");
+    out.push_str(&"---|".repeat(cols.len()));
+    out.push('\n');
+    for g in &summary.groups {
+        let _ = write!(out, "| {} | {} | {} |", label(&g.policy), g.load, g.n);
+        for c in cols {
+            let prec = if c == "energy_mwh" { 2 } else { 1 };
+            let cell = match g.stats.get(c) {
+                Some((m, ci)) => {
+                    let mut cell = format!("{m:.prec$} ± {ci:.prec$}");
+                    if let Some(v) = paper_of(&g.policy, g.load, c) {
+                        let _ = write!(cell, " ({v:.1})");
+                    }
+                    cell
+                }
+                None => "-".to_string(),
+            };
+            let _ = write!(out, " {cell} |");
+        }
+        out.push('\n');
     }
     out
 }

@@ -219,3 +219,42 @@ fn a_markdown_file_in_a_missing_folder_is_refused_before_any_run() {
     let e = table8(&a).unwrap_err().to_string();
     assert!(e.contains("--markdown") && e.contains("does not exist"), "{e}");
 }
+
+#[test]
+fn the_sweep_markdown_gives_means_with_intervals_and_the_papers_size_free_values() {
+    use crate::cli::sweep::{summarize, RunValues};
+    let run = |policy: &str, load: f64, seed: u64, accept: f64| RunValues {
+        policy: policy.to_string(),
+        load,
+        seed,
+        values: [
+            ("acceptance_pct".to_string(), accept),
+            ("active_hosts_pct".to_string(), 80.0),
+            ("energy_mwh".to_string(), 1.234),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let summary = summarize(&[
+        run("ff", 0.75, 1, 98.0),
+        run("ff", 0.75, 2, 100.0),
+        run("tc", 0.5, 1, 99.0),
+    ]);
+    let md = markdown::sweep(&summary, &provenance());
+    assert!(md.contains("- commit: abc1234\n"), "{md}");
+    assert!(
+        md.contains("| policy | load | runs | Accept. (%) | Active PMs | Active PMs (%) |"),
+        "{md}"
+    );
+    // Two runs, 98 and 100: mean 99, half-width t(1) = 12.706 x 1 = 12.7. The paper's FF at 0.75:
+    // 98.5 % accepted, 109.5 of 128 hosts active (85.5 %).
+    assert!(
+        md.contains("| FF | 0.75 | 2 | 99.0 ± 12.7 (98.5) | - | 80.0 ± 0.0 (85.5) | - | - | 1.23 ± 0.00 |"),
+        "{md}"
+    );
+    // The paper has no load 0.5: no values in parentheses.
+    assert!(
+        md.contains("| TC | 0.5 | 1 | 99.0 ± 0.0 | - | 80.0 ± 0.0 | - | - | 1.23 ± 0.00 |"),
+        "{md}"
+    );
+}
