@@ -54,12 +54,19 @@ pub struct RunsArgs {
     pub hours: Option<f64>,
     #[arg(long)]
     pub json: bool,
+    /// Also write the table as Markdown to this file (with the paper's values, the command
+    /// line, the commit and the date), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 impl RunsArgs {
     /// The scenario, once the seeds are known to be there.
     fn base(&self) -> anyhow::Result<Scenario> {
         anyhow::ensure!(!self.seeds.is_empty(), "give at least one seed");
+        if let Some(path) = &self.markdown {
+            markdown::check_target(path)?;
+        }
         scenario::load(&self.scenario)
     }
 }
@@ -105,6 +112,10 @@ pub struct GapArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also write the table as Markdown to this file (with the paper's values, the command
+    /// line, the commit and the date), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
@@ -237,6 +248,9 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
         !a.sizes.is_empty() && !a.seeds.is_empty(),
         "give at least one size and seed"
     );
+    if let Some(path) = &a.markdown {
+        markdown::check_target(path)?;
+    }
     let mut rows = Vec::new();
     let mut snaps_all = Vec::new();
     for &n in &a.sizes {
@@ -327,6 +341,12 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
             snaps_all.extend(snaps);
         }
         rows.extend(worst);
+    }
+    if let Some(path) = &a.markdown {
+        markdown::write(
+            path,
+            &markdown::gap_to_opt(a, &rows, &markdown::Provenance::now()),
+        )?;
     }
     if a.json {
         println!(
@@ -509,6 +529,10 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
             });
         }
     }
+    if let Some(path) = &a.runs.markdown {
+        let md = markdown::table8(a, &base, &rows, &markdown::Provenance::now());
+        markdown::write(path, &md)?;
+    }
     if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
@@ -686,6 +710,10 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     for r in &mut rows {
         r.fewer_than_ff_pct = 100.0 * (ff - r.active_hosts) / ff;
     }
+    if let Some(path) = &a.runs.markdown {
+        let md = markdown::fig6(a, &base, &rows, &markdown::Provenance::now());
+        markdown::write(path, &md)?;
+    }
     if a.runs.json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(());
@@ -780,5 +808,6 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub(crate) mod markdown;
 #[cfg(test)]
 mod tests;

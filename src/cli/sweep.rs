@@ -6,6 +6,7 @@
 //! be split by seed across a batch system and the rows concatenated; `--aggregate` turns such
 //! rows into the summary and the figure.
 
+use super::experiment::markdown;
 use super::simulate::{self, LateBar, Overrides, Row, CSV_COLUMNS};
 use crate::scenario;
 use anyhow::{bail, Context};
@@ -45,6 +46,10 @@ pub struct Args {
     /// Instead of running, read run rows from these CSV files (from split sweeps).
     #[arg(long, num_args = 1..)]
     pub aggregate: Vec<PathBuf>,
+    /// Also write the summary as Markdown to this file (with the paper's Table 8 values where
+    /// they exist, the command line, the commit and the date), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// Parses `1..5` (inclusive) or `1,2,3`.
@@ -407,6 +412,9 @@ impl Summary {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if let Some(p) = &a.markdown {
+        markdown::check_target(p)?;
+    }
     let (summary_path, svg_path, runs_path) = match &a.out {
         Some(dir) => {
             std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
@@ -447,6 +455,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     if let Some(p) = &svg_path {
         summary.svg(p)?;
+    }
+    if let Some(p) = &a.markdown {
+        markdown::write(p, &markdown::sweep(&summary, &markdown::Provenance::now()))?;
     }
     if runs_path.is_some() || !a.aggregate.is_empty() {
         print!("{}", summary.table());

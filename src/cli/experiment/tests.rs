@@ -22,3 +22,209 @@ fn the_eq5_gap_sums_the_snapshots_and_the_worst_snapshot_is_kept_apart() {
     assert!((worst - 30.0 / 811.0).abs() < 1e-12, "{worst}");
     assert_eq!(eq5_gaps(&[]), (0.0, 0.0));
 }
+
+fn provenance() -> markdown::Provenance {
+    markdown::Provenance {
+        command: "migplan experiment table8 --seeds 1,2".to_string(),
+        commit: "abc1234".to_string(),
+        date: "2026-12-02 00:30 UTC".to_string(),
+    }
+}
+
+fn runs_args(markdown: Option<PathBuf>) -> RunsArgs {
+    RunsArgs {
+        scenario: PathBuf::from("scenarios/demo.toml"),
+        seeds: vec![1],
+        warmup: Some(0.0),
+        hours: Some(1.0),
+        json: false,
+        markdown,
+    }
+}
+
+fn table8_row(policy: &str, active_hosts: f64, migrations_per_h: f64) -> Table8Row {
+    Table8Row {
+        load: 0.75,
+        policy: policy.to_string(),
+        seeds: 1,
+        acceptance_pct: 99.0,
+        active_hosts,
+        active_hosts_pct: 0.0,
+        active_gpus_pct: 68.2,
+        packing_pct: 83.7,
+        energy_mwh: 0.5,
+        switch_ons_per_h: 1.6,
+        migrations_per_h,
+        gb_per_h: 0.0,
+        wait_s: 0.0,
+        calls_per_h: 0.0,
+        call_s_median: 0.0,
+        call_s_p95: 0.0,
+        wall_s: 1.0,
+    }
+}
+
+#[test]
+fn the_table8_markdown_puts_the_scaled_paper_values_beside_ours_with_the_provenance() {
+    let base = scenario::load(std::path::Path::new("scenarios/paper-32.toml")).unwrap();
+    let a = Table8Args {
+        runs: RunsArgs {
+            scenario: PathBuf::from("scenarios/paper-32.toml"),
+            hours: Some(72.0),
+            ..runs_args(None)
+        },
+        loads: vec![0.75],
+        policies: vec!["ff".into(), "tc".into(), "origamig".into()],
+    };
+    let rows = [
+        table8_row("ff", 20.0, 0.0),
+        table8_row("tc", 19.0, 4.0),
+        table8_row("origamig", 18.0, 2.0),
+    ];
+    let md = markdown::table8(&a, &base, &rows, &provenance());
+    assert!(
+        md.starts_with("# Table 8 (§6.4) on paper-32 (32 hosts)\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- command: `migplan experiment table8 --seeds 1,2`\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains("- commit: abc1234\n- date: 2026-12-02 00:30 UTC\n"),
+        "{md}"
+    );
+    // The paper's 109.5 active PMs of 128 scale to 27.38 of 32; its 5.57 MWh over 72 h on 128
+    // hosts to 1.39 on 32 hosts over 72 h; its 17.3 TC moves per hour to 4.33.
+    assert!(
+        md.contains("| 0.75 | FF | 99.0 (98.5) | 20.00 (27.38) | 68.2 (83.1) | 83.7 (84.0) | 0.50 (1.39) |"),
+        "{md}"
+    );
+    assert!(md.contains("| 4.00 (4.33) |"), "{md}");
+    assert!(
+        md.contains("OrigaMIG keeps 10.0 % fewer hosts active than FF"),
+        "{md}"
+    );
+    assert!(md.contains("makes 50.0 % fewer moves than TC"), "{md}");
+}
+
+#[test]
+fn the_gap_to_opt_markdown_has_the_papers_table12_row_beside_each_size() {
+    let a = GapArgs {
+        sizes: vec![8, 12],
+        seeds: vec![1, 2, 3],
+        from_h: 48.0,
+        to_h: 96.0,
+        every_h: 4.0,
+        load: 0.74,
+        opt_time_limit: 30.0,
+        json: false,
+        markdown: None,
+    };
+    let row = |hosts| GapRow {
+        hosts,
+        seeds: 3,
+        snapshots: 13,
+        mean_vms: 14.2,
+        extra_active_pct: 12.0,
+        eq5_gap_pct: 1.83,
+        eq5_gap_max_pct: 4.14,
+        origamig_call_median_s: 0.04,
+        origamig_call_p95_s: 0.31,
+        opt_median_s: 0.1,
+        opt_proven: 13,
+        opt_max_mip_gap: 0.0,
+    };
+    let md = markdown::gap_to_opt(&a, &[row(8), row(12)], &provenance());
+    assert!(
+        md.contains("| 8 | 3 × 13 | 14.2 | 12.0 (3.9) | 1.83 (0.54) (4.14) | 0.04 / 0.31 (0.3) | 13 of 13 | 0.1 (0.3) |"),
+        "{md}"
+    );
+    // The paper has no 12-host row.
+    assert!(
+        md.contains("| 12 | 3 × 13 | 14.2 | 12.0 (-) | 1.83 (-) (4.14) | 0.04 / 0.31 (-) |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_tiny_table8_run_writes_its_markdown_file_atomically() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t8.md");
+    let a = Table8Args {
+        runs: runs_args(Some(path.clone())),
+        loads: vec![0.75],
+        policies: vec!["ff".into()],
+    };
+    table8(&a).unwrap();
+    let md = std::fs::read_to_string(&path).unwrap();
+    assert!(md.starts_with("# Table 8 (§6.4) on demo (6 hosts)\n"), "{md}");
+    assert!(md.contains("- command: `migplan"), "{md}");
+    assert!(
+        md.contains("- seeds: 1; loads: 0.75; 0 h warm-up, 1 h measured"),
+        "{md}"
+    );
+    assert!(md.contains("| 0.75 | FF | "), "{md}");
+    assert!(md.contains("(98.5)"), "{md}");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("t8.md")],
+        "no temporary file left"
+    );
+}
+
+#[test]
+fn a_markdown_file_in_a_missing_folder_is_refused_before_any_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("no-such-folder").join("t8.md");
+    let a = Table8Args {
+        runs: runs_args(Some(path)),
+        loads: vec![0.75],
+        policies: vec!["ff".into()],
+    };
+    let e = table8(&a).unwrap_err().to_string();
+    assert!(e.contains("--markdown") && e.contains("does not exist"), "{e}");
+}
+
+#[test]
+fn the_sweep_markdown_gives_means_with_intervals_and_the_papers_size_free_values() {
+    use crate::cli::sweep::{summarize, RunValues};
+    let run = |policy: &str, load: f64, seed: u64, accept: f64| RunValues {
+        policy: policy.to_string(),
+        load,
+        seed,
+        values: [
+            ("acceptance_pct".to_string(), accept),
+            ("active_hosts_pct".to_string(), 80.0),
+            ("energy_mwh".to_string(), 1.234),
+        ]
+        .into_iter()
+        .collect(),
+    };
+    let summary = summarize(&[
+        run("ff", 0.75, 1, 98.0),
+        run("ff", 0.75, 2, 100.0),
+        run("tc", 0.5, 1, 99.0),
+    ]);
+    let md = markdown::sweep(&summary, &provenance());
+    assert!(md.contains("- commit: abc1234\n"), "{md}");
+    assert!(
+        md.contains("| policy | load | runs | Accept. (%) | Active PMs | Active PMs (%) |"),
+        "{md}"
+    );
+    // Two runs, 98 and 100: mean 99, half-width t(1) = 12.706 x 1 = 12.7. The paper's FF at 0.75:
+    // 98.5 % accepted, 109.5 of 128 hosts active (85.5 %).
+    assert!(
+        md.contains("| FF | 0.75 | 2 | 99.0 ± 12.7 (98.5) | - | 80.0 ± 0.0 (85.5) | - | - | 1.23 ± 0.00 |"),
+        "{md}"
+    );
+    // The paper has no load 0.5: no values in parentheses.
+    assert!(
+        md.contains("| TC | 0.5 | 1 | 99.0 ± 0.0 | - | 80.0 ± 0.0 | - | - | 1.23 ± 0.00 |"),
+        "{md}"
+    );
+}
