@@ -280,7 +280,11 @@ fn k8s_import_with_captures_is_exact_and_reports_findings() {
     // 20 captured instances, 2 whole GPUs with MIG off, 7 + 0 from the single-strategy layouts.
     assert_eq!(v["instances"], 29);
     assert_eq!(v["pods"], 19);
-    assert_eq!(v["inferred_placements"], true, "the two nodes without captures");
+    assert_eq!(v["inferred_placements"], true, "the nodes without captures");
+    assert_eq!(
+        v["inferred_nodes"],
+        serde_json::json!(["gpu-a100-single-1", "gpu-a100-invalid"])
+    );
     let f = findings(&v);
     let has = |s: &str| f.iter().any(|x| x.contains(s));
     assert!(
@@ -297,6 +301,7 @@ fn k8s_import_with_captures_is_exact_and_reports_findings() {
         "{f:?}"
     );
     assert!(has("node gpu-mixed-1: labels say 2 x a100-40gb"), "{f:?}");
+    assert!(has("shows a100-40gb, a30-24gb: the capture is used"), "{f:?}");
     assert!(has("layout `team-x-special`"), "{f:?}");
     // Pending: llm-c-0 (no instance left), finetune (no node) and the A30 probe (no node).
     assert_eq!(v["pending"], 3);

@@ -88,12 +88,17 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
         rep.pending,
         a.out.display()
     );
-    if rep.inferred_placements {
+    let captured = rep.hosts - rep.inferred_nodes.len();
+    if captured > 0 {
         println!(
-            "Placements were inferred from the nodes' nvidia.com/mig.config layouts (no capture): pods in creation order take the first free instance of their profile, by GPU and start slice."
+            "Exact start slices on {captured} captured node(s); which pod holds which of several equal instances is inferred."
         );
-    } else if !caps.is_empty() {
-        println!("Start slices are exact (from the captures); which pod holds which of several equal instances is inferred.");
+    }
+    if !rep.inferred_nodes.is_empty() {
+        println!(
+            "Inferred placements on {} (no capture): instances from the nvidia.com/mig.config layout; pods in creation order take the first free instance of their profile, by GPU and start slice.",
+            rep.inferred_nodes.join(", ")
+        );
     }
     if !rep.skipped_nodes.is_empty() {
         println!(

@@ -47,6 +47,8 @@ pub struct Report {
     pub pending: usize,
     /// Whether any start slice came from a layout rather than a capture.
     pub inferred_placements: bool,
+    /// Nodes whose instances come from their layout label (no capture).
+    pub inferred_nodes: Vec<String>,
     pub findings: Vec<String>,
     /// Nodes left out (no `nvidia.com/gpu.product` label).
     pub skipped_nodes: Vec<String>,
@@ -331,11 +333,12 @@ pub fn import(
             exact = true;
             let models: Vec<ModelId> = c.gpus.iter().map(|g| g.model).collect();
             if models.len() != count || models.iter().any(|&x| x != model) {
+                let shown: Vec<&str> = models.iter().map(|&x| catalog.model(x).name.as_str()).collect();
                 rep.findings.push(format!(
-                    "node {nname}: labels say {count} x {}, the capture {} shows {} GPU(s): the capture is used",
+                    "node {nname}: labels say {count} x {}, the capture {} shows {}: the capture is used",
                     m.name,
                     c.file,
-                    models.len()
+                    shown.join(", ")
                 ));
             }
             def.gpus = models;
@@ -363,6 +366,7 @@ pub fn import(
             }
         } else {
             exact = false;
+            rep.inferred_nodes.push(nname.to_string());
             // Per GPU: MIG mode and instances per profile, from the label's layout.
             let per_gpu: Option<Vec<(bool, Vec<u32>)>> = match config.as_deref() {
                 None => {
