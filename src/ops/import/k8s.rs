@@ -34,6 +34,11 @@ use crate::scenario::Scenario;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
+/// Most GPUs one node may have (`nvidia.com/gpu.count`).
+const MAX_GPUS: usize = 64;
+/// Most MIG devices or GPUs one resource request of a pod may ask for.
+const MAX_DEVICES: u32 = 512;
+
 /// The import's counts and findings (`migplan import k8s --json`).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct Report {
@@ -300,7 +305,8 @@ pub fn import(
         };
         let cpath = format!("{path}.metadata.labels[\"nvidia.com/gpu.count\"]");
         let count: usize = match label(n, "nvidia.com/gpu.count").map(str::parse) {
-            Some(Ok(c)) => c,
+            Some(Ok(c)) if c <= MAX_GPUS => c,
+            Some(Ok(c)) => anyhow::bail!("{nfile}: {cpath}: {c} GPUs on one node (at most {MAX_GPUS})"),
             Some(Err(_)) => anyhow::bail!("{nfile}: {cpath}: not a whole number"),
             None => anyhow::bail!("{nfile}: {cpath}: missing (GPU feature discovery sets it)"),
         };
@@ -528,9 +534,9 @@ pub fn import(
                 let x = value(kind, k, v)?;
                 if let Some(r) = k.strip_prefix("nvidia.com/") {
                     if r == "gpu" || r.starts_with("mig-") {
-                        if x.fract() != 0.0 {
+                        if x.fract() != 0.0 || x > MAX_DEVICES as f64 {
                             anyhow::bail!(
-                                "{pfile}: {}: `{x}` is not a whole number of devices",
+                                "{pfile}: {}: `{x}` is not a whole number of devices up to {MAX_DEVICES}",
                                 qpath(kind, k)
                             );
                         }

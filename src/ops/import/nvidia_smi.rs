@@ -551,4 +551,27 @@ index, name, mig.mode.current, memory.total [MiB]
         assert!(e.starts_with("h.txt:7: CSV row"), "{e}");
         assert!(e.lines().count() == 1);
     }
+
+    #[test]
+    fn truncated_or_damaged_captures_never_panic() {
+        let lines: Vec<&str> = OK.lines().collect();
+        let mut texts: Vec<String> = (0..=OK.len())
+            .filter(|&i| OK.is_char_boundary(i))
+            .map(|i| OK[..i].to_string())
+            .collect();
+        for skip in 0..lines.len() {
+            let t: Vec<&str> = lines
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != skip)
+                .map(|(_, l)| *l)
+                .collect();
+            texts.push(t.join("\n"));
+        }
+        for t in &texts {
+            if let Err(e) = parse(t, "h.txt", "h", embedded()) {
+                assert!(e.starts_with("h.txt") && !e.contains('\n'), "{e}");
+            }
+        }
+    }
 }
