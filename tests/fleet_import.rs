@@ -675,3 +675,29 @@ fn truncated_kubernetes_json_is_an_error_never_a_panic() {
         "{e}"
     );
 }
+
+#[test]
+fn k8s_import_reads_nodes_or_pods_from_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.toml"), dir.path().join("b.toml"));
+    k8s_import(&a, &[]);
+    let nodes = std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap();
+    ok(migplan()
+        .args(["import", "k8s", "--nodes", "-", "--pods"])
+        .arg(fixture("k8s/pods.json"))
+        .arg("-o")
+        .arg(&b)
+        .write_stdin(nodes));
+    let norm = |p: &Path| {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .replace("name = \"b\"", "name = \"a\"")
+    };
+    assert_eq!(norm(&a), norm(&b));
+    let err = fails(
+        migplan()
+            .args(["import", "k8s", "--nodes", "-", "--pods", "-", "-o"])
+            .arg(&b),
+    );
+    assert!(err.contains("cannot both read standard input"), "{err}");
+}
