@@ -277,8 +277,8 @@ fn k8s_import_with_captures_is_exact_and_reports_findings() {
     // Six GPU nodes (the CPU node is left out); the mixed node has an A100 and an A30.
     assert_eq!(v["hosts"], 6);
     assert_eq!(v["gpus"], 12);
-    // 20 captured instances, 2 whole GPUs with MIG off, 7 + 0 from the single-strategy layouts.
-    assert_eq!(v["instances"], 29);
+    // 20 captured instances and 7 + 0 from the single-strategy layouts (MIG-off GPUs hold none).
+    assert_eq!(v["instances"], 27);
     assert_eq!(v["pods"], 19);
     assert_eq!(v["inferred_placements"], true, "the nodes without captures");
     assert_eq!(

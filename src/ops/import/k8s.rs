@@ -44,7 +44,7 @@ const MAX_DEVICES: u32 = 512;
 pub struct Report {
     pub hosts: usize,
     pub gpus: usize,
-    /// Instances on the imported GPUs (captured or from the layouts).
+    /// MIG instances on the imported GPUs (captured or from the layouts).
     pub instances: usize,
     /// Pods asking for MIG instances or GPUs (running and pending).
     pub pods: usize,
@@ -242,6 +242,13 @@ pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, St
     Ok(out)
 }
 
+/// Whether a capture's hostname names a node: equal, or equal up to the first dot (`hostname`
+/// prints the short name where the node is named by its FQDN, or the other way round).
+fn same_host(captured: &str, node: &str) -> bool {
+    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
+    captured == node || short(captured) == short(node)
+}
+
 /// The model's whole-GPU profile (its largest, without media extensions).
 fn whole_profile(model: &GpuModel) -> Option<ProfileId> {
     (0..model.profiles.len())
@@ -335,7 +342,7 @@ pub fn import(
         };
         let mut slots = Vec::new();
         let exact;
-        if let Some(c) = captures.iter().find(|c| c.host == nname) {
+        if let Some(c) = captures.iter().find(|c| same_host(&c.host, nname)) {
             exact = true;
             let models: Vec<ModelId> = c.gpus.iter().map(|g| g.model).collect();
             if models.len() != count || models.iter().any(|&x| x != model) {
@@ -454,7 +461,11 @@ pub fn import(
             }
         }
         slots.sort_by_key(|s| (s.gpu, s.start));
-        rep.instances += slots.len();
+        // MIG instances only: a MIG-disabled GPU's whole-GPU place is not one.
+        rep.instances += slots
+            .iter()
+            .filter(|sl| !def.gpu_notes[sl.gpu].starts_with("MIG disabled"))
+            .count();
         rep.gpus += def.gpus.len();
         nodes.push(Node {
             def,
@@ -465,7 +476,7 @@ pub fn import(
         });
     }
     for c in captures {
-        if !nodes.iter().any(|n| n.def.name == c.host) {
+        if !nodes.iter().any(|n| same_host(&c.host, &n.def.name)) {
             rep.findings.push(format!(
                 "capture {} is of host `{}`, which is not a GPU node of {nfile}: left out",
                 c.file, c.host
@@ -754,4 +765,44 @@ pub fn import(
     }
     rep.pending = s.fleet.pending().len();
     Ok((s, rep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_match_nodes_by_name_or_short_name() {
+        assert!(same_host("gpu-a100-1", "gpu-a100-1"));
+        assert!(same_host("gpu-a100-1", "gpu-a100-1.dc1.example.com"));
+        assert!(same_host("GPU-A100-1.dc1", "gpu-a100-1"));
+        assert!(!same_host("gpu-a100-1", "gpu-a100-10"));
+    }
+
+    #[test]
+    fn mig_parted_configs_read_plain_and_from_a_configmap() {
+        let plain = "version: v1\nmig-configs:\n  x:\n    - devices: [0, 2]\n      mig-enabled: true\n      mig-devices:\n        \"1g.5gb\": 7\n    - devices: all\n      mig-enabled: false\n";
+        let c = parse_mig_parted(plain, "c.yaml").unwrap();
+        assert_eq!(
+            c["x"],
+            vec![
+                (Some(vec![0, 2]), true, vec![("1g.5gb".to_string(), 7)]),
+                (None, false, vec![])
+            ]
+        );
+        let indented: String = plain.lines().map(|l| format!("    {l}\n")).collect();
+        let cm = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n  config.yaml: |\n{indented}"
+        );
+        assert_eq!(parse_mig_parted(&cm, "cm.yaml").unwrap(), c);
+        let e =
+            parse_mig_parted("version: v1\nmig-configs:\n  x:\n    - devices: some\n", "c.yaml").unwrap_err();
+        assert_eq!(
+            e,
+            "c.yaml: mig-configs.x[0].devices: expected `all` or a list of GPU indices"
+        );
+        assert!(parse_mig_parted("version: v2\n", "c.yaml")
+            .unwrap_err()
+            .contains("version"));
+    }
 }
