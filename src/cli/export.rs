@@ -13,6 +13,8 @@ pub struct Args {
 pub enum Format {
     /// A mig-parted config (`version: v1`, `mig-configs`), one config per host.
     MigParted(MigPartedArgs),
+    /// Kubernetes artefacts: node labels, the MIG manager's ConfigMap, ResourceQuotas.
+    K8s(super::export_k8s::K8sArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -27,6 +29,7 @@ pub struct MigPartedArgs {
 pub fn run(a: Args) -> anyhow::Result<()> {
     match a.format {
         Format::MigParted(m) => mig_parted(m),
+        Format::K8s(k) => super::export_k8s::run(k),
     }
 }
 

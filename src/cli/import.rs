@@ -26,6 +26,10 @@ pub struct Args {
 pub enum Format {
     /// A mig-parted config (`version: v1`, `mig-configs`) whose config names are host names.
     MigParted(MigPartedArgs),
+    /// nvidia-smi captures (one per host): a new scenario with every instance where it sits.
+    NvidiaSmi(super::import_nvidia_smi::NvidiaSmiArgs),
+    /// Kubernetes nodes and pods (kubectl JSON): a new scenario with pods as VMs.
+    K8s(super::import_k8s::K8sArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -42,6 +46,8 @@ pub struct MigPartedArgs {
 pub fn run(a: Args) -> anyhow::Result<()> {
     match a.format {
         Format::MigParted(m) => mig_parted(m),
+        Format::NvidiaSmi(n) => super::import_nvidia_smi::run(n),
+        Format::K8s(k) => super::import_k8s::run(k),
     }
 }
 

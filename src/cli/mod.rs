@@ -8,8 +8,11 @@ mod check;
 mod experiment;
 mod explore;
 mod export;
+mod export_k8s;
 mod gpu;
 mod import;
+mod import_k8s;
+mod import_nvidia_smi;
 mod layout;
 mod relayout;
 pub mod simulate;
@@ -38,9 +41,10 @@ pub enum Command {
     Solve(solve::Args),
     /// GPU-hours per tenant by the chargeback rule.
     Chargeback(chargeback::Args),
-    /// Export the fleet's current layouts (mig-parted config).
+    /// Export the fleet's current layouts (mig-parted config, Kubernetes artefacts).
     Export(export::Args),
-    /// Read a mig-parted config against a scenario: per-GPU layouts, changes and drains.
+    /// Read a mig-parted config against a scenario, or a real fleet (nvidia-smi, Kubernetes)
+    /// into a new scenario.
     Import(import::Args),
     /// Configuration-space statistics of a GPU model (paper §3).
     Explore(explore::Args),
@@ -132,7 +136,7 @@ pub(crate) fn print_table(rows: &[Vec<String>]) {
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         None => crate::tui::run(crate::session::Session::demo()?),
-        Some(Command::Tui(a)) => crate::tui::run(crate::session::Session::open(&a.file)?),
+        Some(Command::Tui(a)) => crate::tui::run(crate::tui::session_of(&a)?),
         Some(Command::Check(a)) => check::run(a),
         Some(Command::Layout(a)) => layout::run(a),
         Some(Command::Relayout(a)) => relayout::run(a),

@@ -27,6 +27,12 @@ pub struct Args {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Print the Kubernetes node runbook instead (cordon, drain, label, wait, uncordon).
+    #[arg(long, conflicts_with = "json")]
+    pub k8s: bool,
+    /// With --k8s: `kubectl get pods -A -o json` output, to name the node's GPU pods.
+    #[arg(long, value_name = "FILE", requires = "k8s")]
+    pub pods: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -60,7 +66,30 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )
     })?;
     let p = relayout::drain_preview(fleet, host, a.gpu, layout)?;
-    if a.json {
+    if a.k8s {
+        let pods = match &a.pods {
+            None => None,
+            Some(f) => {
+                let (text, file) = super::import_k8s::read_input(f, "pods")?;
+                Some(
+                    crate::ops::import::k8s::gpu_pods_on(&text, &file, &h.name)
+                        .map_err(anyhow::Error::msg)?,
+                )
+            }
+        };
+        let (label, config) = crate::ops::k8s_export::label_after(fleet, host, a.gpu, layout);
+        print!(
+            "{}",
+            crate::ops::k8s_export::relayout_runbook(
+                fleet,
+                host,
+                &p,
+                &label,
+                config.as_deref(),
+                pods.as_deref()
+            )
+        );
+    } else if a.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&p))?);
     } else {
         print!("{}", render(&p));

@@ -3,6 +3,8 @@
 
 pub mod chargeback;
 pub mod export;
+pub mod import;
+pub mod k8s_export;
 pub mod layouts;
 pub mod planner;
 pub mod relayout;

@@ -27,7 +27,30 @@ use std::io::{stdout, IsTerminal};
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Scenario file (TOML) to open.
-    pub file: std::path::PathBuf,
+    #[arg(required_unless_present = "import")]
+    pub file: Option<std::path::PathBuf>,
+    /// Open a fleet imported on the fly instead: `--import nvidia-smi DIR` (captures, one per
+    /// host; see `migplan import nvidia-smi`). Save it from the planner to keep it.
+    #[arg(long, num_args = 2, value_names = ["FORMAT", "PATH"], conflicts_with = "file")]
+    pub import: Vec<String>,
+}
+
+/// The session `migplan tui` opens: the scenario file, or the fleet `--import` reads.
+pub fn session_of(a: &Args) -> Result<Session> {
+    match (&a.file, a.import.as_slice()) {
+        (Some(f), _) => Session::open(f),
+        (None, [format, path]) if format == "nvidia-smi" => {
+            let (s, _) = crate::ops::import::from_nvidia_smi(
+                &[std::path::PathBuf::from(path)],
+                None,
+                None,
+                "imported",
+            )?;
+            Session::new(s, None)
+        }
+        (None, [format, _]) => anyhow::bail!("--import: unknown format `{format}` (known: nvidia-smi)"),
+        _ => anyhow::bail!("give a scenario file or --import nvidia-smi DIR"),
+    }
 }
 
 /// Puts the terminal back into its normal state. Safe to call more than once.

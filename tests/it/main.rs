@@ -9,6 +9,7 @@ mod cli_rules;
 mod common;
 mod executor;
 mod figures;
+mod fleet_import;
 mod fleet_props;
 mod layers;
 mod ops_chargeback;

@@ -1,0 +1,119 @@
+//! `migplan import k8s --nodes N.json --pods P.json [--smi DIR|FILE]... [--mig-config FILE]
+//! -o y.toml [--json] [--report]`: a scenario from `kubectl get nodes -o json` and `kubectl get
+//! pods -A -o json` (see `ops::import::k8s`). `-` reads one of the two from standard input. The
+//! findings (mismatches real clusters show) are printed with `--report` and always in `--json`;
+//! nothing is written on an error.
+
+use crate::ops::import::{self, k8s};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct K8sArgs {
+    /// `kubectl get nodes -o json` output (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub nodes: PathBuf,
+    /// `kubectl get pods -A -o json` output (`-`: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub pods: PathBuf,
+    /// nvidia-smi captures of the nodes (files or folders): exact start slices.
+    #[arg(long, value_name = "PATH")]
+    pub smi: Vec<PathBuf>,
+    /// A mig-parted config (or the GPU operator's ConfigMap) holding custom layouts that
+    /// `nvidia.com/mig.config` labels name.
+    #[arg(long, value_name = "FILE")]
+    pub mig_config: Option<PathBuf>,
+    /// Scenario file to write (TOML).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Print the counts and findings as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Print every finding.
+    #[arg(long)]
+    pub report: bool,
+}
+
+/// Reads a file, or standard input for `-`; returns the text and the name errors use.
+pub(super) fn read_input(p: &Path, what: &str) -> anyhow::Result<(String, String)> {
+    if p.as_os_str() == "-" {
+        let mut t = String::new();
+        std::io::stdin()
+            .read_to_string(&mut t)
+            .map_err(|e| anyhow::anyhow!("standard input: cannot read the {what}: {e}"))?;
+        Ok((t, "<stdin>".into()))
+    } else {
+        let f = p.display().to_string();
+        let t =
+            std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{f}: cannot read the {what}: {e}"))?;
+        Ok((t, f))
+    }
+}
+
+pub fn run(a: K8sArgs) -> anyhow::Result<()> {
+    if a.nodes.as_os_str() == "-" && a.pods.as_os_str() == "-" {
+        anyhow::bail!("--nodes and --pods cannot both read standard input");
+    }
+    let (nt, nf) = read_input(&a.nodes, "nodes")?;
+    let (pt, pf) = read_input(&a.pods, "pods")?;
+    let caps = if a.smi.is_empty() {
+        Vec::new()
+    } else {
+        import::read_captures(&a.smi)?
+    };
+    let configs = match &a.mig_config {
+        None => Default::default(),
+        Some(p) => {
+            let (t, f) = read_input(p, "mig-parted config")?;
+            k8s::parse_mig_parted(&t, &f).map_err(anyhow::Error::msg)?
+        }
+    };
+    let name = super::import_nvidia_smi::name_of(&a.out);
+    let (s, rep) = k8s::import((&nt, &nf), (&pt, &pf), &caps, &configs, &name)?;
+    import::save_checked(&s, &a.out)?;
+    if a.json {
+        let mut v = serde_json::to_value(&rep)?;
+        v["out"] = a.out.display().to_string().into();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let placed = rep.pods.saturating_sub(rep.pending);
+    println!(
+        "Imported {} node(s), {} GPU(s), {} instance(s); {} GPU pod(s): {} placed, {} pending -> {}",
+        rep.hosts,
+        rep.gpus,
+        rep.instances,
+        rep.pods,
+        placed,
+        rep.pending,
+        a.out.display()
+    );
+    let captured = rep.hosts - rep.inferred_nodes.len();
+    if captured > 0 {
+        println!(
+            "Exact start slices on {captured} captured node(s); which pod holds which of several equal instances is inferred."
+        );
+    }
+    if !rep.inferred_nodes.is_empty() {
+        println!(
+            "Inferred placements on {} (no capture): instances from the nvidia.com/mig.config layout; pods in creation order take the first free instance of their profile, by GPU and start slice.",
+            rep.inferred_nodes.join(", ")
+        );
+    }
+    if !rep.skipped_nodes.is_empty() {
+        println!(
+            "Left out {} node(s) without nvidia.com/gpu.product: {}",
+            rep.skipped_nodes.len(),
+            rep.skipped_nodes.join(", ")
+        );
+    }
+    if a.report {
+        println!("{} finding(s):", rep.findings.len());
+        for f in &rep.findings {
+            println!("  - {f}");
+        }
+    } else if !rep.findings.is_empty() {
+        println!("{} finding(s): see --report", rep.findings.len());
+    }
+    Ok(())
+}

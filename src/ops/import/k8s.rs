@@ -1,0 +1,808 @@
+//! A scenario from a Kubernetes cluster: `kubectl get nodes -o json` and `kubectl get pods -A -o
+//! json`, optionally with the nvidia-smi captures of the same nodes and a mig-parted config.
+//!
+//! - Nodes with a `nvidia.com/gpu.product` label become hosts: allocatable cpu (rounded down to
+//!   whole cores) and memory (rounded down to whole GiB), `nvidia.com/gpu.count` GPUs of the
+//!   product's model (`-MIG-<profile>` under the single strategy). Other nodes are left out.
+//! - Each GPU's instances: from the node's capture when one is given (exact start slices), else
+//!   from the `nvidia.com/mig.config` label: a layout of the layouts menu for the model, or a
+//!   config of that name in the mig-parted config given (`--mig-config`, a plain config or the
+//!   GPU operator's ConfigMap), placed by the layout's own arrangement. A GPU with MIG disabled
+//!   holds one whole-GPU place that only a pod asking for `nvidia.com/gpu` takes.
+//! - Pods asking for `nvidia.com/mig-<profile>` (requests, else limits; summed over containers)
+//!   or `nvidia.com/gpu` become VMs: the namespace is the tenant, cpu requests rounded up to whole
+//!   cores, memory requests rounded up to whole GiB. Finished pods (Succeeded, Failed) are left
+//!   out.
+//! - Assignment (the stated deterministic order): pods by creation time, then namespace and name;
+//!   a pod's GIs largest first; each takes the first free instance of its profile on its node, by
+//!   GPU index, then start slice. Pods without `spec.nodeName` are pending requests in the same
+//!   order. Neither nvidia-smi nor the node objects say which pod holds which of several equal
+//!   instances, so this pairing is always inferred; without captures the start slices are too.
+//! - What real clusters get wrong comes out as findings, not errors: a `-MIG-INVALID` product, a
+//!   layout that cannot hold its node's pods (those pods become pending), a profile the model
+//!   lacks, a pod count above the captured instances, a label naming an unknown layout.
+//!
+//! Malformed input (not JSON, a missing name, an unknown product, an unknown quantity suffix) is
+//! an error naming the file and the JSON path of the field.
+
+use super::nvidia_smi::Capture;
+use super::{empty_scenario, profiles, quantity, HostDef};
+use crate::catalog::{embedded, GpuModel, ModelId, ProfileId};
+use crate::fleet::{GiRequest, GiSlot, Placement, Vm, VmKind};
+use crate::ops::layouts;
+use crate::scenario::Scenario;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Most GPUs one node may have (`nvidia.com/gpu.count`).
+const MAX_GPUS: usize = 64;
+/// Most MIG devices or GPUs one resource request of a pod may ask for.
+const MAX_DEVICES: u32 = 512;
+
+/// The import's counts and findings (`migplan import k8s --json`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Report {
+    pub hosts: usize,
+    pub gpus: usize,
+    /// MIG instances on the imported GPUs (captured or from the layouts).
+    pub instances: usize,
+    /// Pods asking for MIG instances or GPUs (running and pending).
+    pub pods: usize,
+    /// VMs left pending: pods without a node, and pods their node could not hold.
+    pub pending: usize,
+    /// Whether any start slice came from a layout rather than a capture.
+    pub inferred_placements: bool,
+    /// Nodes whose instances come from their layout label (no capture).
+    pub inferred_nodes: Vec<String>,
+    pub findings: Vec<String>,
+    /// Nodes left out (no `nvidia.com/gpu.product` label).
+    pub skipped_nodes: Vec<String>,
+}
+
+/// One config of a mig-parted file: per entry, its devices (`None`: all), MIG mode and
+/// instances per profile name.
+pub type MigConfig = Vec<(Option<Vec<usize>>, bool, Vec<(String, u32)>)>;
+
+/// Reads a mig-parted config (`version: v1`, `mig-configs`), or the GPU operator's ConfigMap
+/// holding one under `data."config.yaml"`, into its configs by name.
+pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigConfig>, String> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text)
+        .map_err(|e| format!("{file}: not YAML: {}", crate::catalog::one_line(&e.to_string())))?;
+    if doc.get("kind").and_then(|k| k.as_str()) == Some("ConfigMap") {
+        let data = doc.get("data").and_then(|d| d.as_mapping());
+        let inner = data
+            .and_then(|d| d.values().find_map(|v| v.as_str()))
+            .ok_or_else(|| format!("{file}: data: the ConfigMap holds no mig-parted config"))?;
+        return parse_mig_parted(inner, &format!("{file} (ConfigMap data)"));
+    }
+    if doc.get("version").and_then(|v| v.as_str()) != Some("v1") {
+        return Err(format!("{file}: version: expected `version: v1`"));
+    }
+    let Some(configs) = doc.get("mig-configs").and_then(|c| c.as_mapping()) else {
+        return Err(format!("{file}: mig-configs: missing or not a mapping"));
+    };
+    let mut out = BTreeMap::new();
+    for (name, entries) in configs {
+        let name = name
+            .as_str()
+            .ok_or_else(|| format!("{file}: mig-configs: a config name is not a string"))?;
+        let ctx = format!("{file}: mig-configs.{name}");
+        let list = entries
+            .as_sequence()
+            .ok_or_else(|| format!("{ctx}: expected a list of entries"))?;
+        let mut cfg = Vec::new();
+        for (i, e) in list.iter().enumerate() {
+            let devices = match e.get("devices") {
+                Some(d) if d.as_str() == Some("all") => None,
+                Some(serde_yaml::Value::Sequence(s)) => Some(
+                    s.iter()
+                        .map(|x| x.as_u64().map(|k| k as usize))
+                        .collect::<Option<Vec<_>>>()
+                        .ok_or_else(|| format!("{ctx}[{i}].devices: not a list of GPU indices"))?,
+                ),
+                _ => {
+                    return Err(format!(
+                        "{ctx}[{i}].devices: expected `all` or a list of GPU indices"
+                    ))
+                }
+            };
+            let enabled = e
+                .get("mig-enabled")
+                .and_then(|b| b.as_bool())
+                .ok_or_else(|| format!("{ctx}[{i}].mig-enabled: expected true or false"))?;
+            let mut counts = Vec::new();
+            if let Some(m) = e.get("mig-devices") {
+                let m = m
+                    .as_mapping()
+                    .ok_or_else(|| format!("{ctx}[{i}].mig-devices: not a mapping"))?;
+                for (p, c) in m {
+                    let p = p
+                        .as_str()
+                        .ok_or_else(|| format!("{ctx}[{i}].mig-devices: a profile is not a string"))?;
+                    let c = c
+                        .as_u64()
+                        .and_then(|c| u32::try_from(c).ok())
+                        .ok_or_else(|| format!("{ctx}[{i}].mig-devices.{p}: not a count"))?;
+                    counts.push((p.to_string(), c));
+                }
+            }
+            cfg.push((devices, enabled, counts));
+        }
+        out.insert(name.to_string(), cfg);
+    }
+    Ok(out)
+}
+
+/// Parses JSON text; errors name the file, line and column.
+pub fn parse_json(text: &str, file: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| {
+        format!(
+            "{file}:{}:{}: not JSON: {}",
+            e.line(),
+            e.column(),
+            crate::catalog::one_line(&e.to_string())
+        )
+    })
+}
+
+fn items<'a>(v: &'a Value, file: &str) -> Result<&'a Vec<Value>, String> {
+    v.get("items").and_then(Value::as_array).ok_or_else(|| {
+        format!("{file}: items: missing or not an array (expected `kubectl get ... -o json` output)")
+    })
+}
+
+fn label<'a>(node: &'a Value, key: &str) -> Option<&'a str> {
+    node.get("metadata")?.get("labels")?.get(key)?.as_str()
+}
+
+/// A place an instance of a node's GPU offers a pod.
+#[derive(Debug, Clone)]
+struct Slot {
+    gpu: usize,
+    profile: ProfileId,
+    start: u8,
+    taken: bool,
+}
+
+/// One node being imported.
+struct Node {
+    def: HostDef,
+    slots: Vec<Slot>,
+    /// Single-strategy profile from the product suffix.
+    single: Option<String>,
+    /// Start slices from a capture.
+    exact: bool,
+    layout: String,
+}
+
+/// One pod asking for GPUs.
+struct Pod {
+    ns: String,
+    name: String,
+    node: Option<String>,
+    created: String,
+    cores: u32,
+    ram_gb: u32,
+    /// (resource suffix after `nvidia.com/`, count).
+    asks: Vec<(String, u32)>,
+}
+
+/// The GPU pods (`namespace/name`) that run on node `node`: pods asking for `nvidia.com/gpu` or
+/// `nvidia.com/mig-*` with `spec.nodeName` = `node`, not finished, sorted.
+pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, String> {
+    let v = parse_json(text, file)?;
+    let mut out = Vec::new();
+    for p in items(&v, file)? {
+        if p.get("spec")
+            .and_then(|s| s.get("nodeName"))
+            .and_then(Value::as_str)
+            != Some(node)
+        {
+            continue;
+        }
+        let phase = p
+            .get("status")
+            .and_then(|s| s.get("phase"))
+            .and_then(Value::as_str);
+        if matches!(phase, Some("Succeeded") | Some("Failed")) {
+            continue;
+        }
+        let gpu = p
+            .get("spec")
+            .and_then(|s| s.get("containers"))
+            .and_then(Value::as_array)
+            .is_some_and(|cs| {
+                cs.iter().any(|c| {
+                    ["requests", "limits"].iter().any(|kind| {
+                        c.get("resources")
+                            .and_then(|r| r.get(*kind))
+                            .and_then(Value::as_object)
+                            .is_some_and(|m| {
+                                m.keys()
+                                    .any(|k| k == "nvidia.com/gpu" || k.starts_with("nvidia.com/mig-"))
+                            })
+                    })
+                })
+            });
+        if !gpu {
+            continue;
+        }
+        let meta = p.get("metadata");
+        let ns = meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        let name = meta
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("?");
+        out.push(format!("{ns}/{name}"));
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Whether a capture's hostname names a node: equal, or equal up to the first dot (`hostname`
+/// prints the short name where the node is named by its FQDN, or the other way round).
+fn same_host(captured: &str, node: &str) -> bool {
+    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
+    captured == node || short(captured) == short(node)
+}
+
+/// The model's whole-GPU profile (its largest, without media extensions).
+fn whole_profile(model: &GpuModel) -> Option<ProfileId> {
+    (0..model.profiles.len())
+        .find(|&p| model.profiles[p].size == model.memory_slices && !model.profiles[p].media_ext)
+}
+
+/// Imports a cluster; `captures` are nvidia-smi captures of some of its nodes (by node name),
+/// `mig_config` the configs a custom `nvidia.com/mig.config` label may name.
+pub fn import(
+    nodes_json: (&str, &str),
+    pods_json: (&str, &str),
+    captures: &[Capture],
+    mig_config: &BTreeMap<String, MigConfig>,
+    name: &str,
+) -> anyhow::Result<(Scenario, Report)> {
+    let catalog = embedded();
+    let menu = layouts::embedded();
+    let (ntext, nfile) = nodes_json;
+    let (ptext, pfile) = pods_json;
+    let nodes_v = parse_json(ntext, nfile).map_err(anyhow::Error::msg)?;
+    let pods_v = parse_json(ptext, pfile).map_err(anyhow::Error::msg)?;
+    let mut rep = Report::default();
+    let mut nodes: Vec<Node> = Vec::new();
+    for (i, n) in items(&nodes_v, nfile)
+        .map_err(anyhow::Error::msg)?
+        .iter()
+        .enumerate()
+    {
+        let path = format!("items[{i}]");
+        let Some(nname) = n
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+        else {
+            anyhow::bail!("{nfile}: {path}.metadata.name: missing or not a string");
+        };
+        let Some(product) = label(n, "nvidia.com/gpu.product") else {
+            rep.skipped_nodes.push(nname.to_string());
+            continue;
+        };
+        let ppath = format!("{path}.metadata.labels[\"nvidia.com/gpu.product\"]");
+        let (base, single) = match product.split_once("-MIG-") {
+            Some((b, s)) => (b, Some(s.to_string())),
+            None => (product, None),
+        };
+        let Some(model) = profiles::model_of_product(catalog, base) else {
+            anyhow::bail!(
+                "{nfile}: {ppath}: unknown GPU product `{product}` (known: {})",
+                profiles::known_products()
+            );
+        };
+        let m = catalog.model(model);
+        let single = match single {
+            Some(s) if s == "INVALID" => {
+                rep.findings.push(format!(
+                    "node {nname}: nvidia.com/gpu.product is `{product}`: its GPUs hold mixed profiles under the single strategy"
+                ));
+                None
+            }
+            other => other,
+        };
+        let cpath = format!("{path}.metadata.labels[\"nvidia.com/gpu.count\"]");
+        let count: usize = match label(n, "nvidia.com/gpu.count").map(str::parse) {
+            Some(Ok(c)) if c <= MAX_GPUS => c,
+            Some(Ok(c)) => anyhow::bail!("{nfile}: {cpath}: {c} GPUs on one node (at most {MAX_GPUS})"),
+            Some(Err(_)) => anyhow::bail!("{nfile}: {cpath}: not a whole number"),
+            None => anyhow::bail!("{nfile}: {cpath}: missing (GPU feature discovery sets it)"),
+        };
+        let alloc = |field: &str| -> anyhow::Result<&str> {
+            n.get("status")
+                .and_then(|s| s.get("allocatable"))
+                .and_then(|a| a.get(field))
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    anyhow::anyhow!("{nfile}: {path}.status.allocatable.{field}: missing or not a string")
+                })
+        };
+        let q = |field: &str, f: fn(&str) -> Result<u32, String>| -> anyhow::Result<u32> {
+            f(alloc(field)?).map_err(|e| anyhow::anyhow!("{nfile}: {path}.status.allocatable.{field}: {e}"))
+        };
+        let cores = q("cpu", quantity::cores_floor)?;
+        let ram_gb = q("memory", quantity::gib_floor)?;
+        let config = label(n, "nvidia.com/mig.config").map(str::to_string);
+        let mut def = HostDef {
+            name: nname.to_string(),
+            cores,
+            ram_gb,
+            gpus: vec![model; count],
+            gpu_notes: vec![String::new(); count],
+            note: config.as_ref().map(|c| format!("nvidia.com/mig.config={c}")),
+        };
+        let mut slots = Vec::new();
+        let exact;
+        if let Some(c) = captures.iter().find(|c| same_host(&c.host, nname)) {
+            exact = true;
+            let models: Vec<ModelId> = c.gpus.iter().map(|g| g.model).collect();
+            if models.len() != count || models.iter().any(|&x| x != model) {
+                let shown: Vec<&str> = models.iter().map(|&x| catalog.model(x).name.as_str()).collect();
+                rep.findings.push(format!(
+                    "node {nname}: labels say {count} x {}, the capture {} shows {}: the capture is used",
+                    m.name,
+                    c.file,
+                    shown.join(", ")
+                ));
+            }
+            def.gpus = models;
+            def.gpu_notes = vec![String::new(); c.gpus.len()];
+            for (k, g) in c.gpus.iter().enumerate() {
+                if !g.mig_enabled {
+                    def.gpu_notes[k] = format!("MIG disabled on this {} (whole GPU)", g.product);
+                    if let Some(w) = whole_profile(catalog.model(g.model)) {
+                        slots.push(Slot {
+                            gpu: k,
+                            profile: w,
+                            start: 0,
+                            taken: false,
+                        });
+                    }
+                }
+                for gi in &g.gis {
+                    slots.push(Slot {
+                        gpu: k,
+                        profile: gi.profile,
+                        start: gi.start,
+                        taken: false,
+                    });
+                }
+            }
+        } else {
+            exact = false;
+            rep.inferred_nodes.push(nname.to_string());
+            // Per GPU: MIG mode and instances per profile, from the label's layout.
+            let per_gpu: Option<Vec<(bool, Vec<u32>)>> = match config.as_deref() {
+                None => {
+                    rep.findings.push(format!(
+                        "node {nname}: no nvidia.com/mig.config label: its layout is unknown, its GPUs are left without instances"
+                    ));
+                    None
+                }
+                Some(c) => {
+                    if let Some(l) = menu.get(model, c) {
+                        Some(vec![(l.mig_enabled, l.counts.clone()); count])
+                    } else if let Some(cfg) = mig_config.get(c) {
+                        let mut v = vec![(true, vec![0u32; m.profiles.len()]); count];
+                        let mut covered = vec![false; count];
+                        for (devs, enabled, counts) in cfg {
+                            let ks: Vec<usize> = devs.clone().unwrap_or_else(|| (0..count).collect());
+                            let mut cts = vec![0u32; m.profiles.len()];
+                            for (p, n) in counts {
+                                match profiles::resolve(m, p) {
+                                    Some(p) => cts[p] += n,
+                                    None => rep.findings.push(format!(
+                                        "node {nname}: mig-parted config `{c}` names profile `{p}`, which a {} lacks",
+                                        m.name
+                                    )),
+                                }
+                            }
+                            for k in ks.into_iter().filter(|&k| k < count) {
+                                v[k] = (*enabled, cts.clone());
+                                covered[k] = true;
+                            }
+                        }
+                        if let Some(k) = covered.iter().position(|c| !c) {
+                            rep.findings.push(format!(
+                                "node {nname}: mig-parted config `{c}` does not cover GPU {k}: left without instances"
+                            ));
+                        }
+                        Some(v)
+                    } else {
+                        rep.findings.push(format!(
+                            "node {nname}: layout `{c}` is neither a layout of {} nor a config of --mig-config: its GPUs are left without instances",
+                            m.name
+                        ));
+                        None
+                    }
+                }
+            };
+            for (k, (enabled, counts)) in per_gpu.unwrap_or_default().into_iter().enumerate() {
+                if !enabled {
+                    def.gpu_notes[k] = format!("MIG disabled on this {} (whole GPU)", m.name);
+                    if let Some(w) = whole_profile(m) {
+                        slots.push(Slot {
+                            gpu: k,
+                            profile: w,
+                            start: 0,
+                            taken: false,
+                        });
+                    }
+                    continue;
+                }
+                match layouts::arrange(m, &counts) {
+                    Some(arr) => {
+                        let mut arr = arr;
+                        arr.sort_by_key(|&(_, z)| z);
+                        for (p, z) in arr {
+                            slots.push(Slot {
+                                gpu: k,
+                                profile: p,
+                                start: z,
+                                taken: false,
+                            });
+                        }
+                    }
+                    None => rep.findings.push(format!(
+                        "node {nname}: GPU {k}: {} cannot be placed on one {}",
+                        layouts::describe_counts(m, &counts),
+                        m.name
+                    )),
+                }
+            }
+        }
+        slots.sort_by_key(|s| (s.gpu, s.start));
+        // MIG instances only: a MIG-disabled GPU's whole-GPU place is not one.
+        rep.instances += slots
+            .iter()
+            .filter(|sl| !def.gpu_notes[sl.gpu].starts_with("MIG disabled"))
+            .count();
+        rep.gpus += def.gpus.len();
+        nodes.push(Node {
+            def,
+            slots,
+            single,
+            exact,
+            layout: config.unwrap_or_else(|| "-".into()),
+        });
+    }
+    for c in captures {
+        if !nodes.iter().any(|n| same_host(&c.host, &n.def.name)) {
+            rep.findings.push(format!(
+                "capture {} is of host `{}`, which is not a GPU node of {nfile}: left out",
+                c.file, c.host
+            ));
+        }
+    }
+    rep.hosts = nodes.len();
+
+    // Pods asking for GPUs.
+    let mut pods: Vec<Pod> = Vec::new();
+    for (j, p) in items(&pods_v, pfile)
+        .map_err(anyhow::Error::msg)?
+        .iter()
+        .enumerate()
+    {
+        let path = format!("items[{j}]");
+        let meta = p.get("metadata");
+        let Some(pname) = meta.and_then(|m| m.get("name")).and_then(Value::as_str) else {
+            anyhow::bail!("{pfile}: {path}.metadata.name: missing or not a string");
+        };
+        let ns = meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or("default");
+        let phase = p
+            .get("status")
+            .and_then(|s| s.get("phase"))
+            .and_then(Value::as_str);
+        if matches!(phase, Some("Succeeded") | Some("Failed")) {
+            continue;
+        }
+        let containers = p
+            .get("spec")
+            .and_then(|s| s.get("containers"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        let mut asks: BTreeMap<String, u32> = BTreeMap::new();
+        let (mut cpu, mut mem) = (0.0f64, 0.0f64);
+        for (c, ct) in containers.iter().enumerate() {
+            let res = ct.get("resources");
+            let requests = res.and_then(|r| r.get("requests")).and_then(Value::as_object);
+            let limits = res.and_then(|r| r.get("limits")).and_then(Value::as_object);
+            let qpath =
+                |kind: &str, key: &str| format!("{path}.spec.containers[{c}].resources.{kind}[\"{key}\"]");
+            let value = |kind: &str, key: &str, v: &Value| -> anyhow::Result<f64> {
+                let s = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    _ => anyhow::bail!("{pfile}: {}: not a quantity", qpath(kind, key)),
+                };
+                quantity::parse(&s).map_err(|e| anyhow::anyhow!("{pfile}: {}: {e}", qpath(kind, key)))
+            };
+            let mut keys: Vec<(&str, &String, &Value)> = Vec::new();
+            if let Some(r) = requests {
+                keys.extend(r.iter().map(|(k, v)| ("requests", k, v)));
+            }
+            if let Some(l) = limits {
+                for (k, v) in l {
+                    if !requests.is_some_and(|r| r.contains_key(k)) {
+                        keys.push(("limits", k, v));
+                    }
+                }
+            }
+            for (kind, k, v) in keys {
+                let x = value(kind, k, v)?;
+                if let Some(r) = k.strip_prefix("nvidia.com/") {
+                    if r == "gpu" || r.starts_with("mig-") {
+                        if x.fract() != 0.0 || x > MAX_DEVICES as f64 {
+                            anyhow::bail!(
+                                "{pfile}: {}: `{x}` is not a whole number of devices up to {MAX_DEVICES}",
+                                qpath(kind, k)
+                            );
+                        }
+                        *asks.entry(r.to_string()).or_default() += x as u32;
+                    }
+                } else if k == "cpu" && kind == "requests" {
+                    cpu += x;
+                } else if k == "memory" && kind == "requests" {
+                    mem += x;
+                }
+            }
+        }
+        asks.retain(|_, n| *n > 0);
+        if asks.is_empty() {
+            continue;
+        }
+        let created = meta
+            .and_then(|m| m.get("creationTimestamp"))
+            .and_then(Value::as_str)
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.to_utc().to_rfc3339())
+            .unwrap_or_default();
+        pods.push(Pod {
+            ns: ns.to_string(),
+            name: pname.to_string(),
+            node: p
+                .get("spec")
+                .and_then(|s| s.get("nodeName"))
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            created,
+            cores: (cpu - 1e-9).ceil().max(0.0) as u32,
+            ram_gb: (mem / (1024.0 * 1024.0 * 1024.0) - 1e-9).ceil().max(0.0) as u32,
+            asks: asks.into_iter().collect(),
+        });
+    }
+    pods.sort_by(|a, b| (&a.created, &a.ns, &a.name).cmp(&(&b.created, &b.ns, &b.name)));
+    rep.pods = pods.len();
+
+    let hosts: Vec<HostDef> = nodes.iter().map(|n| n.def.clone()).collect();
+    let mut s = empty_scenario(
+        name,
+        "Imported from Kubernetes: one host per GPU node, one VM per pod asking for MIG instances (tenant = namespace).",
+        &hosts,
+    )?;
+    let mut pending: Vec<Vm> = Vec::new();
+    let mut asked: BTreeMap<(usize, ModelId, ProfileId), u32> = BTreeMap::new();
+    for pod in &pods {
+        let who = format!("pod {}/{}", pod.ns, pod.name);
+        // The GIs the pod asks for, as (model, profile), on its node's models or any model.
+        let node_ix = pod
+            .node
+            .as_ref()
+            .and_then(|n| nodes.iter().position(|x| &x.def.name == n));
+        if let (Some(n), None) = (&pod.node, node_ix) {
+            rep.findings.push(format!(
+                "{who} runs on node {n}, which is not an imported GPU node: left out"
+            ));
+            continue;
+        }
+        let candidates: Vec<ModelId> = match node_ix {
+            Some(h) => nodes[h].def.gpus.clone(),
+            None => nodes.iter().flat_map(|n| n.def.gpus.iter().copied()).collect(),
+        };
+        let mut gis: Vec<GiRequest> = Vec::new();
+        let mut ok = true;
+        for (res, n) in &pod.asks {
+            let want = if res == "gpu" {
+                match node_ix.map(|h| &nodes[h].single) {
+                    Some(Some(p)) => Some(p.clone()),
+                    Some(None) => None,
+                    None => {
+                        rep.findings.push(format!(
+                            "{who} is pending with nvidia.com/gpu: its profile is unknown until it is scheduled; left out"
+                        ));
+                        ok = false;
+                        break;
+                    }
+                }
+            } else {
+                Some(res.trim_start_matches("mig-").to_string())
+            };
+            let found = candidates.iter().find_map(|&m| {
+                let model = catalog.model(m);
+                let p = match &want {
+                    Some(w) => profiles::resolve(model, w),
+                    None => whole_profile(model),
+                }?;
+                Some(GiRequest { model: m, profile: p })
+            });
+            match found {
+                Some(g) => gis.extend(std::iter::repeat_n(g, *n as usize)),
+                None => {
+                    let on = match node_ix {
+                        Some(h) => format!("node {}'s GPU model", nodes[h].def.name),
+                        None => "any imported GPU model".into(),
+                    };
+                    rep.findings.push(format!(
+                        "{who} asks for nvidia.com/{res}, a profile {on} lacks; left out"
+                    ));
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if !ok || gis.is_empty() {
+            continue;
+        }
+        if gis.iter().any(|g| !catalog.same_class(g.model, gis[0].model)) {
+            rep.findings
+                .push(format!("{who} asks for instances of two GPU models; left out"));
+            continue;
+        }
+        let vm = Vm {
+            kind: VmKind::Tenant,
+            tenant: Some(pod.ns.clone()),
+            ..Vm::job(0, gis.clone(), pod.cores, pod.ram_gb)
+        };
+        let Some(h) = node_ix else {
+            pending.push(vm);
+            continue;
+        };
+        let catalog_sizes = |g: &GiRequest| catalog.model(g.model).profiles[g.profile].size;
+        let mut order: Vec<usize> = (0..gis.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(catalog_sizes(&gis[i])), i));
+        let node = &mut nodes[h];
+        let mut chosen: Vec<Option<usize>> = vec![None; gis.len()];
+        for &i in &order {
+            *asked.entry((h, gis[i].model, gis[i].profile)).or_default() += 1;
+            let g = gis[i];
+            chosen[i] = node
+                .slots
+                .iter()
+                .position(|sl| !sl.taken && node.def.gpus[sl.gpu] == g.model && sl.profile == g.profile);
+            if let Some(x) = chosen[i] {
+                node.slots[x].taken = true;
+            }
+        }
+        if chosen.iter().any(Option::is_none) {
+            for x in chosen.iter().flatten() {
+                node.slots[*x].taken = false;
+            }
+            let names: Vec<String> = gis
+                .iter()
+                .map(|g| catalog.model(g.model).profiles[g.profile].name.clone())
+                .collect();
+            let source = if node.exact {
+                "its capture".to_string()
+            } else {
+                format!("layout `{}`", node.layout)
+            };
+            rep.findings.push(format!(
+                "node {} ({source}) cannot hold its pods: {who} ({}) finds no free instance; it is pending",
+                node.def.name,
+                names.join(" + ")
+            ));
+            pending.push(vm);
+            continue;
+        }
+        let placement = Placement {
+            host: h,
+            gis: chosen
+                .iter()
+                .flatten()
+                .map(|&x| GiSlot {
+                    gpu: node.slots[x].gpu,
+                    start: node.slots[x].start,
+                })
+                .collect(),
+        };
+        if !node.exact {
+            rep.inferred_placements = true;
+        }
+        let vm = Vm {
+            admitted_at: Some(0.0),
+            ..vm
+        };
+        if let Err(e) = s.fleet.add_placed(vm.clone(), placement) {
+            let node = &mut nodes[h];
+            rep.findings.push(format!(
+                "node {}: {who} does not fit ({e}); it is pending",
+                node.def.name
+            ));
+            pending.push(vm);
+        }
+    }
+    // Pods above the captured instances, per node and profile.
+    for (h, n) in nodes.iter().enumerate() {
+        if !n.exact {
+            continue;
+        }
+        for (&(hh, m, p), &k) in &asked {
+            if hh != h {
+                continue;
+            }
+            let have = n
+                .slots
+                .iter()
+                .filter(|s| s.profile == p && n.def.gpus[s.gpu] == m)
+                .count() as u32;
+            if k > have {
+                let model = catalog.model(m);
+                rep.findings.push(format!(
+                    "node {}: pods ask for {k} instance(s) of {}, the capture shows {have}",
+                    n.def.name,
+                    model.profiles.get(p).map(|x| x.name.as_str()).unwrap_or("?")
+                ));
+            }
+        }
+    }
+    for vm in pending {
+        s.fleet
+            .add_pending(vm)
+            .map_err(|e| anyhow::anyhow!("{pfile}: {e}"))?;
+    }
+    rep.pending = s.fleet.pending().len();
+    Ok((s, rep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_match_nodes_by_name_or_short_name() {
+        assert!(same_host("gpu-a100-1", "gpu-a100-1"));
+        assert!(same_host("gpu-a100-1", "gpu-a100-1.dc1.example.com"));
+        assert!(same_host("GPU-A100-1.dc1", "gpu-a100-1"));
+        assert!(!same_host("gpu-a100-1", "gpu-a100-10"));
+    }
+
+    #[test]
+    fn mig_parted_configs_read_plain_and_from_a_configmap() {
+        let plain = "version: v1\nmig-configs:\n  x:\n    - devices: [0, 2]\n      mig-enabled: true\n      mig-devices:\n        \"1g.5gb\": 7\n    - devices: all\n      mig-enabled: false\n";
+        let c = parse_mig_parted(plain, "c.yaml").unwrap();
+        assert_eq!(
+            c["x"],
+            vec![
+                (Some(vec![0, 2]), true, vec![("1g.5gb".to_string(), 7)]),
+                (None, false, vec![])
+            ]
+        );
+        let indented: String = plain.lines().map(|l| format!("    {l}\n")).collect();
+        let cm = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n  config.yaml: |\n{indented}"
+        );
+        assert_eq!(parse_mig_parted(&cm, "cm.yaml").unwrap(), c);
+        let e =
+            parse_mig_parted("version: v1\nmig-configs:\n  x:\n    - devices: some\n", "c.yaml").unwrap_err();
+        assert_eq!(
+            e,
+            "c.yaml: mig-configs.x[0].devices: expected `all` or a list of GPU indices"
+        );
+        assert!(parse_mig_parted("version: v2\n", "c.yaml")
+            .unwrap_err()
+            .contains("version"));
+    }
+}

@@ -1,0 +1,484 @@
+//! Kubernetes artefacts from a scenario: what an operator applies to carry a plan out.
+//!
+//! - `labels.sh`: one `kubectl label node <host> nvidia.com/mig.config=<layout> --overwrite` per
+//!   host with GPUs. A host whose GPUs all hold one layout of the layouts menu is labelled with
+//!   its name (`all-balanced`); when that name is used on hosts of two GPU models it becomes
+//!   `<layout>-<model>`, since one mig-parted config name holds one set of devices. Any other host
+//!   gets its own config, named after the host, with one entry per group of equal GPUs.
+//! - `mig-parted-config.yaml`: a ConfigMap for the GPU operator's MIG manager holding every config
+//!   the labels name (a custom ConfigMap replaces the operator's default one, so the menu layouts
+//!   in use are in it too).
+//! - `resourcequotas.yaml`: one `ResourceQuota` per tenant of `[quotas]`, with
+//!   `requests.nvidia.com/mig-<profile>` limits.
+//!
+//! migplan's GPUs are always in MIG mode; a GPU whose GPU note says that MIG is disabled (as
+//! `migplan import` writes it) and that holds nothing or one whole-GPU instance (a pod asking for
+//! `nvidia.com/gpu`) is exported with `mig-enabled: false`.
+//! mig-parted does not pin start slices: only instance counts are applied.
+
+use crate::fleet::{Fleet, HostId};
+use crate::ops::layouts;
+use crate::scenario::Scenario;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One GPU's configuration: MIG mode and instances per profile name (catalog order).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GpuConfig {
+    pub mig_enabled: bool,
+    pub devices: Vec<(String, u32)>,
+}
+
+/// The configuration of every GPU of host `h` now.
+pub fn host_configs(fleet: &Fleet, h: HostId) -> Vec<GpuConfig> {
+    let host = &fleet.hosts[h];
+    host.gpus
+        .iter()
+        .enumerate()
+        .map(|(k, g)| {
+            let model = fleet.catalog.model(g.model);
+            // MIG off: nothing but a whole-GPU workload on a GPU imported with MIG disabled.
+            let off = g
+                .gis
+                .iter()
+                .all(|gi| model.profiles[gi.profile].size == model.memory_slices)
+                && host
+                    .gpu_notes
+                    .get(&k)
+                    .is_some_and(|n| n.starts_with("MIG disabled"));
+            GpuConfig {
+                mig_enabled: !off,
+                devices: if off {
+                    Vec::new()
+                } else {
+                    model
+                        .profiles
+                        .iter()
+                        .enumerate()
+                        .filter(|&(p, _)| g.occ.counts[p] > 0)
+                        .map(|(p, pr)| (pr.name.clone(), g.occ.counts[p] as u32))
+                        .collect()
+                },
+            }
+        })
+        .collect()
+}
+
+/// The layout name of the menu for one GPU configuration of model `m`, if it has one.
+fn config_name(fleet: &Fleet, m: crate::catalog::ModelId, c: &GpuConfig) -> Option<String> {
+    let menu = layouts::embedded();
+    if !c.mig_enabled {
+        return menu.for_model(m).find(|l| !l.mig_enabled).map(|l| l.name.clone());
+    }
+    let model = fleet.catalog.model(m);
+    let mut counts = vec![0u32; model.profiles.len()];
+    for (name, n) in &c.devices {
+        counts[model.profile(name)?] += n;
+    }
+    menu.name_of(m, &counts).map(str::to_string)
+}
+
+fn menu_name(fleet: &Fleet, h: HostId, k: usize, c: &GpuConfig) -> Option<String> {
+    config_name(fleet, fleet.hosts[h].gpus[k].model, c)
+}
+
+/// The node label of host `h` once GPU `gpu` has `layout`, and the mig-parted config text the
+/// label needs when it is not a menu layout (a config named after the host).
+pub fn label_after(
+    fleet: &Fleet,
+    h: HostId,
+    gpu: usize,
+    layout: &layouts::Layout,
+) -> (String, Option<String>) {
+    let host = &fleet.hosts[h];
+    let model = fleet.catalog.model(layout.model);
+    let mut cfgs = host_configs(fleet, h);
+    cfgs[gpu] = GpuConfig {
+        mig_enabled: layout.mig_enabled,
+        devices: layout
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(p, &n)| (model.profiles[p].name.clone(), n))
+            .collect(),
+    };
+    let names: Vec<Option<String>> = cfgs
+        .iter()
+        .enumerate()
+        .map(|(k, c)| config_name(fleet, host.gpus[k].model, c))
+        .collect();
+    let m0 = host.gpus[0].model;
+    if host.gpus.iter().all(|g| g.model == m0) && names.iter().all(|n| n.is_some() && *n == names[0]) {
+        if let Some(n) = names[0].clone() {
+            return (n, None);
+        }
+    }
+    let mut groups: Vec<(GpuConfig, Vec<usize>)> = Vec::new();
+    for (k, c) in cfgs.into_iter().enumerate() {
+        match groups.iter_mut().find(|(g, _)| *g == c) {
+            Some((_, ks)) => ks.push(k),
+            None => groups.push((c, vec![k])),
+        }
+    }
+    let mut configs = BTreeMap::new();
+    configs.insert(
+        host.name.clone(),
+        groups.into_iter().map(|(c, ks)| (Some(ks), c)).collect(),
+    );
+    let p = Plan {
+        labels: vec![(host.name.clone(), host.name.clone())],
+        configs,
+    };
+    (host.name.clone(), Some(mig_parted(&p, 0)))
+}
+
+/// One mig-parted config: entries of devices (`None` = all) and their configuration.
+pub type Config = Vec<(Option<Vec<usize>>, GpuConfig)>;
+
+/// The label and the mig-parted config of every host with GPUs.
+pub struct Plan {
+    /// (host, label value).
+    pub labels: Vec<(String, String)>,
+    /// Config name -> entries (devices: `None` = all, configuration).
+    pub configs: BTreeMap<String, Config>,
+}
+
+/// The labels and configs of the hosts `hosts` (every host with GPUs when empty).
+pub fn plan(fleet: &Fleet, hosts: &[HostId]) -> Plan {
+    let all: Vec<HostId> = if hosts.is_empty() {
+        (0..fleet.hosts.len()).collect()
+    } else {
+        hosts.to_vec()
+    };
+    // First pass: hosts whose GPUs share one menu layout.
+    let mut named: Vec<(HostId, Option<String>)> = Vec::new();
+    let mut models_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for &h in all.iter().filter(|&&h| !fleet.hosts[h].gpus.is_empty()) {
+        let host = &fleet.hosts[h];
+        let cfgs = host_configs(fleet, h);
+        let model0 = host.gpus[0].model;
+        let names: Vec<Option<String>> = cfgs
+            .iter()
+            .enumerate()
+            .map(|(k, c)| menu_name(fleet, h, k, c))
+            .collect();
+        let one = host.gpus.iter().all(|g| g.model == model0)
+            && names.iter().all(|n| n.is_some() && *n == names[0]);
+        let name = if one { names[0].clone() } else { None };
+        if let Some(n) = &name {
+            let m = fleet.catalog.model(model0).name.clone();
+            let v = models_of.entry(n.clone()).or_default();
+            if !v.contains(&m) {
+                v.push(m);
+            }
+        }
+        named.push((h, name));
+    }
+    let mut labels = Vec::new();
+    let mut configs: BTreeMap<String, Config> = BTreeMap::new();
+    for (h, name) in named {
+        let host = &fleet.hosts[h];
+        let cfgs = host_configs(fleet, h);
+        match name {
+            Some(n) => {
+                let label = if models_of.get(&n).is_some_and(|v| v.len() > 1) {
+                    format!("{n}-{}", fleet.catalog.model(host.gpus[0].model).name)
+                } else {
+                    n
+                };
+                configs
+                    .entry(label.clone())
+                    .or_insert_with(|| vec![(None, cfgs[0].clone())]);
+                labels.push((host.name.clone(), label));
+            }
+            None => {
+                let mut groups: Vec<(GpuConfig, Vec<usize>)> = Vec::new();
+                for (k, c) in cfgs.iter().enumerate() {
+                    match groups.iter_mut().find(|(g, _)| g == c) {
+                        Some((_, ks)) => ks.push(k),
+                        None => groups.push((c.clone(), vec![k])),
+                    }
+                }
+                let entries = groups.into_iter().map(|(c, ks)| (Some(ks), c)).collect();
+                configs.insert(host.name.clone(), entries);
+                labels.push((host.name.clone(), host.name.clone()));
+            }
+        }
+    }
+    Plan { labels, configs }
+}
+
+/// Single-quotes a word for the shell when it needs it.
+fn sh(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// `labels.sh`.
+pub fn labels_sh(scenario: &str, p: &Plan) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "#!/bin/sh");
+    let _ = writeln!(
+        o,
+        "# MIG layout labels of scenario `{scenario}`, written by migplan. Apply the ConfigMap of"
+    );
+    let _ = writeln!(
+        o,
+        "# mig-parted-config.yaml first; the MIG manager re-partitions a node when its label changes"
+    );
+    let _ = writeln!(
+        o,
+        "# (it drains the node's GPU pods: see `migplan relayout --k8s`)."
+    );
+    let _ = writeln!(o, "set -eu");
+    for (host, label) in &p.labels {
+        let _ = writeln!(
+            o,
+            "kubectl label node {} nvidia.com/mig.config={} --overwrite",
+            sh(host),
+            sh(label)
+        );
+    }
+    o
+}
+
+fn yaml_str(s: &str) -> String {
+    format!("{s:?}")
+}
+
+/// The mig-parted config (`version: v1`) of a plan, indented by `indent` spaces.
+pub fn mig_parted(p: &Plan, indent: usize) -> String {
+    let pad = " ".repeat(indent);
+    let mut o = String::new();
+    let _ = writeln!(o, "{pad}version: v1");
+    let _ = writeln!(o, "{pad}mig-configs:");
+    for (name, entries) in &p.configs {
+        let _ = writeln!(o, "{pad}  {}:", yaml_str(name));
+        for (devs, c) in entries {
+            let d = match devs {
+                None => "all".to_string(),
+                Some(ks) => format!(
+                    "[{}]",
+                    ks.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            };
+            let _ = writeln!(o, "{pad}    - devices: {d}");
+            let _ = writeln!(o, "{pad}      mig-enabled: {}", c.mig_enabled);
+            if !c.mig_enabled {
+                continue;
+            }
+            if c.devices.is_empty() {
+                let _ = writeln!(o, "{pad}      mig-devices: {{}}");
+            } else {
+                let _ = writeln!(o, "{pad}      mig-devices:");
+                for (prof, n) in &c.devices {
+                    let _ = writeln!(o, "{pad}        {}: {n}", yaml_str(prof));
+                }
+            }
+        }
+    }
+    o
+}
+
+/// Name of the ConfigMap `mig-parted-config.yaml` defines.
+pub const CONFIGMAP: &str = "custom-mig-config";
+
+/// `mig-parted-config.yaml`: the GPU operator's ConfigMap holding the plan's configs.
+pub fn configmap(scenario: &str, p: &Plan) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# mig-parted configs of scenario `{scenario}`, written by migplan: every config the node labels"
+    );
+    let _ = writeln!(
+        o,
+        "# of labels.sh name. Point the GPU operator's MIG manager at it (migManager.config.name={CONFIGMAP})."
+    );
+    let _ = writeln!(
+        o,
+        "# mig-parted does not pin start slices: the driver chooses where each instance starts."
+    );
+    let _ = writeln!(o, "apiVersion: v1");
+    let _ = writeln!(o, "kind: ConfigMap");
+    let _ = writeln!(o, "metadata:");
+    let _ = writeln!(o, "  name: {CONFIGMAP}");
+    let _ = writeln!(o, "  namespace: gpu-operator");
+    let _ = writeln!(o, "data:");
+    let _ = writeln!(o, "  config.yaml: |");
+    o.push_str(&mig_parted(p, 4));
+    o
+}
+
+/// `resourcequotas.yaml`: one ResourceQuota per tenant of `[quotas]` (a comment when none).
+pub fn resource_quotas(s: &Scenario) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# Per-tenant MIG quotas of scenario `{}`, written by migplan from its [quotas] (tenant = namespace).",
+        s.name
+    );
+    if s.quotas.is_empty() {
+        let _ = writeln!(o, "# The scenario has no [quotas]: no ResourceQuota.");
+        return o;
+    }
+    for (tenant, limits) in &s.quotas {
+        let _ = writeln!(o, "---");
+        let _ = writeln!(o, "apiVersion: v1");
+        let _ = writeln!(o, "kind: ResourceQuota");
+        let _ = writeln!(o, "metadata:");
+        let _ = writeln!(o, "  name: mig-quota");
+        let _ = writeln!(o, "  namespace: {}", yaml_str(tenant));
+        let _ = writeln!(o, "spec:");
+        let _ = writeln!(o, "  hard:");
+        for (profile, n) in limits {
+            let key = profile.strip_prefix("requests.").unwrap_or(profile);
+            let key = key.strip_prefix("nvidia.com/mig-").unwrap_or(key);
+            let _ = writeln!(
+                o,
+                "    {}: {}",
+                yaml_str(&format!("requests.nvidia.com/mig-{key}")),
+                yaml_str(&n.to_string())
+            );
+        }
+    }
+    o
+}
+
+/// Checks that every YAML document of `text` parses; `Err` names the file and the problem.
+pub fn check_yaml(text: &str, file: &str) -> Result<usize, String> {
+    use serde::Deserialize;
+    let mut n = 0;
+    for doc in serde_yaml::Deserializer::from_str(text) {
+        serde_yaml::Value::deserialize(doc).map_err(|e| {
+            format!(
+                "{file}: written YAML does not parse: {}",
+                crate::catalog::one_line(&e.to_string())
+            )
+        })?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The node runbook of a re-layout of GPU `gpu` of host `h` to `layout`: cordon, drain the tenant
+/// pods only, label, wait for `nvidia.com/mig.config.state=success` (10 minutes; `failed` or a
+/// timeout stops the runbook), uncordon. `pods` are the node's GPU pods as `namespace/name` when
+/// known (from `--pods`), else the VMs are named. `label` is the node's new label and `config`
+/// the mig-parted entry it needs when it is not a menu layout.
+pub fn relayout_runbook(
+    fleet: &Fleet,
+    h: HostId,
+    preview: &crate::ops::relayout::DrainPreview,
+    label: &str,
+    config: Option<&str>,
+    pods: Option<&[String]>,
+) -> String {
+    let host = &fleet.hosts[h];
+    let node = sh(&host.name);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "# Runbook: node {} GPU {}: {} -> {} ({})",
+        host.name, preview.gpu, preview.from, preview.layout, preview.to
+    );
+    let _ = writeln!(
+        o,
+        "# The MIG manager restarts every GPU pod of the node, not only those of GPU {}.",
+        preview.gpu
+    );
+    match pods {
+        Some(p) if !p.is_empty() => {
+            let _ = writeln!(
+                o,
+                "# Pods that lose their instance ({}): {}",
+                p.len(),
+                p.join(", ")
+            );
+        }
+        Some(_) => {
+            let _ = writeln!(o, "# No GPU pod runs on the node: nothing loses its instance.");
+        }
+        None => {
+            let vms: Vec<String> = preview
+                .displaced
+                .iter()
+                .map(|d| format!("VM {} ({})", d.vm, d.tenant.as_deref().unwrap_or("no tenant")))
+                .collect();
+            if vms.is_empty() {
+                let _ = writeln!(o, "# No VM runs on the node: nothing loses its instance.");
+            } else {
+                let _ = writeln!(
+                    o,
+                    "# Workloads that lose their instance ({}): {} (give --pods to name the pods)",
+                    vms.len(),
+                    vms.join(", ")
+                );
+            }
+        }
+    }
+    if let Some(c) = config {
+        let _ = writeln!(
+            o,
+            "# The label names a custom config: add it to the MIG manager's ConfigMap first:"
+        );
+        for l in c.lines() {
+            let _ = writeln!(o, "#   {l}");
+        }
+    }
+    let _ = writeln!(o, "set -eu");
+    let _ = writeln!(o, "# 1. Cordon: no new pod lands on the node.");
+    let _ = writeln!(o, "kubectl cordon {node}");
+    let _ = writeln!(
+        o,
+        "# 2. Drain the tenant pods only (DaemonSets and the GPU operator stay)."
+    );
+    match pods {
+        Some(p) => {
+            for pod in p {
+                let (ns, name) = pod.split_once('/').unwrap_or(("default", pod));
+                let _ = writeln!(o, "kubectl delete pod -n {} {} --wait=true", sh(ns), sh(name));
+            }
+        }
+        None => {
+            let mut tenants: Vec<&str> = preview
+                .displaced
+                .iter()
+                .filter_map(|d| d.tenant.as_deref())
+                .collect();
+            tenants.sort_unstable();
+            tenants.dedup();
+            for t in tenants {
+                let _ = writeln!(
+                    o,
+                    "kubectl delete pod -n {} --field-selector spec.nodeName={} --wait=true",
+                    sh(t),
+                    node
+                );
+            }
+        }
+    }
+    let _ = writeln!(o, "# 3. Set the new layout.");
+    let _ = writeln!(
+        o,
+        "kubectl label node {node} nvidia.com/mig.config={} --overwrite",
+        sh(label)
+    );
+    let _ = writeln!(
+        o,
+        "# 4. Wait for the MIG manager: success within 10 minutes, else stop here and alert (state failed, or pending too long)."
+    );
+    let _ = writeln!(
+        o,
+        "kubectl wait node/{node} --for=jsonpath='{{.metadata.labels.nvidia\\.com/mig\\.config\\.state}}'=success --timeout=10m"
+    );
+    let _ = writeln!(o, "# 5. Uncordon.");
+    let _ = writeln!(o, "kubectl uncordon {node}");
+    o
+}
