@@ -212,13 +212,13 @@ pub struct PolicySettings {
     pub compaction_min: f64,
     /// Live-migration bandwidth in Gbit/s (GB copied and migration time).
     pub migration_gbps: f64,
-    /// Seed 003 admission rule: refuse a multi-GPU VM (two or more GIs) unless every GI is a
-    /// whole GPU (7g); off by default, since the paper's workload puts two-GI VMs on slices.
+    /// The multi-tenant admission rule (docs/operations.md): refuse a multi-GPU VM (two or more
+    /// GIs) unless every GI is a whole GPU (7g); off by default, since the paper's workload puts
+    /// two-GI VMs on slices.
     pub multi_gpu_whole_only: bool,
     /// Algorithm 1, lines 21-22: a source removed from S stays in M̂ as a receiver (the reading
-    /// before December 2026) instead of leaving M̂ with it (as written; the default). On
-    /// `paper-32.toml` it keeps about 7 % fewer hosts active than TC for about twice the moves
-    /// (README, OrigaMIG).
+    /// before December 2026) instead of leaving M̂ with it (as written; the default). It keeps
+    /// fewer hosts active than TC for more moves than TC (figures: docs/results/table8.md).
     pub keep_removed_sources: bool,
     /// Read from files that earlier versions saved (they wrote every setting) so that they still
     /// load; nothing uses it and saves leave it out.

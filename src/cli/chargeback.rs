@@ -5,7 +5,7 @@ use crate::ops::chargeback::{self, Bill};
 use serde_json::json;
 use std::path::PathBuf;
 
-/// The seed's billing period: a 730-hour month.
+/// The billing period of the chargeback rule (docs/operations.md): a 730-hour month.
 const MONTH_H: f64 = 730.0;
 /// Longest period `--hours` simulates.
 const MAX_HOURS: f64 = 8760.0;

@@ -1,4 +1,4 @@
-//! `migplan experiment`: the OrigaMIG experiments of the paper that the README reports.
+//! `migplan experiment`: the OrigaMIG experiments of the paper, written to docs/results/ with `--markdown`.
 //!
 //! - `gap-to-opt` (§6.8, Table 12): OrigaMIG runs from an empty fleet of 8, 16 and 32 hosts with
 //!   two A100-40GB each and the §6.8 workload (ρ = 0.74, that is 2.1 arrivals per hour per 8

@@ -1,6 +1,6 @@
 //! Chargeback (docs/operations.md): what share of a GPU each instance is billed, and GPU-hours per tenant.
 //!
-//! The rule, published in the README:
+//! The rule (docs/operations.md):
 //!
 //! ```text
 //! raw(i)    = max(compute slices of i / compute slices of the GPU,

@@ -25,9 +25,10 @@ use toml::Spanned;
 pub enum Origin {
     /// One of the NVIDIA GPU operator's named layouts (mig-parted's default config).
     GpuOperator,
-    /// One of the project's own verified layouts (`seed-003` in the layouts file).
-    #[serde(rename = "seed-003")]
-    Seed003,
+    /// One of the project's own layouts, verified against the placement rules (`verified` in the
+    /// layouts file; files written before the name changed say `seed-003`, still read).
+    #[serde(rename = "verified", alias = "seed-003")]
+    Verified,
     /// Found by the exact planner among all placeable layouts; not on the menu.
     Generated,
     /// Read from a mig-parted config.
@@ -312,8 +313,8 @@ impl Menu {
                 if layouts[first..].iter().any(|o| o.name == name) {
                     anyhow::bail!("{ctx}: duplicate layout name");
                 }
-                if !matches!(l.origin, Origin::GpuOperator | Origin::Seed003) {
-                    anyhow::bail!("{ctx}: origin must be `gpu-operator` or `seed-003`");
+                if !matches!(l.origin, Origin::GpuOperator | Origin::Verified) {
+                    anyhow::bail!("{ctx}: origin must be `gpu-operator` or `verified`");
                 }
                 if !l.mig_enabled && !l.devices.is_empty() {
                     anyhow::bail!("{ctx}: a layout with mig_enabled = false holds no devices");

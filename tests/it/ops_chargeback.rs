@@ -26,7 +26,7 @@ fn all_balanced_weights_are_the_seeds_figures() {
         };
         assert!(close(c.weight, want), "{c:?}");
     }
-    // Rounded as the seed prints them.
+    // Rounded as the operations practice's worked example prints them.
     let w = |p: &str| format!("{:.3}", charges.iter().find(|c| c.profile == p).unwrap().weight);
     assert_eq!(
         (w("1g.10gb"), w("2g.20gb"), w("3g.40gb")),

@@ -47,7 +47,7 @@ fn embedded_menu_has_the_operator_and_seed_layouts() {
         menu.get(h, "tenant-heavy").unwrap().describe(hm),
         "1x3g.40gb + 1x4g.40gb"
     );
-    assert_eq!(menu.get(h, "tenant-heavy").unwrap().origin, Origin::Seed003);
+    assert_eq!(menu.get(h, "tenant-heavy").unwrap().origin, Origin::Verified);
     assert_eq!(menu.get(h, "all-disabled").unwrap().describe(hm), "MIG disabled");
     // NVIDIA's mig-parted all-balanced config on the A30 is 2 x 1g.6gb + 1 x 2g.12gb.
     let a30 = c.model_id("a30-24gb").unwrap();
@@ -73,8 +73,8 @@ fn unplaceable_layout_is_an_error_naming_it() {
 [[model]]
 name = "h100-80gb"
 layouts = [
-  { name = "ok", origin = "seed-003", devices = { "3g.40gb" = 2 } },
-  { name = "too-much", origin = "seed-003", devices = { "4g.40gb" = 1, "3g.40gb" = 1, "1g.10gb" = 1 } },
+  { name = "ok", origin = "verified", devices = { "3g.40gb" = 2 } },
+  { name = "too-much", origin = "verified", devices = { "4g.40gb" = 1, "3g.40gb" = 1, "1g.10gb" = 1 } },
 ]
 "#,
     )
@@ -89,7 +89,7 @@ layouts = [
         r#"
 [[model]]
 name = "h100-80gb"
-layouts = [ { name = "no-start", origin = "seed-003", devices = { "3g.40gb" = 2, "1g.10gb" = 1 } } ]
+layouts = [ { name = "no-start", origin = "verified", devices = { "3g.40gb" = 2, "1g.10gb" = 1 } } ]
 "#,
     )
     .unwrap_err();
@@ -102,7 +102,7 @@ fn bad_entries_name_what_is_wrong() {
         (
             r#"[[model]]
 name = "h100-80gb"
-layouts = [ { name = "x", origin = "seed-003", devices = { "5g.50gb" = 1 } } ]"#,
+layouts = [ { name = "x", origin = "verified", devices = { "5g.50gb" = 1 } } ]"#,
             "unknown profile `5g.50gb`",
         ),
         (
@@ -121,25 +121,25 @@ layouts = [ { name = "all-2g.20gb", origin = "gpu-operator", devices = { "2g.20g
             r#"[[model]]
 name = "h100-80gb"
 menu = ["nope"]
-layouts = [ { name = "x", origin = "seed-003", devices = { "2g.20gb" = 2 } } ]"#,
+layouts = [ { name = "x", origin = "verified", devices = { "2g.20gb" = 2 } } ]"#,
             "menu names unknown layout `nope`",
         ),
         (
             r#"[[model]]
 name = "h100-80gb"
-layouts = [ { name = "x", origin = "seed-003", mig_enabled = false, devices = { "2g.20gb" = 2 } } ]"#,
+layouts = [ { name = "x", origin = "verified", mig_enabled = false, devices = { "2g.20gb" = 2 } } ]"#,
             "holds no devices",
         ),
         (
             r#"[[model]]
 name = "h100-80gb"
-layouts = [ { name = "x", origin = "seed-003" }, { name = "x", origin = "seed-003" } ]"#,
+layouts = [ { name = "x", origin = "verified" }, { name = "x", origin = "verified" } ]"#,
             "duplicate layout name",
         ),
         (
             r#"[[model]]
 name = "h100-80gb"
-layouts = [ { name = "x", origin = "seed-003", colour = "red" } ]"#,
+layouts = [ { name = "x", origin = "verified", colour = "red" } ]"#,
             "unknown field",
         ),
     ];

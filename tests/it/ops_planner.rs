@@ -101,9 +101,9 @@ fn greedy_errors_name_the_cause() {
 
 #[test]
 fn exact_beats_greedy_when_the_menu_is_short() {
-    // 3x2g + 2x3g: the seed's menu has no layout with several 2g or several 3g, so greedy takes
+    // 3x2g + 2x3g: the layout menu has no layout with several 2g or several 3g, so greedy takes
     // all-balanced three times; the exact planner may use any placeable layout and needs two GPUs
-    // (all-2g.20gb and all-3g.40gb, which are on file but not on the seed's menu).
+    // (all-2g.20gb and all-3g.40gb, which are on file but not on the layout menu).
     let (id, m) = h100();
     let menu = layouts::embedded();
     let d = planner::parse_demand(m, "2g.20gb=3,3g.40gb=2").unwrap();

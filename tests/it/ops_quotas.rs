@@ -17,7 +17,7 @@ fn check_request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str])
 #[test]
 fn search_is_refused_its_seventh_small_instance() {
     let mut s = h100_four_tenants();
-    // Search holds four 1g.10gb; its quota is six (the seed's ResourceQuota).
+    // Search holds four 1g.10gb; its quota is six (the worked example's ResourceQuota).
     assert_eq!(quotas::usage(&s.fleet, "search", None).get("1g.10gb"), Some(&4));
     for id in [100, 101] {
         let vm = request(&s, id, Some("search"), &["1g.10gb"]);

@@ -271,7 +271,7 @@ fn ff_on_the_paper_fleet_lands_near_the_reference_figures() {
             }
         }
         // At load 1.0 this model admits about 1.7 points more than the reference (85.4 % over
-        // seeds 1-6 against 83.7 %); see the README's simulation section.
+        // seeds 1-6 against 83.7 %); see docs/results/table8.md.
         assert!((m[0] - acc).abs() < 3.5, "load {load}: acceptance {}", m[0]);
         assert!((m[1] - hosts).abs() < 5.0, "load {load}: active hosts {}", m[1]);
         assert!((m[2] - gpus).abs() < 5.0, "load {load}: active GPUs {}", m[2]);

@@ -29,7 +29,7 @@
 //!   are left for R, and the calls are smaller and faster than with δ = 10 for about as many
 //!   moves. An earlier reading kept each removed source in M̂ as a receiver; its calls stayed
 //!   large at δ = 5, made more moves there than at δ = 10 and more than the paper's at δ = 10
-//!   (README, OrigaMIG, for the measured comparison). The setting `keep_removed_sources` selects it: each
+//!   (docs/results/table8.md and docs/results/gap-to-opt.md for the measured comparison). The setting `keep_removed_sources` selects it: each
 //!   source that can be emptied jointly with those kept before it stays a source, the others
 //!   stay in M̂ as receivers.
 //! - One case Algorithm 1 leaves without a call: when every active host of the class is a

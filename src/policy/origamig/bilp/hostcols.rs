@@ -29,7 +29,7 @@
 //!
 //! Why: the LP relaxation of the per-VM formulations splits VMs across half-open hosts (hosts at
 //! 0.25-0.83, VMs half in place), and HiGHS spends most of a call cutting that off at the root
-//! (README, Optimizer). Here a fractional solution can only mix whole host contents, so the root
+//! (docs/optimizer.md). Here a fractional solution can only mix whole host contents, so the root
 //! bound is the Dantzig-Wolfe bound.
 //!
 //! It applies when every host's configuration product stays small: A30-24GB hosts (26
