@@ -259,7 +259,7 @@ fn shard_values_parse_and_parts_are_disjoint_and_cover_the_grid() {
 }
 
 /// The fenced code blocks of a Markdown text with the given language tag.
-fn blocks<'a>(md: &'a str, lang: &str) -> Vec<String> {
+fn blocks(md: &str, lang: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut current: Option<String> = None;
     for line in md.lines() {
