@@ -3,8 +3,12 @@
 //! intervals per (policy, load), and Fig. 4's four panels as an SVG (§6.4).
 //!
 //! A run depends only on (scenario, policy, load, seed), so a sweep larger than one machine can
-//! be split by seed across a batch system and the rows concatenated; `--aggregate` turns such
-//! rows into the summary and the figure.
+//! be split across a batch system: `--shard K/N` runs the K-th of N disjoint parts of the grid
+//! (parts count from 1), and `--aggregate` merges the parts' rows into the runs, the summary and
+//! the figure. Given the same scenario and grid, the merge puts the rows back in the grid's
+//! order and checks that every run is there once, so its files are byte-identical to a
+//! one-machine run's, except the timing columns `wall_s`, `call_s_median` and `call_s_p95`,
+//! which measure the machine and differ between any two runs.
 
 use super::experiment::markdown;
 use super::simulate::{self, LateBar, Overrides, Row, CSV_COLUMNS};
@@ -43,9 +47,16 @@ pub struct Args {
     /// Write Fig. 4's four panels as SVG here.
     #[arg(long)]
     pub svg: Option<PathBuf>,
-    /// Instead of running, read run rows from these CSV files (from split sweeps).
+    /// Instead of running, merge run rows from these CSV files (the parts of a split sweep).
+    /// With the scenario and the same grid options, rows go back in the grid's order and every
+    /// run of the grid must be there exactly once.
     #[arg(long, num_args = 1..)]
     pub aggregate: Vec<PathBuf>,
+    /// Run only the K-th of N disjoint parts of the grid, K in 1..=N (a Kubernetes completion
+    /// index i is part i+1; a Slurm array `--array=1-N` gives K directly). Run i of the grid, in
+    /// (policy, load, seed) order from 0, belongs to part i mod N + 1.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
     /// Also write the summary as Markdown to this file (with the paper's Table 8 values where
     /// they exist, the command line, the commit and the date), atomically.
     #[arg(long, value_name = "FILE")]
@@ -77,6 +88,80 @@ pub fn parse_seeds(s: &str) -> anyhow::Result<Vec<u64>> {
                 .with_context(|| format!("--seeds `{s}`: `{x}` is not a seed"))
         })
         .collect()
+}
+
+/// One of N disjoint parts of a sweep's grid, numbered from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    /// Parses `K/N` with 1 <= K <= N.
+    pub fn parse(s: &str) -> anyhow::Result<Shard> {
+        let bad = || anyhow::anyhow!("--shard `{s}`: expected K/N, the K-th of N parts (1 <= K <= N)");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if n == 0 {
+            bail!("--shard `{s}`: N must be at least 1");
+        }
+        if k == 0 || k > n {
+            bail!("--shard `{s}`: K must be in 1..={n} (parts count from 1: Kubernetes completion index i is part i+1)");
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// Whether run `i` of the grid (counted from 0) belongs to this part.
+    pub fn owns(&self, i: usize) -> bool {
+        i % self.n == self.k - 1
+    }
+}
+
+/// One run of a sweep's grid: (policy, load, seed).
+pub type GridRun = (String, f64, u64);
+
+/// The grid of a sweep in run order: policies, then loads, then seeds, as given on the command
+/// line. A policy, load or seed given twice is an error (its runs would be counted twice).
+pub fn grid(base: &scenario::Scenario, a: &Args) -> anyhow::Result<Vec<GridRun>> {
+    let mut policies: Vec<String> = Vec::new();
+    for p in &a.policies {
+        crate::policy::by_name(p, &base.policy)?;
+        let p = p.to_ascii_lowercase();
+        if policies.contains(&p) {
+            bail!("--policies: `{p}` is given twice");
+        }
+        policies.push(p);
+    }
+    let loads = if a.loads.is_empty() {
+        vec![base.workload.load]
+    } else {
+        a.loads.clone()
+    };
+    for (i, l) in loads.iter().enumerate() {
+        if loads[..i].contains(l) {
+            bail!("--loads: {l} is given twice");
+        }
+    }
+    let seeds = match &a.seeds {
+        Some(s) => parse_seeds(s)?,
+        None => vec![base.workload.seed],
+    };
+    for (i, s) in seeds.iter().enumerate() {
+        if seeds[..i].contains(s) {
+            bail!("--seeds: seed {s} is given twice");
+        }
+    }
+    let mut runs = Vec::new();
+    for p in &policies {
+        for &l in &loads {
+            for &s in &seeds {
+                runs.push((p.clone(), l, s));
+            }
+        }
+    }
+    Ok(runs)
 }
 
 /// Two-sided 95 % Student t quantiles for 1..=30 degrees of freedom.
@@ -150,6 +235,20 @@ fn values_of(row: &Row) -> RunValues {
 
 /// Reads run rows written by `sweep` or `simulate --csv` (header lines may repeat).
 pub fn read_rows(path: &Path) -> anyhow::Result<Vec<RunValues>> {
+    Ok(read_file_rows(path)?.into_iter().map(|r| r.values).collect())
+}
+
+/// A run row as read from a file: where it is, its text, whether its header is this version's
+/// [`CSV_COLUMNS`], its scenario and its values.
+struct FileRow {
+    at: String,
+    line: String,
+    standard: bool,
+    scenario: String,
+    values: RunValues,
+}
+
+fn read_file_rows(path: &Path) -> anyhow::Result<Vec<FileRow>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
     let file = path.display().to_string();
     let mut header: Option<Vec<String>> = None;
@@ -196,14 +295,92 @@ pub fn read_rows(path: &Path) -> anyhow::Result<Vec<RunValues>> {
                 values.insert(m.to_string(), v);
             }
         }
-        out.push(RunValues {
-            policy,
-            load,
-            seed,
-            values,
+        out.push(FileRow {
+            at: format!("{file}:{line_no}"),
+            line: line.to_string(),
+            standard: h.iter().map(String::as_str).eq(CSV_COLUMNS.iter().copied()),
+            scenario: get("scenario")?.to_string(),
+            values: RunValues {
+                policy,
+                load,
+                seed,
+                values,
+            },
         });
     }
     Ok(out)
+}
+
+/// The rows of a split sweep, merged: the text of `runs.csv` (when every file has this
+/// version's columns) and the values, in the grid's order when a grid is given (which must
+/// then hold every row, and every run of which must be there), else in file order. A run found
+/// twice is an error either way.
+struct Merged {
+    csv: Option<String>,
+    runs: Vec<RunValues>,
+}
+
+fn merge(files: &[PathBuf], grid: Option<(&str, &[GridRun])>) -> anyhow::Result<Merged> {
+    let mut rows = Vec::new();
+    for f in files {
+        rows.extend(read_file_rows(f)?);
+    }
+    let mut seen: BTreeMap<(String, String, u64, u64), String> = BTreeMap::new();
+    for r in &rows {
+        let v = &r.values;
+        let key = (r.scenario.clone(), v.policy.clone(), v.load.to_bits(), v.seed);
+        if let Some(first) = seen.insert(key, r.at.clone()) {
+            bail!(
+                "{}: run {} load {} seed {} is also at {first}",
+                r.at,
+                v.policy,
+                v.load,
+                v.seed
+            );
+        }
+    }
+    if let Some((name, runs)) = grid {
+        let mut slots: Vec<Option<FileRow>> = runs.iter().map(|_| None).collect();
+        for r in rows {
+            let v = &r.values;
+            if r.scenario != name && !name.contains([',', '"']) {
+                bail!("{}: a run of scenario `{}`, not `{name}`", r.at, r.scenario);
+            }
+            let Some(i) = runs
+                .iter()
+                .position(|(p, l, s)| *p == v.policy && *l == v.load && *s == v.seed)
+            else {
+                bail!(
+                    "{}: run {} load {} seed {} is not in this sweep's grid",
+                    r.at,
+                    v.policy,
+                    v.load,
+                    v.seed
+                );
+            };
+            slots[i] = Some(r);
+        }
+        rows = Vec::new();
+        for (slot, (p, l, s)) in slots.into_iter().zip(runs) {
+            match slot {
+                Some(r) => rows.push(r),
+                None => bail!("run {p} load {l} seed {s} is missing from the --aggregate files"),
+            }
+        }
+    }
+    let csv = rows.iter().all(|r| r.standard).then(|| {
+        let mut text = CSV_COLUMNS.join(",");
+        text.push('\n');
+        for r in &rows {
+            text.push_str(&r.line);
+            text.push('\n');
+        }
+        text
+    });
+    Ok(Merged {
+        csv,
+        runs: rows.into_iter().map(|r| r.values).collect(),
+    })
 }
 
 /// Means and 95 % CIs per (policy, load), in policy order of first appearance and ascending load.
@@ -412,6 +589,15 @@ impl Summary {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
+    if shard.is_some() {
+        if !a.aggregate.is_empty() {
+            bail!("--shard runs one part and --aggregate merges the parts: give one of them");
+        }
+        if a.summary.is_some() || a.svg.is_some() || a.markdown.is_some() {
+            bail!("--shard writes run rows only; --summary, --svg and --markdown go with --aggregate");
+        }
+    }
     if let Some(p) = &a.markdown {
         markdown::check_target(p)?;
     }
@@ -427,16 +613,29 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => (a.summary.clone(), a.svg.clone(), None),
     };
     let runs: Vec<RunValues> = if !a.aggregate.is_empty() {
-        let mut all = Vec::new();
-        for f in &a.aggregate {
-            all.extend(read_rows(f)?);
+        let merged = match &a.scenario {
+            Some(path) => {
+                let base = simulate::load_scenario(path, &a.run)?;
+                let runs = grid(&base, &a)?;
+                merge(&a.aggregate, Some((&base.name, &runs)))?
+            }
+            None => merge(&a.aggregate, None)?,
+        };
+        if let Some(p) = &runs_path {
+            let Some(text) = &merged.csv else {
+                bail!(
+                    "--aggregate: some files do not have this version's run columns, so they cannot be merged into {}",
+                    p.display()
+                );
+            };
+            scenario::write_atomic(p, text.as_bytes())?;
         }
-        all
+        merged.runs
     } else {
         let Some(path) = &a.scenario else {
             bail!("a scenario file is needed (or --aggregate FILES)");
         };
-        let rows = sweep(path, &a)?;
+        let rows = sweep(path, &a, shard)?;
         let mut text = CSV_COLUMNS.join(",");
         text.push('\n');
         for r in &rows {
@@ -446,6 +645,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         match &runs_path {
             Some(p) => scenario::write_atomic(p, text.as_bytes())?,
             None => print!("{text}"),
+        }
+        if shard.is_some() {
+            return Ok(());
         }
         rows.iter().map(values_of).collect()
     };
@@ -465,29 +667,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs every (policy, load, seed) combination on `jobs` threads; rows come back in
-/// (policy, load, seed) order whatever order they finished in.
-fn sweep(path: &Path, a: &Args) -> anyhow::Result<Vec<Row>> {
+/// Runs every (policy, load, seed) combination of the grid, or of the given part of it, on
+/// `jobs` threads; rows come back in grid order whatever order they finished in.
+fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<Row>> {
     let base = simulate::load_scenario(path, &a.run)?;
-    for p in &a.policies {
-        crate::policy::by_name(p, &base.policy)?;
-    }
-    let loads = if a.loads.is_empty() {
-        vec![base.workload.load]
-    } else {
-        a.loads.clone()
-    };
-    let seeds = match &a.seeds {
-        Some(s) => parse_seeds(s)?,
-        None => vec![base.workload.seed],
-    };
-    let mut jobs: Vec<(String, f64, u64)> = Vec::new();
-    for p in &a.policies {
-        for &l in &loads {
-            for &s in &seeds {
-                jobs.push((p.to_ascii_lowercase(), l, s));
-            }
-        }
+    let all = grid(&base, a)?;
+    let total = all.len();
+    let jobs: Vec<GridRun> = all
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| shard.is_none_or(|s| s.owns(*i)))
+        .map(|(_, r)| r)
+        .collect();
+    if let (Some(s), true) = (shard, jobs.is_empty()) {
+        eprintln!("note: part {}/{} of a grid of {total} runs has no run", s.k, s.n);
     }
     // Check every combination's settings before starting any run.
     let mut scenarios = Vec::new();

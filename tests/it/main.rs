@@ -39,6 +39,7 @@ mod sim_energy;
 mod sim_policies;
 mod sim_trace;
 mod sim_workload;
+mod sweep_shard;
 mod tui_screens;
 mod tui_script;
 mod tui_step;
