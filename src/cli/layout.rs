@@ -2,7 +2,7 @@
 //! instances per profile (docs/operations.md), with the greedy planner and, on request, the exact one.
 
 use crate::ops::layouts::{self, Layout};
-use crate::ops::planner::{self, ExactSettings, LayoutPlan};
+use crate::ops::planner::{self, ExactSettings, LayoutPlan, PlanError};
 use anyhow::Context;
 use serde_json::json;
 
@@ -32,7 +32,7 @@ pub struct Args {
     pub json: bool,
 }
 
-fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, String>) -> serde_json::Value {
+fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, PlanError>) -> serde_json::Value {
     match plan {
         Ok(p) => {
             let mut v = json!({
@@ -47,7 +47,7 @@ fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, String>
             }
             v
         }
-        Err(e) => json!({ "error": e }),
+        Err(e) => json!({ "error": e.to_string() }),
     }
 }
 
@@ -62,7 +62,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )
     })?;
     let model = catalog.model(mid);
-    let demand = planner::parse_demand(model, &a.demand).map_err(|e| anyhow::anyhow!("--demand: {e}"))?;
+    let demand = planner::parse_demand(model, &a.demand).context("--demand")?;
     if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
         anyhow::bail!(
             "--time-limit: `{}` is not a positive number of seconds",
@@ -134,11 +134,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         demand_text,
         layouts::compute_of(model, &demand)
     );
-    let mut columns: Vec<(&str, &Result<LayoutPlan, String>)> = vec![("greedy (menu)", &greedy)];
+    let mut columns: Vec<(&str, &Result<LayoutPlan, PlanError>)> = vec![("greedy (menu)", &greedy)];
     if let Some(x) = &exact {
         columns.push(("exact (any placeable layout)", x));
     }
-    let cell = |plan: &Result<LayoutPlan, String>, gpu: usize| -> String {
+    let cell = |plan: &Result<LayoutPlan, PlanError>, gpu: usize| -> String {
         match plan {
             Ok(p) => match p.gpus.get(gpu) {
                 Some(g) => format!("{} ({})", g.name, layouts::describe_counts(model, &g.counts)),
@@ -165,7 +165,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         std::iter::once("GPUs used".to_string())
             .chain(columns.iter().map(|(_, p)| match p {
                 Ok(p) => format!("{} of {}", p.gpus_used(), a.gpus),
-                Err(e) => e.clone(),
+                Err(e) => e.to_string(),
             }))
             .collect(),
     );

@@ -18,27 +18,64 @@ use std::collections::BTreeMap;
 /// Instances wanted per profile (indexed by the model's profile ids).
 pub type Demand = Vec<u32>;
 
+/// Why a demand text does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DemandError {
+    #[error("empty demand: expected PROFILE=N[,PROFILE=N...]")]
+    Empty,
+    #[error("`{0}` is not PROFILE=N")]
+    NotPair(String),
+    #[error("unknown profile `{name}` for {model} (known: {known})")]
+    UnknownProfile {
+        name: String,
+        model: String,
+        known: String,
+    },
+    #[error("`{count}` in `{part}` is not a whole number of instances")]
+    BadCount { count: String, part: String },
+}
+
+/// Why a planner found no plan.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    #[error("no layout of the menu serves the remaining demand {0}")]
+    Unserved(String),
+    #[error("the demand needs more than {0} GPUs with the greedy planner")]
+    TooManyGpus(u32),
+    #[error("no placeable layout holds the demanded profiles")]
+    NoCandidates,
+    #[error("the demand does not fit on {0} GPUs (proved by the exact planner)")]
+    Infeasible(u32),
+    #[error("the exact planner failed: {0}")]
+    Solver(String),
+    #[error("the exact planner returned no feasible plan within its time limit")]
+    NoFeasiblePlan,
+}
+
 /// Parses `PROFILE=N[,PROFILE=N...]` for `model`. Repeated profiles add up.
-pub fn parse_demand(model: &GpuModel, text: &str) -> Result<Demand, String> {
+pub fn parse_demand(model: &GpuModel, text: &str) -> Result<Demand, DemandError> {
     let mut d = vec![0u32; model.profiles.len()];
     if text.trim().is_empty() {
-        return Err("empty demand: expected PROFILE=N[,PROFILE=N...]".into());
+        return Err(DemandError::Empty);
     }
     for part in text.split(',') {
         let part = part.trim();
         let Some((name, n)) = part.split_once('=') else {
-            return Err(format!("`{part}` is not PROFILE=N"));
+            return Err(DemandError::NotPair(part.to_string()));
         };
         let (name, n) = (name.trim(), n.trim());
         let Some(p) = model.profile(name) else {
-            return Err(format!(
-                "unknown profile `{name}` for {} (known: {})",
-                model.name,
-                model.profile_names()
-            ));
+            return Err(DemandError::UnknownProfile {
+                name: name.to_string(),
+                model: model.name.clone(),
+                known: model.profile_names(),
+            });
         };
         let Ok(n) = n.parse::<u32>() else {
-            return Err(format!("`{n}` in `{part}` is not a whole number of instances"));
+            return Err(DemandError::BadCount {
+                count: n.to_string(),
+                part: part.to_string(),
+            });
         };
         d[p] = d[p].saturating_add(n);
     }
@@ -123,7 +160,7 @@ pub fn greedy(
     menu: &[&Layout],
     demand: &[u32],
     gpus: u32,
-) -> Result<LayoutPlan, String> {
+) -> Result<LayoutPlan, PlanError> {
     // Sorted by name, and `max` keeps the first of equal keys: ties go to the first name, as in
     // `max(sorted(LAYOUTS), key=...)`.
     let mut sorted: Vec<&Layout> = menu.to_vec();
@@ -153,10 +190,7 @@ pub fn greedy(
             }
         }
         let Some((best, (u, _))) = best.filter(|(_, (u, _))| *u > 0) else {
-            return Err(format!(
-                "no layout of the menu serves the remaining demand {}",
-                layouts::describe_counts(model, &need)
-            ));
+            return Err(PlanError::Unserved(layouts::describe_counts(model, &need)));
         };
         debug_assert!(u > 0);
         for (p, &n) in best.counts.iter().enumerate() {
@@ -168,9 +202,7 @@ pub fn greedy(
             counts: best.counts.clone(),
         });
         if chosen.len() as u32 > gpus {
-            return Err(format!(
-                "the demand needs more than {gpus} GPUs with the greedy planner"
-            ));
+            return Err(PlanError::TooManyGpus(gpus));
         }
     }
     let idle = idle_of(&chosen, demand);
@@ -247,7 +279,7 @@ pub fn exact(
     demand: &[u32],
     gpus: u32,
     settings: ExactSettings,
-) -> Result<LayoutPlan, String> {
+) -> Result<LayoutPlan, PlanError> {
     let done = |chosen: Vec<PlannedGpu>, optimal: bool| {
         let idle = idle_of(&chosen, demand);
         LayoutPlan {
@@ -267,7 +299,7 @@ pub fn exact(
     // on a GPU is fine, but a profile of another model is not); the candidates cover every
     // demanded profile by construction, so this only guards against an empty model.
     if cands.is_empty() {
-        return Err("no placeable layout holds the demanded profiles".into());
+        return Err(PlanError::NoCandidates);
     }
     // Lexicographic objective as one integer objective: a GPU outweighs every idle slice, an idle
     // slice outweighs every layout not on file.
@@ -315,7 +347,7 @@ pub fn exact(
         .set_threads(settings.threads.max(1))
         .set_mip_rel_gap(0.0)
         .and_then(|p| p.set_mip_abs_gap(0.5))
-        .map_err(|e| format!("the exact planner failed: {e}"))?;
+        .map_err(|e| PlanError::Solver(e.to_string()))?;
     problem.set_verbose(false);
     for c in constraints {
         problem = problem.with(c);
@@ -323,11 +355,9 @@ pub fn exact(
     let solution = match problem.solve() {
         Ok(s) => s,
         Err(good_lp::ResolutionError::Infeasible) => {
-            return Err(format!(
-                "the demand does not fit on {gpus} GPUs (proved by the exact planner)"
-            ));
+            return Err(PlanError::Infeasible(gpus));
         }
-        Err(e) => return Err(format!("the exact planner failed: {e}")),
+        Err(e) => return Err(PlanError::Solver(e.to_string())),
     };
     let optimal = matches!(solution.status(), good_lp::solvers::SolutionStatus::Optimal);
     let mut chosen = Vec::new();
@@ -345,7 +375,7 @@ pub fn exact(
         }
     }
     if chosen.len() as u32 > gpus || supply.iter().zip(demand).any(|(s, d)| s < d) {
-        return Err("the exact planner returned no feasible plan within its time limit".into());
+        return Err(PlanError::NoFeasiblePlan);
     }
     Ok(done(chosen, optimal))
 }

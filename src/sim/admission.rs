@@ -27,15 +27,63 @@ pub fn profile_of_key(key: &str) -> &str {
     k.strip_prefix("nvidia.com/mig-").unwrap_or(k)
 }
 
+/// A quota key that names no MIG profile of any known GPU model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("quotas.{tenant}: `{key}` names no MIG profile of any known GPU model")]
+pub struct QuotaKeyError {
+    pub tenant: String,
+    pub key: String,
+}
+
+/// Why an arriving request is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// Admitting it would take its tenant over a quota.
+    #[error(
+        "VM {vm} refused: tenant `{tenant}` has a quota of {limit} x nvidia.com/mig-{profile}, \
+         holds {has}{} and the request asks for {asked} more",
+        queue_note(*.queue)
+    )]
+    OverQuota {
+        vm: u64,
+        tenant: String,
+        profile: String,
+        limit: u32,
+        has: u32,
+        queue: u32,
+        asked: u32,
+    },
+    /// Multi-GPU work asks for a slice profile.
+    #[error(
+        "VM {vm} refused: multi-GPU work ({gis} GIs) runs on whole GPUs only (MIG disabled or {whole}), \
+         never on slices such as {slice}: NCCL and P2P are not supported between MIG instances"
+    )]
+    MultiGpuOnSlice {
+        vm: u64,
+        gis: usize,
+        whole: String,
+        slice: String,
+    },
+}
+
+fn queue_note(queue: u32) -> String {
+    if queue > 0 {
+        format!(", has {queue} more waiting in the queue")
+    } else {
+        String::new()
+    }
+}
+
 /// Checks that every quota names a profile some GPU model of the catalog has.
-pub fn validate(quotas: &Quotas, catalog: &Catalog) -> Result<(), String> {
+pub fn validate(quotas: &Quotas, catalog: &Catalog) -> Result<(), QuotaKeyError> {
     for (tenant, limits) in quotas {
         for key in limits.keys() {
             let p = profile_of_key(key);
             if !catalog.models.iter().any(|m| m.profile(p).is_some()) {
-                return Err(format!(
-                    "quotas.{tenant}: `{key}` names no MIG profile of any known GPU model"
-                ));
+                return Err(QuotaKeyError {
+                    tenant: tenant.clone(),
+                    key: key.clone(),
+                });
             }
         }
     }
@@ -79,7 +127,7 @@ pub fn queued(fleet: &Fleet, tenant: &str, except: Option<u64>) -> BTreeMap<Stri
 /// Kubernetes ResourceQuota, which counts pods from their creation, the tenant's other requests
 /// waiting in the queue count against the quota too, so queued requests cannot together overrun
 /// it once they are placed.
-pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
+pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), Refusal> {
     let Some(tenant) = vm.tenant.as_deref() else {
         return Ok(());
     };
@@ -103,16 +151,15 @@ pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
         let has = held.get(*profile).copied().unwrap_or(0);
         let queue = waiting.get(*profile).copied().unwrap_or(0);
         if has + queue + n > limit {
-            let queue_note = if queue > 0 {
-                format!(", has {queue} more waiting in the queue")
-            } else {
-                String::new()
-            };
-            return Err(format!(
-                "VM {} refused: tenant `{tenant}` has a quota of {limit} x nvidia.com/mig-{profile}, \
-                 holds {has}{queue_note} and the request asks for {n} more",
-                vm.id
-            ));
+            return Err(Refusal::OverQuota {
+                vm: vm.id,
+                tenant: tenant.to_string(),
+                profile: profile.to_string(),
+                limit,
+                has,
+                queue,
+                asked: n,
+            });
         }
     }
     Ok(())
@@ -125,7 +172,7 @@ pub fn is_multi_gpu(vm: &Vm) -> bool {
 
 /// The routing rule: multi-GPU work only on whole GPUs (every GI the full-GPU profile of
 /// its model), never on slices. `Err` names the slice profile and the reason.
-pub fn check_multi_gpu(catalog: &Catalog, vm: &Vm) -> Result<(), String> {
+pub fn check_multi_gpu(catalog: &Catalog, vm: &Vm) -> Result<(), Refusal> {
     if !is_multi_gpu(vm) {
         return Ok(());
     }
@@ -140,13 +187,12 @@ pub fn check_multi_gpu(catalog: &Catalog, vm: &Vm) -> Result<(), String> {
                 .find(|&(i, _)| is_whole_gpu(model, i))
                 .map(|(_, w)| w.name.as_str())
                 .unwrap_or("the full-GPU profile");
-            return Err(format!(
-                "VM {} refused: multi-GPU work ({} GIs) runs on whole GPUs only (MIG disabled or {whole}), \
-                 never on slices such as {}: NCCL and P2P are not supported between MIG instances",
-                vm.id,
-                vm.gis.len(),
-                p.name
-            ));
+            return Err(Refusal::MultiGpuOnSlice {
+                vm: vm.id,
+                gis: vm.gis.len(),
+                whole: whole.to_string(),
+                slice: p.name.clone(),
+            });
         }
     }
     Ok(())
@@ -159,11 +205,12 @@ pub fn is_whole_gpu(model: &crate::catalog::GpuModel, p: usize) -> bool {
 }
 
 /// Every admission check of this module for a request about to be placed: the tenant's quotas,
-/// then (when `settings.multi_gpu_whole_only` is on) the multi-GPU routing rule.
+/// then (when `settings.multi_gpu_whole_only` is on) the multi-GPU routing rule. The reason is
+/// the [`Refusal`]'s text, as the simulation logs it.
 pub fn admission(quotas: &Quotas, settings: &PolicySettings, fleet: &Fleet, vm: &Vm) -> Result<(), String> {
-    check(quotas, fleet, vm)?;
+    check(quotas, fleet, vm).map_err(|e| e.to_string())?;
     if settings.multi_gpu_whole_only {
-        check_multi_gpu(fleet.catalog, vm)?;
+        check_multi_gpu(fleet.catalog, vm).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -87,12 +87,18 @@ fn greedy_errors_name_the_cause() {
     let (id, m) = h100();
     let menu = layouts::embedded();
     let d = planner::parse_demand(m, "1g.20gb=1").unwrap();
-    let e = planner::greedy(id, m, &menu.planner_menu(id), &d, 4).unwrap_err();
+    let e = planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no layout") && e.contains("1g.20gb"), "{e}");
     let d = planner::parse_demand(m, "7g.80gb=5").unwrap();
-    let e = planner::greedy(id, m, &menu.planner_menu(id), &d, 4).unwrap_err();
+    let e = planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("more than 4 GPUs"), "{e}");
-    let e = planner::exact(menu, id, m, &d, 4, ExactSettings::default()).unwrap_err();
+    let e = planner::exact(menu, id, m, &d, 4, ExactSettings::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("does not fit on 4 GPUs"), "{e}");
     for bad in ["", "1g.10gb", "1g.10gb=x", "9g.1gb=1", "1g.10gb=-1"] {
         assert!(planner::parse_demand(m, bad).is_err(), "{bad}");

@@ -11,7 +11,7 @@ fn request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Vm
 
 /// The quota check of `request(s, id, tenant, profiles)`.
 fn check_request(s: &Scenario, id: u64, tenant: Option<&str>, profiles: &[&str]) -> Result<(), String> {
-    quotas::check(&s.quotas, &s.fleet, &request(s, id, tenant, profiles))
+    quotas::check(&s.quotas, &s.fleet, &request(s, id, tenant, profiles)).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -26,7 +26,7 @@ fn search_is_refused_its_seventh_small_instance() {
         s.fleet.add_placed(vm, p).unwrap();
     }
     let vm = request(&s, 102, Some("search"), &["1g.10gb"]);
-    let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err();
+    let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err().to_string();
     assert_eq!(
         e,
         "VM 102 refused: tenant `search` has a quota of 6 x nvidia.com/mig-1g.10gb, holds 6 and \
@@ -45,7 +45,7 @@ fn one_request_over_quota_is_refused_whole() {
     let s = h100_four_tenants();
     // Search's 3g.40gb quota is one; two in one request exceed it although it holds none.
     let vm = request(&s, 100, Some("search"), &["3g.40gb", "3g.40gb"]);
-    let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err();
+    let e = quotas::check(&s.quotas, &s.fleet, &vm).unwrap_err().to_string();
     assert!(
         e.contains("quota of 1 x nvidia.com/mig-3g.40gb, holds 0") && e.contains("2 more"),
         "{e}"
@@ -70,7 +70,9 @@ fn quota_keys_may_use_kubernetes_resource_names() {
     assert!(e.contains("quota of 2"), "{e}");
     let bad = src.replace("\"nvidia.com/mig-2g.20gb\" = 2", "\"nvidia.com/gpu\" = 2");
     let s = scenario::parse(&bad, "k8s.toml").unwrap();
-    let e = quotas::validate(&s.quotas, s.fleet.catalog).unwrap_err();
+    let e = quotas::validate(&s.quotas, s.fleet.catalog)
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("quotas.support") && e.contains("nvidia.com/gpu"),
         "{e}"
@@ -119,7 +121,7 @@ fn queued_requests_count_against_the_quota() {
     let waiting = request(&s, 100, Some("search"), &["1g.10gb"]);
     s.fleet.add_pending(waiting).unwrap();
     let two = request(&s, 101, Some("search"), &["1g.10gb", "1g.10gb"]);
-    let e = quotas::check(&s.quotas, &s.fleet, &two).unwrap_err();
+    let e = quotas::check(&s.quotas, &s.fleet, &two).unwrap_err().to_string();
     assert_eq!(
         e,
         "VM 101 refused: tenant `search` has a quota of 6 x nvidia.com/mig-1g.10gb, holds 4, \

@@ -326,7 +326,7 @@ pub fn import(
                     anyhow::anyhow!("{nfile}: {path}.status.allocatable.{field}: missing or not a string")
                 })
         };
-        let q = |field: &str, f: fn(&str) -> Result<u32, String>| -> anyhow::Result<u32> {
+        let q = |field: &str, f: fn(&str) -> Result<u32, quantity::QuantityError>| -> anyhow::Result<u32> {
             f(alloc(field)?).map_err(|e| anyhow::anyhow!("{nfile}: {path}.status.allocatable.{field}: {e}"))
         };
         let cores = q("cpu", quantity::cores_floor)?;

@@ -132,7 +132,7 @@ pub fn read_captures(paths: &[PathBuf]) -> anyhow::Result<Vec<Capture>> {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let c = nvidia_smi::parse(&text, &file, &stem, embedded()).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let c = nvidia_smi::parse(&text, &file, &stem, embedded())?;
         if let Some(o) = caps.iter().find(|o| o.host == c.host) {
             anyhow::bail!("{file}: host `{}` is also captured in {}", c.host, o.file);
         }

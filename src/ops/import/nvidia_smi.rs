@@ -70,6 +70,26 @@ struct GiRow {
     line: usize,
 }
 
+/// Why a capture cannot be read: the file, the line when one is to blame, and what is wrong
+/// (starting with the field or table).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}{}: {problem}", line.map(|n| format!(":{n}")).unwrap_or_default())]
+pub struct CaptureError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub problem: String,
+}
+
+impl CaptureError {
+    fn new(file: &str, line: Option<usize>, problem: impl Into<String>) -> CaptureError {
+        CaptureError {
+            file: file.to_string(),
+            line,
+            problem: problem.into(),
+        }
+    }
+}
+
 fn is_hostname(l: &str) -> bool {
     !l.is_empty()
         && l.parse::<u64>().is_err()
@@ -77,9 +97,11 @@ fn is_hostname(l: &str) -> bool {
 }
 
 /// Parses one capture; `stem` names the host when the capture has no hostname line.
-pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Capture, String> {
+pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Capture, CaptureError> {
     let lines: Vec<&str> = text.lines().collect();
-    let err = |line: usize, field: &str, msg: String| format!("{file}:{line}: {field}: {msg}");
+    let err = |line: usize, field: &str, msg: String| {
+        CaptureError::new(file, Some(line), format!("{field}: {msg}"))
+    };
     let mut host = None;
     let mut cores = None;
     let mut ram_gb = None;
@@ -128,9 +150,7 @@ pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Ca
         i += 1;
     }
     let Some(rows) = gpus else {
-        return Err(format!(
-            "{file}: no GPU list: the capture needs `nvidia-smi --query-gpu=index,name,mig.mode.current,memory.total --format=csv` or `nvidia-smi -q -x`"
-        ));
+        return Err(CaptureError::new(file, None, "no GPU list: the capture needs `nvidia-smi --query-gpu=index,name,mig.mode.current,memory.total --format=csv` or `nvidia-smi -q -x`"));
     };
     let mut out_gpus: Vec<CapturedGpu> = Vec::new();
     for (k, r) in rows.iter().enumerate() {
@@ -165,9 +185,13 @@ pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Ca
     let gis = match gis {
         Some(g) => g,
         None if rows.iter().any(|r| r.mig) => {
-            return Err(format!(
-                "{file}: no `nvidia-smi mig -lgi` table, but GPU {} has MIG enabled",
-                rows.iter().find(|r| r.mig).map(|r| r.index).unwrap_or(0)
+            return Err(CaptureError::new(
+                file,
+                None,
+                format!(
+                    "no `nvidia-smi mig -lgi` table, but GPU {} has MIG enabled",
+                    rows.iter().find(|r| r.mig).map(|r| r.index).unwrap_or(0)
+                ),
             ))
         }
         None => Vec::new(),
@@ -289,7 +313,7 @@ pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Ca
 
 /// The CSV of `--query-gpu=index,name,mig.mode.current,...`: header at `at`; rows until a line
 /// that is not CSV. Returns the rows and the index of the first line after them.
-fn parse_csv(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usize), String> {
+fn parse_csv(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usize), CaptureError> {
     let header: Vec<String> = lines[at].split(',').map(|s| s.trim().to_string()).collect();
     let col = |name: &str| {
         header
@@ -297,9 +321,10 @@ fn parse_csv(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usiz
             .position(|h| h == name || h.starts_with(&format!("{name} ")))
     };
     let (Some(ci), Some(cn), Some(cm)) = (col("index"), col("name"), col("mig.mode.current")) else {
-        return Err(format!(
-            "{file}:{}: CSV header: needs the columns index, name and mig.mode.current",
-            at + 1
+        return Err(CaptureError::new(
+            file,
+            Some(at + 1),
+            "CSV header: needs the columns index, name and mig.mode.current",
         ));
     };
     let mut rows = Vec::new();
@@ -312,21 +337,27 @@ fn parse_csv(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usiz
         }
         let f: Vec<&str> = l.split(',').map(str::trim).collect();
         if f.len() != header.len() {
-            return Err(format!(
-                "{file}:{n}: CSV row: {} fields where the header has {} (truncated row?)",
-                f.len(),
-                header.len()
+            return Err(CaptureError::new(
+                file,
+                Some(n),
+                format!(
+                    "CSV row: {} fields where the header has {} (truncated row?)",
+                    f.len(),
+                    header.len()
+                ),
             ));
         }
-        let index = f[ci]
-            .parse::<usize>()
-            .map_err(|_| format!("{file}:{n}: index: `{}` is not a GPU index", f[ci]))?;
+        let index = f[ci].parse::<usize>().map_err(|_| {
+            CaptureError::new(file, Some(n), format!("index: `{}` is not a GPU index", f[ci]))
+        })?;
         let mig = match f[cm] {
             "Enabled" => true,
             "Disabled" | "[N/A]" | "N/A" => false,
             other => {
-                return Err(format!(
-                    "{file}:{n}: mig.mode.current: `{other}` is not Enabled, Disabled or [N/A]"
+                return Err(CaptureError::new(
+                    file,
+                    Some(n),
+                    format!("mig.mode.current: `{other}` is not Enabled, Disabled or [N/A]"),
                 ))
             }
         };
@@ -339,7 +370,11 @@ fn parse_csv(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usiz
         i += 1;
     }
     if rows.is_empty() {
-        return Err(format!("{file}:{}: CSV: a header but no GPU rows", at + 1));
+        return Err(CaptureError::new(
+            file,
+            Some(at + 1),
+            "CSV: a header but no GPU rows",
+        ));
     }
     Ok((rows, i))
 }
@@ -355,13 +390,14 @@ fn tag<'a>(s: &'a str, name: &str) -> Option<(usize, &'a str)> {
 
 /// The XML of `nvidia-smi -q -x` from line `at`: one GPU per `<gpu id=...>` element, in order,
 /// with `<product_name>` and `<mig_mode><current_mig>`.
-fn parse_xml(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usize), String> {
+fn parse_xml(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usize), CaptureError> {
     let end = (at..lines.len())
         .find(|&i| lines[i].contains("</nvidia_smi_log>"))
         .ok_or_else(|| {
-            format!(
-                "{file}:{}: nvidia_smi_log: no closing tag (truncated XML)",
-                at + 1
+            CaptureError::new(
+                file,
+                Some(at + 1),
+                "nvidia_smi_log: no closing tag (truncated XML)",
             )
         })?;
     let xml = lines[at..=end].join("\n");
@@ -371,25 +407,28 @@ fn parse_xml(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usiz
     while let Some(p) = xml[from..].find("<gpu id=") {
         let start = from + p;
         let Some(len) = xml[start..].find("</gpu>") else {
-            return Err(format!(
-                "{file}:{}: gpu: no closing tag (truncated XML)",
-                line_at(start)
+            return Err(CaptureError::new(
+                file,
+                Some(line_at(start)),
+                "gpu: no closing tag (truncated XML)",
             ));
         };
         let body = &xml[start..start + len];
         let Some((off, product)) = tag(body, "product_name") else {
-            return Err(format!(
-                "{file}:{}: product_name: missing in <gpu>",
-                line_at(start)
+            return Err(CaptureError::new(
+                file,
+                Some(line_at(start)),
+                "product_name: missing in <gpu>",
             ));
         };
         let mig = match tag(body, "mig_mode").and_then(|(_, m)| tag(m, "current_mig")) {
             Some((_, "Enabled")) => true,
             Some((_, "Disabled")) | Some((_, "N/A")) | None => false,
             Some((moff, other)) => {
-                return Err(format!(
-                    "{file}:{}: current_mig: `{other}` is not Enabled, Disabled or N/A",
-                    line_at(start + moff)
+                return Err(CaptureError::new(
+                    file,
+                    Some(line_at(start + moff)),
+                    format!("current_mig: `{other}` is not Enabled, Disabled or N/A"),
                 ))
             }
         };
@@ -402,28 +441,34 @@ fn parse_xml(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GpuRow>, usiz
         from = start + len;
     }
     if rows.is_empty() {
-        return Err(format!("{file}:{}: nvidia_smi_log: no <gpu> element", at + 1));
+        return Err(CaptureError::new(
+            file,
+            Some(at + 1),
+            "nvidia_smi_log: no <gpu> element",
+        ));
     }
     Ok((rows, end + 1))
 }
 
 /// The boxed `nvidia-smi mig -lgi` table whose title is at `at`: header lines down to the `===`
 /// rule, then rows separated by `+---+` borders; the table ends at its last border.
-fn parse_lgi(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GiRow>, usize), String> {
+fn parse_lgi(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GiRow>, usize), CaptureError> {
     let mut i = at + 1;
     while i < lines.len() && !lines[i].trim().starts_with("|=") {
         if !lines[i].trim().starts_with('|') {
-            return Err(format!(
-                "{file}:{}: GPU instances: the header ends before its `===` rule (truncated table)",
-                i + 1
+            return Err(CaptureError::new(
+                file,
+                Some(i + 1),
+                "GPU instances: the header ends before its `===` rule (truncated table)",
             ));
         }
         i += 1;
     }
     if i >= lines.len() {
-        return Err(format!(
-            "{file}:{}: GPU instances: no `===` rule under the header (truncated table)",
-            at + 1
+        return Err(CaptureError::new(
+            file,
+            Some(at + 1),
+            "GPU instances: no `===` rule under the header (truncated table)",
         ));
     }
     i += 1;
@@ -444,25 +489,32 @@ fn parse_lgi(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GiRow>, usize
         let inner = l.trim_matches('|');
         let f: Vec<&str> = inner.split_whitespace().collect();
         if f.len() < 5 || !f[f.len() - 1].contains(':') {
-            return Err(format!(
-                "{file}:{n}: GPU instances row: expected GPU, Name, Profile ID, Instance ID and Placement Start:Size (truncated row?)"
-            ));
+            return Err(CaptureError::new(file, Some(n), "GPU instances row: expected GPU, Name, Profile ID, Instance ID and Placement Start:Size (truncated row?)"));
         }
         let k = f.len();
         let gpu = f[0]
             .parse()
-            .map_err(|_| format!("{file}:{n}: GPU: `{}` is not a GPU index", f[0]))?;
-        let profile_id = f[k - 3]
-            .parse()
-            .map_err(|_| format!("{file}:{n}: Profile ID: `{}` is not a number", f[k - 3]))?;
-        let gi_id = f[k - 2]
-            .parse()
-            .map_err(|_| format!("{file}:{n}: Instance ID: `{}` is not a number", f[k - 2]))?;
+            .map_err(|_| CaptureError::new(file, Some(n), format!("GPU: `{}` is not a GPU index", f[0])))?;
+        let profile_id = f[k - 3].parse().map_err(|_| {
+            CaptureError::new(
+                file,
+                Some(n),
+                format!("Profile ID: `{}` is not a number", f[k - 3]),
+            )
+        })?;
+        let gi_id = f[k - 2].parse().map_err(|_| {
+            CaptureError::new(
+                file,
+                Some(n),
+                format!("Instance ID: `{}` is not a number", f[k - 2]),
+            )
+        })?;
         let (z, s) = f[k - 1].split_once(':').unwrap_or(("", ""));
         let (Ok(start), Ok(size)) = (z.parse::<u8>(), s.parse::<u8>()) else {
-            return Err(format!(
-                "{file}:{n}: Placement Start:Size: `{}` is not START:SIZE",
-                f[k - 1]
+            return Err(CaptureError::new(
+                file,
+                Some(n),
+                format!("Placement Start:Size: `{}` is not START:SIZE", f[k - 1]),
             ));
         };
         rows.push(GiRow {
@@ -477,8 +529,10 @@ fn parse_lgi(lines: &[&str], at: usize, file: &str) -> Result<(Vec<GiRow>, usize
         i += 1;
     }
     if !closed {
-        return Err(format!(
-            "{file}:{i}: GPU instances: the table ends without its closing border (truncated table)"
+        return Err(CaptureError::new(
+            file,
+            Some(i),
+            "GPU instances: the table ends without its closing border (truncated table)",
         ));
     }
     Ok((rows, i))
@@ -521,7 +575,9 @@ index, name, mig.mode.current, memory.total [MiB]
     }
 
     fn bad(from: &str, to: &str) -> String {
-        parse(&OK.replace(from, to), "h.txt", "h", embedded()).unwrap_err()
+        parse(&OK.replace(from, to), "h.txt", "h", embedded())
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -542,7 +598,9 @@ index, name, mig.mode.current, memory.total [MiB]
         let e = bad("4:1", "4:2");
         assert!(e.contains("size 2"), "{e}");
         let truncated: String = OK.lines().take(14).collect::<Vec<_>>().join("\n");
-        let e = parse(&truncated, "h.txt", "h", embedded()).unwrap_err();
+        let e = parse(&truncated, "h.txt", "h", embedded())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("truncated table"), "{e}");
         let e = bad(
             "0, NVIDIA A100-SXM4-40GB, Enabled, 40960 MiB",
@@ -570,6 +628,7 @@ index, name, mig.mode.current, memory.total [MiB]
         }
         for t in &texts {
             if let Err(e) = parse(t, "h.txt", "h", embedded()) {
+                let e = e.to_string();
                 assert!(e.starts_with("h.txt") && !e.contains('\n'), "{e}");
             }
         }

@@ -121,7 +121,7 @@ impl Proposal {
         }
         for &id in &self.rejected {
             if fleet.pending().contains(&id) {
-                fleet.reject_pending(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+                fleet.reject_pending(id)?;
             }
         }
         Ok(n)
