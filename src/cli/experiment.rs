@@ -239,6 +239,22 @@ fn opt_of(fleet: &Fleet, settings: &PolicySettings) -> anyhow::Result<(Fleet, bi
     Ok((after, out))
 }
 
+/// Writes the `--markdown` file when asked, then prints `rows` as JSON when `--json` is given;
+/// returns whether it printed JSON (the text table is then left out).
+fn written_or_json<T: serde::Serialize>(
+    runs: &RunsArgs,
+    rows: &T,
+    markdown: impl FnOnce() -> String,
+) -> anyhow::Result<bool> {
+    if let Some(path) = &runs.markdown {
+        markdown::write(path, &markdown())?;
+    }
+    if runs.json {
+        println!("{}", serde_json::to_string_pretty(rows)?);
+    }
+    Ok(runs.json)
+}
+
 fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         a.every_h > 0.0 && a.from_h >= 0.0 && a.to_h >= a.from_h,
@@ -529,12 +545,9 @@ fn table8(a: &Table8Args) -> anyhow::Result<()> {
             });
         }
     }
-    if let Some(path) = &a.runs.markdown {
-        let md = markdown::table8(a, &base, &rows, &markdown::Provenance::now());
-        markdown::write(path, &md)?;
-    }
-    if a.runs.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+    if written_or_json(&a.runs, &rows, || {
+        markdown::table8(a, &base, &rows, &markdown::Provenance::now())
+    })? {
         return Ok(());
     }
     let hosts = base.fleet.hosts.len() as f64;
@@ -710,12 +723,9 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     for r in &mut rows {
         r.fewer_than_ff_pct = 100.0 * (ff - r.active_hosts) / ff;
     }
-    if let Some(path) = &a.runs.markdown {
-        let md = markdown::fig6(a, &base, &rows, &markdown::Provenance::now());
-        markdown::write(path, &md)?;
-    }
-    if a.runs.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+    if written_or_json(&a.runs, &rows, || {
+        markdown::fig6(a, &base, &rows, &markdown::Provenance::now())
+    })? {
         return Ok(());
     }
     let hosts = base.fleet.hosts.len() as f64;

@@ -187,6 +187,24 @@ struct Pod {
     asks: Vec<(String, u32)>,
 }
 
+/// Whether a pod has finished (`status.phase` Succeeded or Failed): it holds no instance.
+fn finished(pod: &Value) -> bool {
+    let phase = pod
+        .get("status")
+        .and_then(|s| s.get("phase"))
+        .and_then(Value::as_str);
+    matches!(phase, Some("Succeeded") | Some("Failed"))
+}
+
+/// A pod's `spec.containers` (empty when missing).
+fn containers(pod: &Value) -> &[Value] {
+    pod.get("spec")
+        .and_then(|s| s.get("containers"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
 /// The GPU pods (`namespace/name`) that run on node `node`: pods asking for `nvidia.com/gpu` or
 /// `nvidia.com/mig-*` with `spec.nodeName` = `node`, not finished, sorted.
 pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, String> {
@@ -200,30 +218,20 @@ pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, St
         {
             continue;
         }
-        let phase = p
-            .get("status")
-            .and_then(|s| s.get("phase"))
-            .and_then(Value::as_str);
-        if matches!(phase, Some("Succeeded") | Some("Failed")) {
+        if finished(p) {
             continue;
         }
-        let gpu = p
-            .get("spec")
-            .and_then(|s| s.get("containers"))
-            .and_then(Value::as_array)
-            .is_some_and(|cs| {
-                cs.iter().any(|c| {
-                    ["requests", "limits"].iter().any(|kind| {
-                        c.get("resources")
-                            .and_then(|r| r.get(*kind))
-                            .and_then(Value::as_object)
-                            .is_some_and(|m| {
-                                m.keys()
-                                    .any(|k| k == "nvidia.com/gpu" || k.starts_with("nvidia.com/mig-"))
-                            })
+        let gpu = containers(p).iter().any(|c| {
+            ["requests", "limits"].iter().any(|kind| {
+                c.get("resources")
+                    .and_then(|r| r.get(*kind))
+                    .and_then(Value::as_object)
+                    .is_some_and(|m| {
+                        m.keys()
+                            .any(|k| k == "nvidia.com/gpu" || k.starts_with("nvidia.com/mig-"))
                     })
-                })
-            });
+            })
+        });
         if !gpu {
             continue;
         }
@@ -501,19 +509,10 @@ pub fn import(
             .and_then(|m| m.get("namespace"))
             .and_then(Value::as_str)
             .unwrap_or("default");
-        let phase = p
-            .get("status")
-            .and_then(|s| s.get("phase"))
-            .and_then(Value::as_str);
-        if matches!(phase, Some("Succeeded") | Some("Failed")) {
+        if finished(p) {
             continue;
         }
-        let containers = p
-            .get("spec")
-            .and_then(|s| s.get("containers"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
+        let containers = containers(p);
         let mut asks: BTreeMap<String, u32> = BTreeMap::new();
         let (mut cpu, mut mem) = (0.0f64, 0.0f64);
         for (c, ct) in containers.iter().enumerate() {
