@@ -505,10 +505,38 @@ fn enumerate(
         .iter()
         .map(|k| k.gis.iter().map(|&(m, p)| (class_id(m), p)).collect())
         .collect();
+    // Per (class, profile) of a GI: the (type, position) pairs the first unused GI can take in
+    // `Search::cut`, in the order it tries them (by type, then position; the first of equal
+    // positions only).
+    let mut cand_of: Vec<(usize, ProfileId)> = Vec::new();
+    let mut cands: Vec<Vec<(usize, usize)>> = Vec::new();
+    for (k, list) in per_gpu.iter().enumerate() {
+        for c in list.iter() {
+            for &(p, _) in &c.gis {
+                let cp = (gpu_class[k], p);
+                if cand_of.contains(&cp) {
+                    continue;
+                }
+                let mut v = Vec::new();
+                for (t, key) in keys.iter().enumerate() {
+                    for a in 0..key.gis.len() {
+                        if (a == 0 || key.gis[a - 1] != key.gis[a]) && key_class[t][a] == cp {
+                            v.push((t, a));
+                        }
+                    }
+                }
+                cand_of.push(cp);
+                cands.push(v);
+            }
+        }
+    }
+    let exact_list: Vec<(usize, Vec<(ProfileId, usize, u8)>)> = exact.iter().cloned().collect();
     let mut idx = vec![0usize; per_gpu.len()];
     let mut st = Search {
         keys,
         key_class: &key_class,
+        cands: &cands,
+        gi_cands: Vec::new(),
         cores_of: keys.iter().map(|k| k.cores).collect(),
         ram_of: keys.iter().map(|k| k.ram).collect(),
         total,
@@ -520,7 +548,10 @@ fn enumerate(
         slots: Vec::new(),
         kept: 0,
         own,
-        exact,
+        exact: &exact_list,
+        scratch: Vec::new(),
+        slot_pool: Vec::new(),
+        gi_pool: Vec::new(),
         base: 0.0,
         delta,
         out: FxMap::default(),
@@ -537,6 +568,11 @@ fn enumerate(
                 cf += c.cf;
             }
             st.gis.extend(c.gis.iter().map(|&(p, z)| (k, gpu_class[k], p, z)));
+        }
+        st.gi_cands.clear();
+        for &(_, class, p, _) in &st.gis {
+            let i = cand_of.iter().position(|&cp| cp == (class, p)).unwrap_or(0);
+            st.gi_cands.push(i);
         }
         if !st.gis.is_empty() {
             st.base = -w.host - w.gpu * active as f64 + w.free_start * cf as f64;
@@ -572,6 +608,9 @@ struct Search<'a> {
     keys: &'a [TypeKey],
     /// Per type: (class id, profile) of each position of its key.
     key_class: &'a [Vec<(usize, ProfileId)>],
+    /// Candidate (type, position) lists, and the list of each GI of `gis`.
+    cands: &'a [Vec<(usize, usize)>],
+    gi_cands: Vec<usize>,
     cores_of: Vec<u32>,
     ram_of: Vec<u32>,
     total: &'a [u32],
@@ -586,7 +625,12 @@ struct Search<'a> {
     kept: u32,
     /// The host's own running VMs per type, and their exact GIs.
     own: &'a [u16],
-    exact: &'a Exact,
+    exact: &'a [(usize, Vec<(ProfileId, usize, u8)>)],
+    /// Buffers reused across the search: a slot's sorted GIs, open VM slots, and GI slot
+    /// vectors.
+    scratch: Vec<(ProfileId, usize, u8)>,
+    slot_pool: Vec<Vec<Option<usize>>>,
+    gi_pool: Vec<Vec<GiSlot>>,
     /// Value of the arrangement's GPU configurations (hosts, GPUs, free starts).
     base: f64,
     delta: f64,
@@ -604,18 +648,15 @@ impl Search<'_> {
     }
 
     /// Whether a slot of type `t` holds exactly the GIs of one of the host's running VMs.
-    fn is_exact(&self, t: usize, s: &[GiSlot]) -> bool {
+    fn is_exact(&mut self, t: usize, s: &[GiSlot]) -> bool {
         if self.exact.is_empty() {
             return false;
         }
-        let mut e: Vec<_> = self.keys[t]
-            .gis
-            .iter()
-            .zip(s)
-            .map(|(g, s)| (g.1, s.gpu, s.start))
-            .collect();
+        let e = &mut self.scratch;
+        e.clear();
+        e.extend(self.keys[t].gis.iter().zip(s).map(|(g, s)| (g.1, s.gpu, s.start)));
         e.sort_unstable();
-        self.exact.contains(&(t, e))
+        self.exact.iter().any(|(et, x)| *et == t && x == e)
     }
 
     /// Every GI is assigned: the content in `counts` with the arrangement in `slots`. Its value
@@ -655,24 +696,21 @@ impl Search<'_> {
             self.found();
             return;
         };
-        for t in 0..self.keys.len() {
+        // The first unused GI takes one position of a type (the first of equal ones).
+        let cands = self.cands;
+        for &(t, a) in &cands[self.gi_cands[first]] {
             let (kc, kr) = (self.cores_of[t], self.ram_of[t]);
             if self.counts[t] as u32 >= self.total[t] || cores + kc > self.cores || ram + kr > self.ram {
                 continue;
             }
-            let n = self.keys[t].gis.len();
-            // The first unused GI takes one position of the type (the first of equal ones).
-            for a in 0..n {
-                let key = &self.keys[t].gis;
-                if (a > 0 && key[a - 1] == key[a]) || !self.fits(self.key_class[t][a], first) {
-                    continue;
-                }
-                let mut slot = vec![None; n];
-                slot[a] = Some(first);
-                self.used[first] = true;
-                self.fill(t, &mut slot, 0, first, cores + kc, ram + kr);
-                self.used[first] = false;
-            }
+            let mut slot = self.slot_pool.pop().unwrap_or_default();
+            slot.clear();
+            slot.resize(self.keys[t].gis.len(), None);
+            slot[a] = Some(first);
+            self.used[first] = true;
+            self.fill(t, &mut slot, 0, first, cores + kc, ram + kr);
+            self.used[first] = false;
+            self.slot_pool.push(slot);
         }
     }
 
@@ -688,19 +726,20 @@ impl Search<'_> {
         ram: u32,
     ) {
         if pos == slot.len() {
-            let s: Vec<GiSlot> = slot
-                .iter()
-                .map(|g| {
-                    let (k, _, _, z) = self.gis[g.expect("filled")];
-                    GiSlot { gpu: k, start: z }
-                })
-                .collect();
+            let mut s = self.gi_pool.pop().unwrap_or_default();
+            s.clear();
+            s.extend(slot.iter().map(|g| {
+                let (k, _, _, z) = self.gis[g.expect("filled")];
+                GiSlot { gpu: k, start: z }
+            }));
             let exact = self.is_exact(t, &s) as u32;
             self.counts[t] += 1;
             self.kept += exact;
             self.slots.push((t, s));
             self.cut(first + 1, cores, ram);
-            self.slots.pop();
+            if let Some((_, s)) = self.slots.pop() {
+                self.gi_pool.push(s);
+            }
             self.kept -= exact;
             self.counts[t] -= 1;
             return;
