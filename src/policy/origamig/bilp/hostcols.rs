@@ -59,7 +59,9 @@ type Slot = (usize, Vec<GiSlot>);
 /// A group of hosts with the same columns: host positions and (column, content) pairs.
 type Group = (Vec<usize>, Vec<(usize, usize)>);
 /// The exact GIs of a running VM: (type, sorted (profile, GPU, start)).
-type Exact = HashSet<(usize, Vec<(ProfileId, usize, u8)>)>;
+type Exact = HashSet<ExactGis>;
+/// One running VM's exact GIs: (type, sorted (profile, GPU, start)).
+type ExactGis = (usize, Vec<(ProfileId, usize, u8)>);
 /// A hash map with [`Fx`] hashing, for the count vectors the enumeration looks up at every
 /// arrangement it finds.
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
@@ -369,7 +371,7 @@ struct EnumKey {
     keys: Vec<TypeKey>,
     total: Vec<u32>,
     own: Vec<u16>,
-    exact: Vec<(usize, Vec<(ProfileId, usize, u8)>)>,
+    exact: Vec<ExactGis>,
     /// host, gpu, free_start and delta, as bits.
     weights: [u64; 4],
 }
@@ -519,8 +521,8 @@ fn enumerate(
                 }
                 let mut v = Vec::new();
                 for (t, key) in keys.iter().enumerate() {
-                    for a in 0..key.gis.len() {
-                        if (a == 0 || key.gis[a - 1] != key.gis[a]) && key_class[t][a] == cp {
+                    for (a, &kc) in key_class[t].iter().enumerate() {
+                        if (a == 0 || key.gis[a - 1] != key.gis[a]) && kc == cp {
                             v.push((t, a));
                         }
                     }
@@ -530,7 +532,7 @@ fn enumerate(
             }
         }
     }
-    let exact_list: Vec<(usize, Vec<(ProfileId, usize, u8)>)> = exact.iter().cloned().collect();
+    let exact_list: Vec<ExactGis> = exact.iter().cloned().collect();
     let mut idx = vec![0usize; per_gpu.len()];
     let mut st = Search {
         keys,
@@ -625,7 +627,7 @@ struct Search<'a> {
     kept: u32,
     /// The host's own running VMs per type, and their exact GIs.
     own: &'a [u16],
-    exact: &'a [(usize, Vec<(ProfileId, usize, u8)>)],
+    exact: &'a [ExactGis],
     /// Buffers reused across the search: a slot's sorted GIs, open VM slots, and GI slot
     /// vectors.
     scratch: Vec<(ProfileId, usize, u8)>,
