@@ -908,3 +908,130 @@ impl Decode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{Fleet, GiRequest, Host, Vm};
+    use crate::policy::origamig::objective::Weights;
+    use std::hash::{BuildHasher, Hash};
+
+    /// Two hosts with two A30-24GB each: three VMs running on the first, two pending.
+    fn fleet() -> (Fleet, Vec<VmId>) {
+        let c = embedded();
+        let a30 = c.model_id("a30-24gb").unwrap();
+        let mut f = Fleet::new(
+            c,
+            (0..2)
+                .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a30, a30], 0))
+                .collect(),
+        );
+        let vm = |p: &[&str], cores| Vm::job(0, GiRequest::named(c, "a30-24gb", p).unwrap(), cores, 32);
+        for (p, cores) in [(&["1g.6gb"][..], 8), (&["2g.12gb"][..], 16), (&["1g.6gb"][..], 8)] {
+            let v = vm(p, cores);
+            let pl = f.ff_placement(&v).unwrap();
+            f.add_placed(v, pl).unwrap();
+        }
+        let pending = vec![
+            f.add_pending(vm(&["1g.6gb", "1g.6gb"], 8)).unwrap(),
+            f.add_pending(vm(&["4g.24gb"], 40)).unwrap(),
+        ];
+        (f, pending)
+    }
+
+    fn clear_memo() {
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            m.0.clear();
+            m.1 = 0;
+        });
+    }
+
+    #[test]
+    fn a_memo_hit_builds_the_same_model() {
+        let (f, pending) = fleet();
+        let inst = Inst::new(&f, &[0, 1], &pending, Weights::default()).unwrap();
+        clear_memo();
+        let fresh = build(&inst, false, true).expect("A30 hosts are within reach");
+        assert!(MEMO.with(|m| m.borrow().0.len()) >= 2, "both hosts memoised");
+        let n = MEMO.with(|m| m.borrow().0.len());
+        let again = build(&inst, false, true).expect("memoised");
+        assert_eq!(
+            MEMO.with(|m| m.borrow().0.len()),
+            n,
+            "the second build hit the memo"
+        );
+        let (a, b) = (decode(fresh).contents, decode(again).contents);
+        assert!(!a.is_empty());
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+
+    fn decode(b: Built) -> Decode {
+        match b.decode {
+            model::Decode::Hosts(d) => d,
+            _ => panic!("a host-content model"),
+        }
+    }
+
+    #[test]
+    fn contents_are_arrangements_within_the_totals() {
+        let (f, pending) = fleet();
+        let inst = Inst::new(&f, &[0, 1], &pending, Weights::default()).unwrap();
+        clear_memo();
+        let d = decode(build(&inst, false, false).unwrap());
+        let mut totals = vec![0u16; d.ntypes];
+        for &t in &d.type_of {
+            totals[t] += 1;
+        }
+        for c in &d.contents {
+            let mut n = vec![0u16; d.ntypes];
+            let mut gis = Vec::new();
+            for (t, s) in &c.slots {
+                n[*t] += 1;
+                assert_eq!(s.len(), d.key_profiles[*t].len());
+                gis.extend(s.iter().copied());
+            }
+            assert_eq!(n, c.counts, "the arrangement holds the content");
+            assert!(
+                n.iter().zip(&totals).all(|(a, b)| a <= b),
+                "{n:?} within {totals:?}"
+            );
+            let len = gis.len();
+            gis.sort_unstable();
+            gis.dedup();
+            assert_eq!(gis.len(), len, "no GI slot used twice");
+        }
+        // The host's own VMs staying where they are is a content of the first host, worth
+        // more than the same counts rearranged elsewhere.
+        let own = &d.by_counts[d.group_of[0]];
+        let mut now = vec![0u16; d.ntypes];
+        for (i, v) in inst.vms.iter().enumerate() {
+            if v.old.is_some() {
+                now[d.type_of[i]] += 1;
+            }
+        }
+        assert!(own.contains_key(&now));
+    }
+
+    #[test]
+    fn fx_hashes_equal_keys_alike_and_tells_short_vectors_apart() {
+        let h = BuildHasherDefault::<Fx>::default();
+        let one = |v: &Vec<u16>| {
+            let mut s = h.build_hasher();
+            v.hash(&mut s);
+            s.finish()
+        };
+        assert_eq!(one(&vec![1, 2, 3]), one(&vec![1, 2, 3]));
+        let mut seen = HashSet::new();
+        for a in 0..8u16 {
+            for b in 0..8u16 {
+                for c in 0..8u16 {
+                    seen.insert(one(&vec![a, b, c]));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 512);
+        assert_ne!(one(&vec![0]), one(&vec![0, 0]));
+    }
+}
