@@ -240,6 +240,13 @@ pub struct Summary {
     /// Mean |N̂| of those calls: the VMs of the neighborhood, pending ones included (§6.6 gives
     /// about 11 with δ <= 5 and 44 to 58 with δ >= 10).
     pub call_vms_mean: f64,
+    /// Where the run's time went, over the whole run (warm-up included): optimizer calls that
+    /// ran the solver and their wall-clock seconds in total, and trigger checks that built a
+    /// neighborhood without solving (nothing to do) and their seconds.
+    pub calls: u64,
+    pub call_s_total: f64,
+    pub trigger_checks: u64,
+    pub trigger_check_s_total: f64,
     pub stranded: Vec<StrandedMean>,
 }
 
@@ -471,6 +478,10 @@ impl Recorder {
             call_s_median: 0.0,
             call_s_p95: 0.0,
             call_vms_mean: 0.0,
+            calls: 0,
+            call_s_total: 0.0,
+            trigger_checks: 0,
+            trigger_check_s_total: 0.0,
             stranded: self
                 .stranded_sum
                 .iter()

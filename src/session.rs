@@ -670,6 +670,12 @@ impl Session {
         &self.gauges
     }
 
+    /// Optimizer calls the arrival policy has made since the session opened (or since its
+    /// policy was last set).
+    pub fn optimizer_calls(&self) -> usize {
+        self.state.engine.optimizer_calls()
+    }
+
     pub fn can_undo(&self) -> bool {
         !self.undo.is_empty()
     }

@@ -304,6 +304,9 @@ impl Simulator {
         let mut s = self.recorder.summary(self.now);
         let (ws, _) = self.window();
         let times = self.policy.call_times_s();
+        s.calls = times.len() as u64;
+        s.call_s_total = times.iter().fold(0.0, |a, b| a + b);
+        (s.trigger_checks, s.trigger_check_s_total) = self.policy.trigger_checks();
         if self.now > ws && !times.is_empty() {
             let skip = self.calls_before_window.unwrap_or(0).min(times.len());
             let calls = &times[skip..];

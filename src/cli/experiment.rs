@@ -21,6 +21,8 @@ use crate::scenario::{self, PolicySettings, Scenario};
 use crate::sim::Simulator;
 use std::path::PathBuf;
 
+mod speed;
+
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(subcommand)]
@@ -36,6 +38,9 @@ pub enum Which {
     /// Fig. 6 / Table 10 (§6.6): migrations against active hosts, OrigaMIG at several migration
     /// penalties δ and TC at several compaction periods, beside the paper.
     Fig6(Fig6Args),
+    /// CPU time of OrigaMIG beside TC on one scenario and seed, and the planner's play time per
+    /// simulated day under OrigaMIG.
+    Speed(speed::SpeedArgs),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -133,6 +138,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::GapToOpt(g) => gap_to_opt(&g),
         Which::Table8(t) => table8(&t),
         Which::Fig6(f) => fig6(&f),
+        Which::Speed(s) => speed::speed(&s),
     }
 }
 

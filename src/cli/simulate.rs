@@ -346,6 +346,13 @@ fn human(scenario: &Scenario, row: &Row) -> String {
             s.calls_per_h, s.call_s_median, s.call_s_p95, s.call_vms_mean
         );
     }
+    if s.calls > 0 || s.trigger_checks > 0 {
+        let _ = writeln!(
+            o,
+            "  optimizer time  {} calls in {:.2} s, {} trigger checks without a solve in {:.3} s (whole run)",
+            s.calls, s.call_s_total, s.trigger_checks, s.trigger_check_s_total
+        );
+    }
     if !s.stranded.is_empty() {
         let parts: Vec<String> = s
             .stranded

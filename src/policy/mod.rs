@@ -78,6 +78,12 @@ pub trait Policy: Send {
         Vec::new()
     }
 
+    /// Trigger checks that built a neighborhood and found nothing to solve (an empty N̂): how
+    /// many, and their wall-clock seconds in total. (0, 0.0) for policies without calls.
+    fn trigger_checks(&self) -> (u64, f64) {
+        (0, 0.0)
+    }
+
     /// The VMs of the neighborhood (|N̂|, pending VMs included) of each call of
     /// [`Policy::call_times_s`], in the same order; empty for policies without calls.
     fn call_vms(&self) -> Vec<usize> {

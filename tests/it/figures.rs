@@ -15,7 +15,13 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 /// Wall-clock measurements: the run's own time and the optimizer's call times.
-const TIMING_FIELDS: &[&str] = &["wall_s", "call_s_median", "call_s_p95"];
+const TIMING_FIELDS: &[&str] = &[
+    "wall_s",
+    "call_s_median",
+    "call_s_p95",
+    "call_s_total",
+    "trigger_check_s_total",
+];
 
 /// The run of `policy`, with its arguments (also written in the failure message).
 fn args(policy: &str) -> Vec<String> {

@@ -53,6 +53,9 @@ pub struct Origamig {
     call_times: Vec<f64>,
     /// |N̂| of each of those calls (the VMs of the neighborhood, pending ones included).
     call_vms: Vec<usize>,
+    /// Trigger checks that built a neighborhood without solving: count and wall seconds.
+    trigger_checks: u64,
+    trigger_check_s: f64,
     rejected: Vec<VmId>,
     stats: CallStats,
     /// M̂ of the call whose steps are still running, and when the last of them ends.
@@ -72,6 +75,8 @@ impl Origamig {
             triggers: Triggers::new(),
             call_times: Vec::new(),
             call_vms: Vec::new(),
+            trigger_checks: 0,
+            trigger_check_s: 0.0,
             rejected: Vec::new(),
             stats: CallStats::default(),
             running: BTreeSet::new(),
@@ -151,6 +156,9 @@ impl Origamig {
         if p.status.is_some() {
             self.call_times.push(p.call_s);
             self.call_vms.push(p.neighborhood.n_vms);
+        } else {
+            self.trigger_checks += 1;
+            self.trigger_check_s += p.call_s;
         }
         if p.status == Some(super::bilp::SolveStatus::Optimal) {
             self.stats.optimal += 1;
@@ -211,6 +219,10 @@ impl Policy for Origamig {
 
     fn call_vms(&self) -> Vec<usize> {
         self.call_vms.clone()
+    }
+
+    fn trigger_checks(&self) -> (u64, f64) {
+        (self.trigger_checks, self.trigger_check_s)
     }
 
     fn optimizer_calls(&self) -> usize {

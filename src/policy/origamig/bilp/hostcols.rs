@@ -44,6 +44,7 @@ use crate::catalog::{ModelId, ProfileId};
 use crate::fleet::{GiSlot, Placement, VmId};
 use good_lp::{constraint, Constraint};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Most GPU-configuration combinations enumerated for one host.
 const MAX_LAYOUTS: usize = 20_000;
@@ -58,7 +59,73 @@ type Slot = (usize, Vec<GiSlot>);
 /// A group of hosts with the same columns: host positions and (column, content) pairs.
 type Group = (Vec<usize>, Vec<(usize, usize)>);
 /// The exact GIs of a running VM: (type, sorted (profile, GPU, start)).
-type Exact = HashSet<(usize, Vec<(ProfileId, usize, u8)>)>;
+type Exact = HashSet<ExactGis>;
+/// One running VM's exact GIs: (type, sorted (profile, GPU, start)).
+type ExactGis = (usize, Vec<(ProfileId, usize, u8)>);
+/// A hash map with [`Fx`] hashing, for the count vectors the enumeration looks up at every
+/// arrangement it finds.
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
+
+/// A multiply-rotate hasher (the one rustc uses internally): the maps here are keyed by short
+/// count vectors built by this module, for which SipHash's flooding resistance buys nothing and
+/// costs a large share of the enumeration. Map iteration order never reaches the model: contents
+/// are sorted by counts before they become columns.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl Fx {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for Fx {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 /// Interchangeable VMs: GIs as sorted (model, profile), cores, RAM.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -90,7 +157,7 @@ pub(crate) struct Decode {
     /// Groups: host positions (one for a host with VMs) and their columns (column, content).
     groups: Vec<Group>,
     /// Column per group and count vector.
-    by_counts: Vec<HashMap<Vec<u16>, usize>>,
+    by_counts: Vec<FxMap<Vec<u16>, usize>>,
     contents: Vec<Content>,
     /// a_t column per type with pending VMs.
     admit: Vec<Option<usize>>,
@@ -201,9 +268,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
                 }
             }
         }
-        let found = enumerate(inst, h, &keys, &total, &own, &exact, delta)?;
-        let mut list: Vec<Content> = found.into_values().collect();
-        list.sort_by(|a, b| a.counts.cmp(&b.counts));
+        let list = memo_enumerate(inst, h, &keys, &total, &own, &exact, delta)?;
         let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
         contents.extend(list);
         if contents.len() > MAX_COLUMNS {
@@ -219,11 +284,11 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
     let mut cols = Cols::new(relax, named);
     let mut obj: Vec<(f64, usize)> = Vec::new();
     let mut rows: Vec<Constraint> = Vec::new();
-    let mut by_counts: Vec<HashMap<Vec<u16>, usize>> = Vec::with_capacity(groups.len());
+    let mut by_counts: Vec<FxMap<Vec<u16>, usize>> = Vec::with_capacity(groups.len());
     let mut per_type: Vec<Vec<(f64, usize)>> = vec![Vec::new(); nt];
     for (g, (members, gcols)) in groups.iter_mut().enumerate() {
         let n = members.len() as u32;
-        let mut map = HashMap::new();
+        let mut map = FxMap::default();
         let mut row: Vec<(f64, usize)> = Vec::new();
         for &c in &per_group[g] {
             let ct = &contents[c];
@@ -294,6 +359,94 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
     Some(built)
 }
 
+/// Everything [`enumerate`] reads for one host: the catalog, the host's GPUs with the GIs they
+/// hold now, its cores and RAM, the neighborhood's types and their totals, the host's own VMs
+/// per type and their exact GIs, and the weights. Equal keys give equal contents.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct EnumKey {
+    catalog: usize,
+    gpus: Vec<(ModelId, Vec<(ProfileId, u8)>)>,
+    cores: u32,
+    ram: u32,
+    keys: Vec<TypeKey>,
+    total: Vec<u32>,
+    own: Vec<u16>,
+    exact: Vec<ExactGis>,
+    /// host, gpu, free_start and delta, as bits.
+    weights: [u64; 4],
+}
+
+/// Most contents kept in the memo of [`memo_enumerate`] (about 200 bytes each); it is emptied
+/// when full.
+const MEMO_CONTENTS: usize = 400_000;
+
+/// The memo of [`memo_enumerate`]: contents (or `None`: outside the budget) per key, and the
+/// number of contents it holds.
+type Memo = (FxMap<EnumKey, Option<Vec<Content>>>, usize);
+
+thread_local! {
+    static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::new((FxMap::default(), 0));
+}
+
+/// [`enumerate`]'s contents sorted by counts, memoised per thread: consecutive calls of a
+/// simulation see mostly the same hosts with the same VMs, whose contents need not be
+/// enumerated again. The memo holds the function's whole input as its key, so a hit returns
+/// exactly what enumerating would.
+fn memo_enumerate(
+    inst: &Inst,
+    h: usize,
+    keys: &[TypeKey],
+    total: &[u32],
+    own: &[u16],
+    exact: &Exact,
+    delta: f64,
+) -> Option<Vec<Content>> {
+    let host = &inst.fleet.hosts[inst.hosts[h]];
+    let mut ex: Vec<_> = exact.iter().cloned().collect();
+    ex.sort_unstable();
+    let key = EnumKey {
+        catalog: inst.fleet.catalog as *const crate::catalog::Catalog as usize,
+        gpus: host
+            .gpus
+            .iter()
+            .map(|g| (g.model, g.gis.iter().map(|x| (x.profile, x.start)).collect()))
+            .collect(),
+        cores: host.cores,
+        ram: host.ram_gb,
+        keys: keys.to_vec(),
+        total: total.to_vec(),
+        own: own.to_vec(),
+        exact: ex,
+        weights: [
+            inst.w.host.to_bits(),
+            inst.w.gpu.to_bits(),
+            inst.w.free_start.to_bits(),
+            delta.to_bits(),
+        ],
+    };
+    if let Some(hit) = MEMO.with(|m| m.borrow().0.get(&key).cloned()) {
+        return hit;
+    }
+    let list = enumerate(inst, h, keys, total, own, exact, delta).map(|found| {
+        let mut list: Vec<Content> = found.into_values().collect();
+        list.sort_by(|a, b| a.counts.cmp(&b.counts));
+        list
+    });
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        let n = list.as_ref().map_or(1, |l| l.len().max(1));
+        if m.1 + n > MEMO_CONTENTS {
+            m.0.clear();
+            m.1 = 0;
+        }
+        if n <= MEMO_CONTENTS {
+            m.1 += n;
+            m.0.insert(key, list.clone());
+        }
+    });
+    list
+}
+
 /// Every content of host position `h` with its best arrangement, or `None` when the host has
 /// too many configuration combinations.
 fn enumerate(
@@ -304,7 +457,7 @@ fn enumerate(
     own: &[u16],
     exact: &Exact,
     delta: f64,
-) -> Option<HashMap<Vec<u16>, Content>> {
+) -> Option<FxMap<Vec<u16>, Content>> {
     let fleet = inst.fleet;
     let cat = fleet.catalog;
     let w = &inst.w;
@@ -346,21 +499,64 @@ fn enumerate(
     if layouts > MAX_LAYOUTS {
         return None;
     }
-    let gpu_model: Vec<ModelId> = host.gpus.iter().map(|g| g.model).collect();
-    let mut out: HashMap<Vec<u16>, Content> = HashMap::new();
+    // Class of a model: the first model of the catalog with its class string, so that two
+    // models are of the same class exactly when their class ids are equal.
+    let class_id = |m: ModelId| (0..cat.models.len()).find(|&o| cat.same_class(o, m)).unwrap_or(m);
+    let gpu_class: Vec<usize> = host.gpus.iter().map(|g| class_id(g.model)).collect();
+    let key_class: Vec<Vec<(usize, ProfileId)>> = keys
+        .iter()
+        .map(|k| k.gis.iter().map(|&(m, p)| (class_id(m), p)).collect())
+        .collect();
+    // Per (class, profile) of a GI: the (type, position) pairs the first unused GI can take in
+    // `Search::cut`, in the order it tries them (by type, then position; the first of equal
+    // positions only).
+    let mut cand_of: Vec<(usize, ProfileId)> = Vec::new();
+    let mut cands: Vec<Vec<(usize, usize)>> = Vec::new();
+    for (k, list) in per_gpu.iter().enumerate() {
+        for c in list.iter() {
+            for &(p, _) in &c.gis {
+                let cp = (gpu_class[k], p);
+                if cand_of.contains(&cp) {
+                    continue;
+                }
+                let mut v = Vec::new();
+                for (t, key) in keys.iter().enumerate() {
+                    for (a, &kc) in key_class[t].iter().enumerate() {
+                        if (a == 0 || key.gis[a - 1] != key.gis[a]) && kc == cp {
+                            v.push((t, a));
+                        }
+                    }
+                }
+                cand_of.push(cp);
+                cands.push(v);
+            }
+        }
+    }
+    let exact_list: Vec<ExactGis> = exact.iter().cloned().collect();
     let mut idx = vec![0usize; per_gpu.len()];
     let mut st = Search {
         keys,
+        key_class: &key_class,
+        cands: &cands,
+        gi_cands: Vec::new(),
+        cores_of: keys.iter().map(|k| k.cores).collect(),
+        ram_of: keys.iter().map(|k| k.ram).collect(),
         total,
-        gpu_model: &gpu_model,
-        cat,
         cores: host.cores,
         ram: host.ram_gb,
         gis: Vec::new(),
         used: Vec::new(),
         counts: vec![0; keys.len()],
         slots: Vec::new(),
-        found: Vec::new(),
+        kept: 0,
+        own,
+        exact: &exact_list,
+        scratch: Vec::new(),
+        slot_pool: Vec::new(),
+        gi_pool: Vec::new(),
+        base: 0.0,
+        delta,
+        out: FxMap::default(),
         steps: 0,
     };
     loop {
@@ -373,69 +569,111 @@ fn enumerate(
                 active += 1;
                 cf += c.cf;
             }
-            st.gis.extend(c.gis.iter().map(|&(p, z)| (k, p, z)));
+            st.gis.extend(c.gis.iter().map(|&(p, z)| (k, gpu_class[k], p, z)));
+        }
+        st.gi_cands.clear();
+        for &(_, class, p, _) in &st.gis {
+            let i = cand_of.iter().position(|&cp| cp == (class, p)).unwrap_or(0);
+            st.gi_cands.push(i);
         }
         if !st.gis.is_empty() {
-            let base = -w.host - w.gpu * active as f64 + w.free_start * cf as f64;
-            st.used = vec![false; st.gis.len()];
-            st.found.clear();
+            st.base = -w.host - w.gpu * active as f64 + w.free_start * cf as f64;
+            st.used.clear();
+            st.used.resize(st.gis.len(), false);
             st.cut(0, 0, 0);
             if st.steps > MAX_STEPS {
                 return None;
-            }
-            for (counts, slots) in st.found.drain(..) {
-                let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
-                let kg = slots
-                    .iter()
-                    .filter(|(t, s)| {
-                        let mut e: Vec<_> = keys[*t]
-                            .gis
-                            .iter()
-                            .zip(s)
-                            .map(|(g, s)| (g.1, s.gpu, s.start))
-                            .collect();
-                        e.sort_unstable();
-                        exact.contains(&(*t, e))
-                    })
-                    .count();
-                let value = base + delta * (kh as f64 + kg as f64);
-                match out.get(&counts) {
-                    Some(c) if c.value >= value => {}
-                    _ => {
-                        out.insert(counts.clone(), Content { counts, value, slots });
-                    }
-                }
             }
         }
         if !toolkit::next_combination(&mut idx, &per_gpu) {
             break;
         }
     }
-    Some(out)
+    Some(st.out)
 }
 
-/// Cuts one arrangement's GIs into VMs of the neighborhood's types.
+/// Cuts one arrangement's GIs into VMs of the neighborhood's types, and keeps the best
+/// arrangement of each content in `out`.
 struct Search<'a> {
     keys: &'a [TypeKey],
+    /// Per type: (class id, profile) of each position of its key.
+    key_class: &'a [Vec<(usize, ProfileId)>],
+    /// Candidate (type, position) lists, and the list of each GI of `gis`.
+    cands: &'a [Vec<(usize, usize)>],
+    gi_cands: Vec<usize>,
+    cores_of: Vec<u32>,
+    ram_of: Vec<u32>,
     total: &'a [u32],
-    gpu_model: &'a [ModelId],
-    cat: &'a crate::catalog::Catalog,
     cores: u32,
     ram: u32,
-    /// (GPU, profile, start) of every GI of the arrangement.
-    gis: Vec<(usize, ProfileId, u8)>,
+    /// (GPU, its class id, profile, start) of every GI of the arrangement.
+    gis: Vec<(usize, usize, ProfileId, u8)>,
     used: Vec<bool>,
     counts: Vec<u16>,
     slots: Vec<(usize, Vec<GiSlot>)>,
-    found: Vec<(Vec<u16>, Vec<Slot>)>,
+    /// How many of `slots` hold exactly the GIs of one of the host's running VMs.
+    kept: u32,
+    /// The host's own running VMs per type, and their exact GIs.
+    own: &'a [u16],
+    exact: &'a [ExactGis],
+    /// Buffers reused across the search: a slot's sorted GIs, open VM slots, and GI slot
+    /// vectors.
+    scratch: Vec<(ProfileId, usize, u8)>,
+    slot_pool: Vec<Vec<Option<usize>>>,
+    gi_pool: Vec<Vec<GiSlot>>,
+    /// Value of the arrangement's GPU configurations (hosts, GPUs, free starts).
+    base: f64,
+    delta: f64,
+    /// Best arrangement found so far per content.
+    out: FxMap<Vec<u16>, Content>,
     /// Calls of `cut` so far (the work budget).
     steps: u64,
 }
 
 impl Search<'_> {
-    fn fits(&self, key: (ModelId, ProfileId), gi: usize) -> bool {
-        let (k, p, _) = self.gis[gi];
-        key.1 == p && self.cat.same_class(key.0, self.gpu_model[k])
+    #[inline]
+    fn fits(&self, key: (usize, ProfileId), gi: usize) -> bool {
+        let (_, class, p, _) = self.gis[gi];
+        key.1 == p && key.0 == class
+    }
+
+    /// Whether a slot of type `t` holds exactly the GIs of one of the host's running VMs.
+    fn is_exact(&mut self, t: usize, s: &[GiSlot]) -> bool {
+        if self.exact.is_empty() {
+            return false;
+        }
+        let e = &mut self.scratch;
+        e.clear();
+        e.extend(self.keys[t].gis.iter().zip(s).map(|(g, s)| (g.1, s.gpu, s.start)));
+        e.sort_unstable();
+        self.exact.iter().any(|(et, x)| *et == t && x == e)
+    }
+
+    /// Every GI is assigned: the content in `counts` with the arrangement in `slots`. Its value
+    /// counts the VMs that can stay on the host (min of the type's count and the host's own
+    /// VMs of the type) and the slots that keep a VM's exact GIs; the first arrangement of the
+    /// best value is kept.
+    fn found(&mut self) {
+        let kh: u32 = self
+            .counts
+            .iter()
+            .zip(self.own)
+            .map(|(&c, &o)| c.min(o) as u32)
+            .sum();
+        let value = self.base + self.delta * (kh as f64 + self.kept as f64);
+        match self.out.get(self.counts.as_slice()) {
+            Some(c) if c.value >= value => {}
+            _ => {
+                self.out.insert(
+                    self.counts.clone(),
+                    Content {
+                        counts: self.counts.clone(),
+                        value,
+                        slots: self.slots.clone(),
+                    },
+                );
+            }
+        }
     }
 
     /// Assigns every GI from the first unused one on; `cores`/`ram` are those used so far.
@@ -445,28 +683,24 @@ impl Search<'_> {
             return;
         }
         let Some(first) = (from..self.gis.len()).find(|&g| !self.used[g]) else {
-            self.found.push((self.counts.clone(), self.slots.clone()));
+            self.found();
             return;
         };
-        for t in 0..self.keys.len() {
-            let key = &self.keys[t];
-            if self.counts[t] as u32 >= self.total[t]
-                || cores + key.cores > self.cores
-                || ram + key.ram > self.ram
-            {
+        // The first unused GI takes one position of a type (the first of equal ones).
+        let cands = self.cands;
+        for &(t, a) in &cands[self.gi_cands[first]] {
+            let (kc, kr) = (self.cores_of[t], self.ram_of[t]);
+            if self.counts[t] as u32 >= self.total[t] || cores + kc > self.cores || ram + kr > self.ram {
                 continue;
             }
-            // The first unused GI takes one position of the type (the first of equal ones).
-            for a in 0..key.gis.len() {
-                if (a > 0 && key.gis[a - 1] == key.gis[a]) || !self.fits(key.gis[a], first) {
-                    continue;
-                }
-                let mut slot = vec![None; key.gis.len()];
-                slot[a] = Some(first);
-                self.used[first] = true;
-                self.fill(t, &mut slot, 0, first, cores + key.cores, ram + key.ram);
-                self.used[first] = false;
-            }
+            let mut slot = self.slot_pool.pop().unwrap_or_default();
+            slot.clear();
+            slot.resize(self.keys[t].gis.len(), None);
+            slot[a] = Some(first);
+            self.used[first] = true;
+            self.fill(t, &mut slot, 0, first, cores + kc, ram + kr);
+            self.used[first] = false;
+            self.slot_pool.push(slot);
         }
     }
 
@@ -482,17 +716,21 @@ impl Search<'_> {
         ram: u32,
     ) {
         if pos == slot.len() {
-            let s: Vec<GiSlot> = slot
-                .iter()
-                .map(|g| {
-                    let (k, _, z) = self.gis[g.expect("filled")];
-                    GiSlot { gpu: k, start: z }
-                })
-                .collect();
+            let mut s = self.gi_pool.pop().unwrap_or_default();
+            s.clear();
+            s.extend(slot.iter().map(|g| {
+                let (k, _, _, z) = self.gis[g.expect("filled")];
+                GiSlot { gpu: k, start: z }
+            }));
+            let exact = self.is_exact(t, &s) as u32;
             self.counts[t] += 1;
+            self.kept += exact;
             self.slots.push((t, s));
             self.cut(first + 1, cores, ram);
-            self.slots.pop();
+            if let Some((_, s)) = self.slots.pop() {
+                self.gi_pool.push(s);
+            }
+            self.kept -= exact;
             self.counts[t] -= 1;
             return;
         }
@@ -500,6 +738,7 @@ impl Search<'_> {
             return self.fill(t, slot, pos + 1, first, cores, ram);
         }
         let key = self.keys[t].gis[pos];
+        let class = self.key_class[t][pos];
         // Equal positions before this one (already filled) bound the GI index from below.
         let lo = (0..pos)
             .filter(|&b| self.keys[t].gis[b] == key)
@@ -507,7 +746,7 @@ impl Search<'_> {
             .max()
             .map_or(first + 1, |g| g.max(first) + 1);
         for g in lo..self.gis.len() {
-            if self.used[g] || !self.fits(key, g) {
+            if self.used[g] || !self.fits(class, g) {
                 continue;
             }
             self.used[g] = true;
@@ -655,5 +894,128 @@ impl Decode {
             host: inst.hosts[h],
             gis: self.key_pos[i].iter().map(|&r| gis[r]).collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{Fleet, GiRequest, Host, Vm};
+    use crate::policy::origamig::objective::Weights;
+    use std::hash::BuildHasher;
+
+    /// Two hosts with two A30-24GB each: three VMs running on the first, two pending.
+    fn fleet() -> (Fleet, Vec<VmId>) {
+        let c = embedded();
+        let a30 = c.model_id("a30-24gb").unwrap();
+        let mut f = Fleet::new(
+            c,
+            (0..2)
+                .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a30, a30], 0))
+                .collect(),
+        );
+        let vm = |p: &[&str], cores| Vm::job(0, GiRequest::named(c, "a30-24gb", p).unwrap(), cores, 32);
+        for (p, cores) in [(&["1g.6gb"][..], 8), (&["2g.12gb"][..], 16), (&["1g.6gb"][..], 8)] {
+            let v = vm(p, cores);
+            let pl = f.ff_placement(&v).unwrap();
+            f.add_placed(v, pl).unwrap();
+        }
+        let pending = vec![
+            f.add_pending(vm(&["1g.6gb", "1g.6gb"], 8)).unwrap(),
+            f.add_pending(vm(&["4g.24gb"], 40)).unwrap(),
+        ];
+        (f, pending)
+    }
+
+    fn clear_memo() {
+        MEMO.with(|m| {
+            let mut m = m.borrow_mut();
+            m.0.clear();
+            m.1 = 0;
+        });
+    }
+
+    #[test]
+    fn a_memo_hit_builds_the_same_model() {
+        let (f, pending) = fleet();
+        let inst = Inst::new(&f, &[0, 1], &pending, Weights::default()).unwrap();
+        clear_memo();
+        let fresh = build(&inst, false, true).expect("A30 hosts are within reach");
+        assert!(MEMO.with(|m| m.borrow().0.len()) >= 2, "both hosts memoised");
+        let n = MEMO.with(|m| m.borrow().0.len());
+        let again = build(&inst, false, true).expect("memoised");
+        assert_eq!(
+            MEMO.with(|m| m.borrow().0.len()),
+            n,
+            "the second build hit the memo"
+        );
+        let (a, b) = (decode(fresh).contents, decode(again).contents);
+        assert!(!a.is_empty());
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+
+    fn decode(b: Built) -> Decode {
+        match b.decode {
+            toolkit::Decode::Hosts(d) => d,
+            _ => panic!("a host-content model"),
+        }
+    }
+
+    #[test]
+    fn contents_are_arrangements_within_the_totals() {
+        let (f, pending) = fleet();
+        let inst = Inst::new(&f, &[0, 1], &pending, Weights::default()).unwrap();
+        clear_memo();
+        let d = decode(build(&inst, false, false).unwrap());
+        let mut totals = vec![0u16; d.ntypes];
+        for &t in &d.type_of {
+            totals[t] += 1;
+        }
+        for c in &d.contents {
+            let mut n = vec![0u16; d.ntypes];
+            let mut gis = Vec::new();
+            for (t, s) in &c.slots {
+                n[*t] += 1;
+                assert_eq!(s.len(), d.key_profiles[*t].len());
+                gis.extend(s.iter().copied());
+            }
+            assert_eq!(n, c.counts, "the arrangement holds the content");
+            assert!(
+                n.iter().zip(&totals).all(|(a, b)| a <= b),
+                "{n:?} within {totals:?}"
+            );
+            let len = gis.len();
+            gis.sort_unstable();
+            gis.dedup();
+            assert_eq!(gis.len(), len, "no GI slot used twice");
+        }
+        // The host's own VMs staying where they are is a content of the first host, worth
+        // more than the same counts rearranged elsewhere.
+        let own = &d.by_counts[d.group_of[0]];
+        let mut now = vec![0u16; d.ntypes];
+        for (i, v) in inst.vms.iter().enumerate() {
+            if v.old.is_some() {
+                now[d.type_of[i]] += 1;
+            }
+        }
+        assert!(own.contains_key(&now));
+    }
+
+    #[test]
+    fn fx_hashes_equal_keys_alike_and_tells_short_vectors_apart() {
+        let h = BuildHasherDefault::<Fx>::default();
+        let one = |v: &Vec<u16>| h.hash_one(v);
+        assert_eq!(one(&vec![1, 2, 3]), one(&vec![1, 2, 3]));
+        let mut seen = HashSet::new();
+        for a in 0..8u16 {
+            for b in 0..8u16 {
+                for c in 0..8u16 {
+                    seen.insert(one(&vec![a, b, c]));
+                }
+            }
+        }
+        assert_eq!(seen.len(), 512);
+        assert_ne!(one(&vec![0]), one(&vec![0, 0]));
     }
 }

@@ -1,0 +1,284 @@
+//! `migplan experiment speed`: how long simulating OrigaMIG takes beside TC on the same scenario
+//! and seed (CPU seconds of this process for each run, and their ratio), and how long the
+//! planner's play takes per simulated day under OrigaMIG, stepped headless through the session as
+//! the TUI steps it. `--markdown FILE` writes the table with the command line, commit and date.
+
+use crate::cli::simulate;
+use crate::scenario;
+use crate::session::{self, Action, Outcome, Session};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(clap::Args, Debug)]
+pub struct SpeedArgs {
+    /// Scenario (fleet and workload).
+    #[arg(long, default_value = "scenarios/paper-128.toml")]
+    pub scenario: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 0.85)]
+    pub load: f64,
+    /// Hours of warm-up (default: the scenario's).
+    #[arg(long)]
+    pub warmup: Option<f64>,
+    /// Hours measured (default: the scenario's).
+    #[arg(long)]
+    pub hours: Option<f64>,
+    /// Policies run one after another; the ratio is each one's CPU time over the first's.
+    #[arg(long, value_delimiter = ',', default_value = "tc,origamig")]
+    pub policies: Vec<String>,
+    /// Simulated days the planner plays under OrigaMIG before the timed days (its session
+    /// starts from the scenario's start state, not a warm fleet).
+    #[arg(long, default_value_t = 1)]
+    pub play_warmup_days: u32,
+    /// Simulated days of play timed, one by one (0: no play measurement).
+    #[arg(long, default_value_t = 1)]
+    pub play_days: u32,
+    /// Simulated seconds per play tick (the TUI's default play speed: 60 s per tick).
+    #[arg(long, default_value_t = 60.0)]
+    pub play_tick_s: f64,
+    /// Also write the results as a markdown file.
+    #[arg(long)]
+    pub markdown: Option<PathBuf>,
+}
+
+/// CPU seconds (user + system) this process has used, from `/proc/self/stat` (Linux; in clock
+/// ticks of 1/100 s, the kernel's USER_HZ). `None` elsewhere.
+fn process_cpu_s() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: split after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the name.
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// One simulation run's costs.
+struct RunCost {
+    policy: String,
+    cpu_s: Option<f64>,
+    wall_s: f64,
+    active_hosts: f64,
+    calls: u64,
+    call_s_total: f64,
+    trigger_checks: u64,
+    trigger_check_s_total: f64,
+}
+
+/// CPU seconds if known, else wall seconds: what the ratio compares.
+fn cost(r: &RunCost) -> f64 {
+    r.cpu_s.unwrap_or(r.wall_s)
+}
+
+/// `x` over `first`, or `n/a` when `first` is below the clock's resolution (1/100 s).
+fn ratio(x: f64, first: f64) -> String {
+    if first < 0.05 {
+        "n/a".into()
+    } else {
+        format!("{:.1}", x / first)
+    }
+}
+
+fn fmt_cpu(x: Option<f64>) -> String {
+    x.map_or("n/a".into(), |c| format!("{c:.2}"))
+}
+
+pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(!a.policies.is_empty(), "give at least one policy");
+    anyhow::ensure!(
+        a.play_tick_s >= session::STEP_S && a.play_tick_s.is_finite(),
+        "--play-tick-s must be at least {} s, not {}",
+        session::STEP_S,
+        a.play_tick_s
+    );
+    let base = scenario::load(&a.scenario)?;
+    let mut runs = Vec::new();
+    for p in &a.policies {
+        let mut s = base.clone();
+        let name = simulate::apply(
+            &mut s,
+            &simulate::Overrides {
+                policy: Some(p.clone()),
+                seed: Some(a.seed),
+                load: Some(a.load),
+                hours: a.hours,
+                warmup: a.warmup,
+            },
+        )?;
+        let c0 = process_cpu_s();
+        let row = simulate::run_one(&s, &name, &mut |_| {})?;
+        let cpu_s = process_cpu_s().zip(c0).map(|(b, a)| b - a);
+        eprintln!("{name}: {} CPU s, {:.1} s wall", fmt_cpu(cpu_s), row.wall_s);
+        let m = &row.summary;
+        runs.push(RunCost {
+            policy: name,
+            cpu_s,
+            wall_s: row.wall_s,
+            active_hosts: m.active_hosts,
+            calls: m.calls,
+            call_s_total: m.call_s_total,
+            trigger_checks: m.trigger_checks,
+            trigger_check_s_total: m.trigger_check_s_total,
+        });
+    }
+    let days = play_days(a)?;
+
+    let mut o = String::new();
+    let warmup = a.warmup.unwrap_or(base.workload.warmup_h);
+    let hours = a.hours.unwrap_or(base.workload.measure_h);
+    let _ = writeln!(
+        o,
+        "{}, seed {}, load {}, {} h warm-up + {} h measured\n",
+        a.scenario.display(),
+        a.seed,
+        a.load,
+        warmup,
+        hours
+    );
+    let _ = writeln!(
+        o,
+        "| policy | CPU s | wall s | x first | active hosts | calls | call s total | trigger checks | trigger check s total |"
+    );
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let first = cost(&runs[0]);
+    for r in &runs {
+        let _ = writeln!(
+            o,
+            "| {} | {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {:.3} |",
+            r.policy,
+            fmt_cpu(r.cpu_s),
+            r.wall_s,
+            ratio(cost(r), first),
+            r.active_hosts,
+            r.calls,
+            r.call_s_total,
+            r.trigger_checks,
+            r.trigger_check_s_total
+        );
+    }
+    if !days.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nPlanner play under origamig, headless through the session ({} s per tick, after {} \
+             simulated day(s) of play from the scenario's start):\n",
+            a.play_tick_s, a.play_warmup_days
+        );
+        let _ = writeln!(o, "| day | wall s | CPU s | optimizer calls | slowest tick s |");
+        let _ = writeln!(o, "|---:|---:|---:|---:|---:|");
+        for d in &days {
+            let _ = writeln!(
+                o,
+                "| {} | {:.2} | {} | {} | {:.2} |",
+                d.day,
+                d.wall_s,
+                fmt_cpu(d.cpu_s),
+                d.calls,
+                d.slowest_tick_s
+            );
+        }
+    }
+    print!("{o}");
+    if let Some(path) = &a.markdown {
+        let cmd: Vec<String> = std::env::args().collect();
+        let commit = std::process::Command::new("git")
+            .args(["rev-parse", "--short", "HEAD"])
+            .output()
+            .ok()
+            .filter(|out| out.status.success())
+            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+            .unwrap_or_else(|| "unknown".into());
+        let md = format!(
+            "# Simulation speed\n\nCommand: `{}`\n\nCommit: {commit}; date: {}\n\n{o}",
+            cmd.join(" "),
+            chrono::Utc::now().format("%Y-%m-%d %H:%M UTC")
+        );
+        std::fs::write(path, md).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// One simulated day of play.
+struct PlayDay {
+    day: u32,
+    wall_s: f64,
+    cpu_s: Option<f64>,
+    calls: usize,
+    slowest_tick_s: f64,
+}
+
+/// Plays the scenario under origamig through the session, tick by tick as the TUI does (each
+/// tick's step run on this thread instead of a worker), and times each day after the warm-up.
+fn play_days(a: &SpeedArgs) -> anyhow::Result<Vec<PlayDay>> {
+    if a.play_days == 0 {
+        return Ok(Vec::new());
+    }
+    let mut sc = scenario::load(&a.scenario)?;
+    sc.workload.seed = a.seed;
+    sc.workload.load = a.load;
+    let mut s = Session::new(sc, Some(a.scenario.clone()))?;
+    session::update_blocking(&mut s, Action::SetPolicy("origamig".into()))?;
+    session::update_blocking(&mut s, Action::TogglePlay)?;
+    let t0 = s.now_s();
+    let mut out = Vec::new();
+    for day in 0..a.play_warmup_days + a.play_days {
+        let end = t0 + 86_400.0 * (day + 1) as f64;
+        let (w0, c0, calls0) = (Instant::now(), process_cpu_s(), calls(&s));
+        let mut slowest: f64 = 0.0;
+        while s.now_s() < end - 1e-6 {
+            let tick = Instant::now();
+            match session::update_blocking(&mut s, Action::PlayTick(a.play_tick_s))? {
+                Outcome::Info(m) | Outcome::Cancelled(m) => {
+                    anyhow::bail!("play stopped at {:.0} s: {m}", s.now_s())
+                }
+                Outcome::Solve(_) => anyhow::bail!("play asked for a solve"),
+                Outcome::Changed(_) | Outcome::Pending(_) | Outcome::Step(_) => {}
+            }
+            slowest = slowest.max(tick.elapsed().as_secs_f64());
+        }
+        if day >= a.play_warmup_days {
+            out.push(PlayDay {
+                day: day + 1,
+                wall_s: w0.elapsed().as_secs_f64(),
+                cpu_s: process_cpu_s().zip(c0).map(|(b, a)| b - a),
+                calls: calls(&s) - calls0,
+                slowest_tick_s: slowest,
+            });
+            eprintln!("play day {}: {:.1} s wall", day + 1, w0.elapsed().as_secs_f64());
+        }
+    }
+    Ok(out)
+}
+
+/// Optimizer calls the session's policy has made.
+fn calls(s: &Session) -> usize {
+    s.optimizer_calls()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_needs_a_measurable_first_time() {
+        assert_eq!(ratio(1.0, 0.0), "n/a");
+        assert_eq!(ratio(3.0, 2.0), "1.5");
+    }
+
+    #[test]
+    fn cpu_time_reads_and_grows() {
+        let Some(a) = process_cpu_s() else {
+            return; // not Linux: nothing to read
+        };
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed().as_secs_f64() < 0.1 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let b = process_cpu_s().expect("read once, reads again");
+        assert!(a >= 0.0 && b >= a, "{a} then {b}");
+    }
+}
