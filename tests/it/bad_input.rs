@@ -247,3 +247,11 @@ fn a_fleet_without_hosts_or_gpus_is_refused() {
     let out = migplan().args(args).output().unwrap();
     assert_one_line_error(&out, &args, &["no hosts"]);
 }
+
+#[test]
+fn the_planner_refuses_a_fleet_without_hosts() {
+    let (_d, path) = temp_file("empty.toml", "# nothing yet\n");
+    let e = migplan::session::Session::open(&path).err().expect("refused");
+    let e = format!("{e:#}");
+    assert!(e.contains("empty.toml:") && e.contains("no hosts"), "{e}");
+}
