@@ -392,9 +392,9 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                 settings::array_key_span(src, "host_group", k, "count"),
                 "host_group.count",
                 format!(
-                    "{} hosts in all with this group's {}: at most {} hosts (docs/limits.md)",
-                    total_hosts,
+                    "`{}` makes {} hosts in all; a scenario holds at most {} (docs/limits.md)",
                     g.count,
+                    total_hosts,
                     crate::limits::MAX_HOSTS
                 ),
             );

@@ -499,7 +499,7 @@ pub fn parse_trace(
         let lifetime = deleted - created;
         if lifetime > 0.0 && lifetime < crate::limits::MIN_TRACE_LIFETIME_S {
             bail!(
-                "{file}:{line}: field `deletion_time`: `{}` makes the pod live {lifetime} s; a pod that ran lives at least {} s (docs/limits.md)",
+                "{file}:{line}: field `deletion_time`: `{}` makes the pod live {lifetime:.3e} s; a pod that ran lives at least {} s (docs/limits.md)",
                 fields[i_delete],
                 crate::limits::MIN_TRACE_LIFETIME_S
             );
