@@ -337,6 +337,14 @@ pub fn one_line(s: &str) -> String {
         .filter(|l| !l.is_empty() && !l.chars().all(|c| c == '|' || c == '^' || c == ' '))
         .collect::<Vec<_>>()
         .join(" ")
+        .chars()
+        .map(|c| match c {
+            '\t' => " ".to_string(),
+            // Raw control bytes (CR, ESC, BEL, ...) from a file never reach the terminal.
+            c if c.is_control() => c.escape_default().to_string(),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

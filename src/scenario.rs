@@ -319,7 +319,17 @@ const UNKNOWN_POLICY: &str = "unknown policy `";
 /// Parses scenario text against a catalog.
 pub fn parse_with(src: &str, file: &str, catalog: &'static Catalog) -> anyhow::Result<Scenario> {
     let spec: ScenarioFile = toml::from_str(src).map_err(|e| {
-        let msg = crate::catalog::one_line(e.message());
+        let mut msg = crate::catalog::one_line(e.message());
+        if msg.trim().is_empty() {
+            // The parser gives no words for some errors: say what is at the spot.
+            let at = e.span().map_or(0, |s| s.start);
+            msg = match src.get(at..).and_then(|r| r.chars().next()) {
+                Some(c) if c.is_control() && c != '\n' => {
+                    format!("control character U+{:04X} is not allowed in TOML", u32::from(c))
+                }
+                _ => "not valid TOML here (a value is missing or malformed)".to_string(),
+            };
+        }
         if msg.starts_with(UNKNOWN_POLICY) {
             // A [`PolicyKind`] that does not parse: name the key, as the checks of the settings do.
             let (l, c) = line_col(src, settings::key_span(src, "policy", "arrival"));
@@ -331,6 +341,7 @@ pub fn parse_with(src: &str, file: &str, catalog: &'static Catalog) -> anyhow::R
         let line = src.lines().nth(l.saturating_sub(1)).unwrap_or("");
         match line.split_once('=').map(|(k, _)| k.trim()) {
             Some(k) if !msg.contains("unknown field") && !k.is_empty() && !k.contains(['[', '"']) => {
+                let k = crate::catalog::one_line(k);
                 anyhow::anyhow!("{file}:{l}:{c}: field `{k}`: {msg}")
             }
             _ => anyhow::anyhow!("{file}:{l}:{c}: {msg}"),
@@ -373,6 +384,22 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
     let mut hosts: Vec<Host> = Vec::new();
     let mut groups = Vec::new();
     let mut names: BTreeMap<String, Range<usize>> = BTreeMap::new();
+    let mut total_hosts = spec.hosts.len() as u64;
+    for (k, g) in spec.host_groups.iter().enumerate() {
+        total_hosts += u64::from(g.count);
+        if total_hosts > crate::limits::MAX_HOSTS {
+            return cx.err(
+                settings::array_key_span(src, "host_group", k, "count"),
+                "host_group.count",
+                format!(
+                    "`{}` makes {} hosts in all; a scenario holds at most {} (docs/limits.md)",
+                    g.count,
+                    total_hosts,
+                    crate::limits::MAX_HOSTS
+                ),
+            );
+        }
+    }
     for g in &spec.host_groups {
         let models = g
             .gpus
@@ -416,8 +443,32 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         }
         hosts.push(host);
     }
+    if hosts.is_empty() {
+        return cx.err(
+            0..0,
+            "host",
+            "the fleet has no hosts: add a [[host]] or [[host_group]] table",
+        );
+    }
+    if hosts.iter().all(|h| h.gpus.is_empty()) {
+        let span = settings::array_key_span(src, "host", 0, "name");
+        return cx.err(
+            span,
+            "gpus",
+            "the fleet has no GPUs: list a host's GPU models in `gpus`",
+        );
+    }
+    check_quotas(&cx, catalog, &spec.quotas)?;
     let mut fleet = Fleet::new(catalog, hosts);
-    for v in &spec.vms {
+    for (k, v) in spec.vms.iter().enumerate() {
+        check_vm_times(&cx, k, v)?;
+        if v.id == 0 {
+            return cx.err(
+                settings::array_key_span(src, "vm", k, "id"),
+                "id",
+                "VM ids start at 1",
+            );
+        }
         let mut gis = Vec::new();
         if !v.profiles.is_empty() {
             let Some(ms) = &v.model else {
@@ -459,9 +510,6 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             tenant: v.tenant.clone(),
             ..Vm::job(v.id, gis, v.cores, v.ram_gb)
         };
-        if v.id == 0 {
-            return cx.err(0..0, "id", "VM ids start at 1");
-        }
         let result = match &v.host {
             None => {
                 if let Some(a) = v.at.first() {
@@ -524,8 +572,11 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         Some(s) => match chrono::DateTime::parse_from_rfc3339(s) {
             Ok(d) => d.to_utc(),
             Err(e) => {
-                let at = src.find("start").unwrap_or(0);
-                return cx.err(at..at, "start", format!("`{s}` is not an RFC 3339 date: {e}"));
+                return cx.err(
+                    settings::key_span(src, "", "start"),
+                    "start",
+                    format!("`{s}` is not an RFC 3339 date: {e}"),
+                );
             }
         },
     };
@@ -539,16 +590,29 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             );
         };
         for (p, weight) in mix {
+            let at = settings::key_span(src, &format!("workload.profile_mix.{model}"), p);
+            let field_at = if at == (0..0) { field_at..field_at } else { at };
+            if !(weight.is_finite() && *weight <= crate::limits::MAX_WEIGHT) && *weight >= 0.0 {
+                return cx.err(
+                    field_at,
+                    "workload.profile_mix",
+                    format!(
+                        "weight of {model} {p} must be at most {} (docs/limits.md), not {}",
+                        crate::limits::show(crate::limits::MAX_WEIGHT),
+                        crate::limits::show(*weight)
+                    ),
+                );
+            }
             if catalog.model(m).profile(p).is_none() {
                 return cx.err(
-                    field_at..field_at,
+                    field_at,
                     "workload.profile_mix",
                     format!("unknown profile `{p}` for {model}"),
                 );
             }
             if !(weight.is_finite() && *weight >= 0.0) {
                 return cx.err(
-                    field_at..field_at,
+                    field_at,
                     "workload.profile_mix",
                     format!("weight of {model} {p} must be a number >= 0, not {weight}"),
                 );
@@ -575,6 +639,68 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         quotas: spec.quotas,
         groups,
     })
+}
+
+/// Checks that every quota names a profile some GPU model of the catalog has
+/// (`requests.nvidia.com/mig-3g.40gb`, `nvidia.com/mig-3g.40gb` and `3g.40gb` all name `3g.40gb`).
+fn check_quotas(
+    cx: &Ctx,
+    catalog: &Catalog,
+    quotas: &BTreeMap<String, BTreeMap<String, u32>>,
+) -> anyhow::Result<()> {
+    for (tenant, limits) in quotas {
+        for key in limits.keys() {
+            let k = key.strip_prefix("requests.").unwrap_or(key);
+            let p = k.strip_prefix("nvidia.com/mig-").unwrap_or(k);
+            if !catalog.models.iter().any(|m| m.profile(p).is_some()) {
+                let mut at = settings::key_span(cx.src, &format!("quotas.{tenant}"), key);
+                if at == (0..0) {
+                    at = settings::key_span(cx.src, "quotas", tenant);
+                }
+                return cx.err(
+                    at,
+                    &format!("quotas.{tenant}"),
+                    format!("`{key}` names no MIG profile of any known GPU model"),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A VM's times must be finite and within the bounds: an arrival and admission within
+/// 0..=[`crate::limits::MAX_NOW_S`], a lifetime > 0 and no longer than that.
+fn check_vm_times(cx: &Ctx, index: usize, v: &VmSpec) -> anyhow::Result<()> {
+    let max_h = crate::limits::MAX_NOW_S / 3600.0;
+    for (key, value, positive) in [
+        ("lifetime_h", v.lifetime_h, true),
+        ("arrival_h", v.arrival_h, false),
+        ("admitted_h", v.admitted_h, false),
+    ] {
+        let Some(x) = value else { continue };
+        let show = crate::limits::show;
+        let why = if !x.is_finite() {
+            format!("must be a finite number of hours, not {}", show(x))
+        } else if positive && x <= 0.0 {
+            format!("must be a number of hours > 0, not {}", show(x))
+        } else if x < 0.0 {
+            format!("must be a number of hours >= 0, not {}", show(x))
+        } else if x > max_h {
+            format!(
+                "must be at most {} hours (docs/limits.md), not {}",
+                show(max_h),
+                show(x)
+            )
+        } else {
+            continue;
+        };
+        return cx.err(
+            settings::array_key_span(cx.src, "vm", index, key),
+            key,
+            format!("VM {}: {why}", v.id),
+        );
+    }
+    Ok(())
 }
 
 fn spanned<T>(v: T) -> Spanned<T> {

@@ -450,6 +450,12 @@ pub fn parse_trace(
     let mut rows = Vec::new();
     for (i, raw) in lines {
         let line = i + 1;
+        if line > crate::limits::MAX_TRACE_ROWS + 1 {
+            bail!(
+                "{file}:{line}: more than {} pods; split the trace (docs/limits.md)",
+                crate::limits::MAX_TRACE_ROWS
+            );
+        }
         if raw.trim().is_empty() {
             continue;
         }
@@ -489,6 +495,14 @@ pub fn parse_trace(
         }
         if deleted < created {
             bail!("{file}:{line}: field `deletion_time`: {deleted} is before the creation time {created}");
+        }
+        let lifetime = deleted - created;
+        if lifetime > 0.0 && lifetime < crate::limits::MIN_TRACE_LIFETIME_S {
+            bail!(
+                "{file}:{line}: field `deletion_time`: `{}` makes the pod live {lifetime:.3e} s; a pod that ran lives at least {} s (docs/limits.md)",
+                fields[i_delete],
+                crate::limits::MIN_TRACE_LIFETIME_S
+            );
         }
         if num_gpu == 1.0 && milli == 0.0 {
             bail!("{file}:{line}: field `gpu_milli`: a pod with one GPU asks for 0 thousandths of it");

@@ -17,7 +17,7 @@ pub struct Args {
     /// Bill the next H hours of a simulation from the current state (the scenario's workload
     /// and arrival policy; VMs leave at the end of their lifetimes); without it, the current
     /// state is billed for a 730-hour month.
-    #[arg(long, value_name = "H")]
+    #[arg(long, value_name = "H", allow_negative_numbers = true)]
     pub hours: Option<f64>,
     /// Print JSON.
     #[arg(long)]

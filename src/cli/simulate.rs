@@ -21,7 +21,7 @@ pub struct Args {
     #[arg(long)]
     pub seed: Option<u64>,
     /// Offered load rho (default: the scenario's `workload.load`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub load: Option<f64>,
     #[command(flatten)]
     pub run: RunArgs,
@@ -37,10 +37,10 @@ pub struct Args {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RunArgs {
     /// Hours measured after the warm-up (default: the scenario's `workload.measure_h`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub hours: Option<f64>,
     /// Hours of warm-up (default: the scenario's `workload.warmup_h`).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub warmup: Option<f64>,
     /// Replay a pod-list CSV (Alibaba GPU 2023 format, §6.5) instead of the synthetic workload.
     #[arg(long)]
@@ -178,21 +178,31 @@ pub fn apply(scenario: &mut Scenario, o: &Overrides) -> anyhow::Result<String> {
     if let Some(s) = o.seed {
         scenario.workload.seed = s;
     }
+    use crate::limits::{show, MAX_LOAD, MAX_SIM_HOURS};
     if let Some(l) = o.load {
+        anyhow::ensure!(l >= 0.0, "--load must be >= 0, not {}", show(l));
         anyhow::ensure!(
-            l >= 0.0 && l.is_finite(),
-            "--load must be a non-negative number, not {l}"
+            l <= MAX_LOAD,
+            "--load must be at most {MAX_LOAD} (docs/limits.md), not {}",
+            show(l)
         );
         scenario.workload.load = l;
     }
     if let Some(h) = o.hours {
-        anyhow::ensure!(h > 0.0 && h.is_finite(), "--hours must be positive, not {h}");
+        anyhow::ensure!(h > 0.0, "--hours must be > 0, not {}", show(h));
+        anyhow::ensure!(
+            h <= MAX_SIM_HOURS,
+            "--hours must be at most {MAX_SIM_HOURS} (ten years; docs/limits.md), not {}",
+            show(h)
+        );
         scenario.workload.measure_h = h;
     }
     if let Some(h) = o.warmup {
+        anyhow::ensure!(h >= 0.0, "--warmup must be >= 0, not {}", show(h));
         anyhow::ensure!(
-            h >= 0.0 && h.is_finite(),
-            "--warmup must be non-negative, not {h}"
+            h <= MAX_SIM_HOURS,
+            "--warmup must be at most {MAX_SIM_HOURS} (ten years; docs/limits.md), not {}",
+            show(h)
         );
         scenario.workload.warmup_h = h;
     }

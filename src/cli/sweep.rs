@@ -28,7 +28,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "ff")]
     pub policies: Vec<String>,
     /// Offered loads, comma-separated (default: the scenario's).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     pub loads: Vec<f64>,
     /// Seeds: a list `1,2,3` or a range `1..5` (inclusive).
     #[arg(long)]
@@ -79,7 +79,21 @@ pub fn parse_seeds(s: &str) -> anyhow::Result<Vec<u64>> {
         if b < a {
             bail!("--seeds `{s}`: the range is empty");
         }
+        let n = u128::from(b - a) + 1;
+        if n > u128::from(crate::limits::MAX_SEEDS) {
+            bail!(
+                "--seeds `{s}`: {n} seeds; a sweep runs at most {} (docs/limits.md)",
+                crate::limits::MAX_SEEDS
+            );
+        }
         return Ok((a..=b).collect());
+    }
+    let n = s.split(',').count();
+    if n as u64 > crate::limits::MAX_SEEDS {
+        bail!(
+            "--seeds: {n} seeds; a sweep runs at most {} (docs/limits.md)",
+            crate::limits::MAX_SEEDS
+        );
     }
     s.split(',')
         .map(|x| {

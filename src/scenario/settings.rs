@@ -6,6 +6,7 @@
 
 use super::{Ctx, PolicySettings, WorkloadSettings};
 use crate::catalog::Catalog;
+use crate::limits::{self, show};
 use std::ops::Range;
 
 /// Byte span of `key` in table `table` of `src` ("" for the top level), or `0..0` when the key
@@ -18,11 +19,8 @@ pub(super) fn key_span(src: &str, table: &str, key: &str) -> Range<usize> {
         if t.starts_with('[') {
             current = t.trim_end().trim_matches(|c| c == '[' || c == ']').trim();
         } else if current == table {
-            if let Some((k, _)) = t.split_once('=') {
-                if k.trim() == key {
-                    let start = at + (line.len() - t.len());
-                    return start..start + key.len();
-                }
+            if let Some(start) = key_at(line, key) {
+                return at + start..at + start + key.len();
             }
         }
         at += line.len();
@@ -30,30 +28,76 @@ pub(super) fn key_span(src: &str, table: &str, key: &str) -> Range<usize> {
     0..0
 }
 
+/// Byte span of `key` in the `index`-th (0-based) table of the array `[[array]]`, or `0..0`.
+pub(super) fn array_key_span(src: &str, array: &str, index: usize, key: &str) -> Range<usize> {
+    let header = format!("[[{array}]]");
+    let mut seen: Option<usize> = None;
+    let mut inside = false;
+    let mut at = 0;
+    for line in src.split_inclusive('\n') {
+        let t = line.trim_start();
+        if t.starts_with('[') {
+            inside = t.trim_end() == header;
+            if inside {
+                seen = Some(seen.map_or(0, |n| n + 1));
+            }
+        } else if inside && seen == Some(index) {
+            if let Some(start) = key_at(line, key) {
+                return at + start..at + start + key.len();
+            }
+        }
+        at += line.len();
+    }
+    0..0
+}
+
+/// Where `key` (bare or quoted, then at its opening quote) begins in `line` when the line assigns
+/// it; comment lines and other keys (whatever their values hold) do not count.
+fn key_at(line: &str, key: &str) -> Option<usize> {
+    let t = line.trim_start();
+    if t.starts_with('#') {
+        return None;
+    }
+    let (k, _) = t.split_once('=')?;
+    let k = k.trim();
+    let bare = k.trim_matches('"');
+    if bare != key {
+        return None;
+    }
+    Some(line.len() - t.len())
+}
+
 /// What a setting must be, checked against its value.
 enum Want {
-    /// A finite number >= 0.
-    NonNegative(f64),
-    /// A finite number > 0.
-    Positive(f64),
+    /// A finite number within 0..=max.
+    NonNegative(f64, f64),
+    /// A finite number > 0 and <= max.
+    Positive(f64, f64),
     /// A number within 0..=1.
     Share(f64),
-    /// An integer at least this large.
-    AtLeast(i64, i64),
+    /// An integer within min..=max.
+    Within(i64, i64, i64),
 }
 
 impl Want {
     /// `None` when the value is fine, else what it must be.
     fn fails(&self) -> Option<String> {
         match *self {
-            Want::NonNegative(v) if !(v.is_finite() && v >= 0.0) => {
-                Some(format!("must be a number >= 0, not {v}"))
+            Want::NonNegative(v, _) | Want::Positive(v, _) if !v.is_finite() => {
+                Some(format!("must be a finite number, not {}", show(v)))
             }
-            Want::Positive(v) if !(v.is_finite() && v > 0.0) => {
-                Some(format!("must be a number > 0, not {v}"))
-            }
+            Want::NonNegative(v, _) if v < 0.0 => Some(format!("must be a number >= 0, not {}", show(v))),
+            Want::Positive(v, _) if v <= 0.0 => Some(format!("must be a number > 0, not {}", show(v))),
+            Want::NonNegative(v, max) | Want::Positive(v, max) if v > max => Some(format!(
+                "must be at most {} (docs/limits.md), not {}",
+                show(max),
+                show(v)
+            )),
             Want::Share(v) if !(0.0..=1.0).contains(&v) => Some(format!("must be within 0..1, not {v}")),
-            Want::AtLeast(v, min) if v < min => Some(format!("must be at least {min}, not {v}")),
+            Want::Within(v, min, _) if v < min => Some(format!("must be at least {min}, not {v}")),
+            Want::Within(v, _, max) if v > max => {
+                Some(format!("must be at most {max} (docs/limits.md), not {v}"))
+            }
             _ => None,
         }
     }
@@ -67,37 +111,58 @@ pub(super) fn check(
     w: &WorkloadSettings,
     p: &PolicySettings,
 ) -> anyhow::Result<()> {
+    const NONE: f64 = f64::MAX;
+    let hours = limits::MAX_SIM_HOURS;
+    let weight = limits::MAX_WEIGHT;
     let workload = [
-        ("load", Want::NonNegative(w.load)),
+        ("load", Want::NonNegative(w.load, limits::MAX_LOAD)),
         ("job_share", Want::Share(w.job_share)),
-        ("job_mean_h", Want::Positive(w.job_mean_h)),
-        ("tenant_mean_h", Want::Positive(w.tenant_mean_h)),
-        ("lognormal_sigma", Want::Positive(w.lognormal_sigma)),
+        ("job_mean_h", Want::Positive(w.job_mean_h, hours)),
+        ("tenant_mean_h", Want::Positive(w.tenant_mean_h, hours)),
+        ("lognormal_sigma", Want::Positive(w.lognormal_sigma, 10.0)),
         ("two_gi_prob", Want::Share(w.two_gi_prob)),
-        ("warmup_h", Want::NonNegative(w.warmup_h)),
-        ("measure_h", Want::NonNegative(w.measure_h)),
-        ("large_profile_weight", Want::NonNegative(w.large_profile_weight)),
-        ("trace_window_days", Want::Positive(w.trace_window_days)),
+        ("warmup_h", Want::NonNegative(w.warmup_h, hours)),
+        ("measure_h", Want::NonNegative(w.measure_h, hours)),
+        (
+            "large_profile_weight",
+            Want::NonNegative(w.large_profile_weight, weight),
+        ),
+        (
+            "trace_window_days",
+            Want::Positive(w.trace_window_days, limits::MAX_TRACE_DAYS),
+        ),
     ];
     // §4: a, b, e and w_p are rewards and costs, δ a penalty; a negative one turns the objective
     // of Eq. (5) around.
     let policy = [
-        ("weight_admit", Want::NonNegative(p.weight_admit)),
-        ("weight_host", Want::NonNegative(p.weight_host)),
-        ("weight_gpu", Want::NonNegative(p.weight_gpu)),
-        ("weight_free_start", Want::NonNegative(p.weight_free_start)),
-        ("delta", Want::NonNegative(p.delta)),
-        ("m_max", Want::AtLeast(p.m_max as i64, 1)),
-        ("n_max", Want::AtLeast(p.n_max as i64, 1)),
-        ("time_limit_s", Want::Positive(p.time_limit_s)),
-        ("threads", Want::AtLeast(p.threads as i64, 1)),
-        ("theta", Want::AtLeast(p.theta, 1)),
-        ("check_every_s", Want::Positive(p.check_every_s)),
-        ("compaction_min", Want::Positive(p.compaction_min)),
-        ("migration_gbps", Want::Positive(p.migration_gbps)),
+        ("weight_admit", Want::NonNegative(p.weight_admit, weight)),
+        ("weight_host", Want::NonNegative(p.weight_host, weight)),
+        ("weight_gpu", Want::NonNegative(p.weight_gpu, weight)),
+        (
+            "weight_free_start",
+            Want::NonNegative(p.weight_free_start, weight),
+        ),
+        ("delta", Want::NonNegative(p.delta, weight)),
+        ("m_max", Want::Within(p.m_max as i64, 1, i64::MAX)),
+        ("n_max", Want::Within(p.n_max as i64, 1, i64::MAX)),
+        (
+            "time_limit_s",
+            Want::Positive(p.time_limit_s, limits::MAX_TIME_LIMIT_S),
+        ),
+        (
+            "threads",
+            Want::Within(p.threads as i64, 1, limits::MAX_THREADS as i64),
+        ),
+        ("theta", Want::Within(p.theta, 1, i64::MAX)),
+        ("check_every_s", Want::Positive(p.check_every_s, hours * 3600.0)),
+        ("compaction_min", Want::Positive(p.compaction_min, hours * 60.0)),
+        ("migration_gbps", Want::Positive(p.migration_gbps, NONE)),
         ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),
     ];
-    let top = [("now_s", Want::NonNegative(now_s.unwrap_or(0.0)))];
+    let top = [(
+        "now_s",
+        Want::NonNegative(now_s.unwrap_or(0.0), limits::MAX_NOW_S),
+    )];
     for (table, rules) in [
         ("", &top[..]),
         ("workload", &workload[..]),
@@ -119,8 +184,17 @@ pub(super) fn check(
         ("packing_finish_host", p.packing_finish_host),
         ("packing_protect_host", p.packing_protect_host),
     ] {
-        if !v.is_finite() {
-            return fail(cx, "policy", key, format!("must be a finite number, not {v}"));
+        if !(v.is_finite() && v.abs() <= weight) {
+            return fail(
+                cx,
+                "policy",
+                key,
+                format!(
+                    "must be a finite number within ±{}, not {}",
+                    show(weight),
+                    show(v)
+                ),
+            );
         }
     }
     if catalog.model_id(&w.trace_model).is_none() {
@@ -138,7 +212,7 @@ pub(super) fn check(
     Ok(())
 }
 
-fn fail(cx: &Ctx, table: &str, key: &str, msg: String) -> anyhow::Result<()> {
+pub(super) fn fail(cx: &Ctx, table: &str, key: &str, msg: String) -> anyhow::Result<()> {
     let field = if table.is_empty() {
         key.to_string()
     } else {
@@ -159,5 +233,22 @@ mod tests {
         assert_eq!(src[..at.start].matches('\n').count(), 3);
         assert_eq!(key_span(src, "", "load"), 0..4);
         assert_eq!(key_span(src, "policy", "seed"), 0..0);
+    }
+
+    #[test]
+    fn key_search_skips_comments_and_values_and_reads_quoted_keys() {
+        let src = "# start = 1\ndescription = \"start = 2\"\nstart = 3\n[q]\n\"a.b\" = 1\n";
+        let at = key_span(src, "", "start");
+        assert_eq!(src[..at.start].matches('\n').count(), 2);
+        let at = key_span(src, "q", "a.b");
+        assert_eq!(&src[at.start..at.start + 5], "\"a.b\"");
+    }
+
+    #[test]
+    fn array_key_span_finds_the_key_of_the_nth_table() {
+        let src = "[[vm]]\nid = 1\n[[host]]\nid = 9\n[[vm]]\ncores = 1\nid = 0\n";
+        let at = super::array_key_span(src, "vm", 1, "id");
+        assert_eq!(src[..at.start].matches('\n').count(), 6);
+        assert_eq!(super::array_key_span(src, "vm", 2, "id"), 0..0);
     }
 }

@@ -5,6 +5,7 @@
 //! HiGHS's thread count is global to a process (the first value used wins); every test here
 //! solves with one thread, so the tests can share the process.
 
+mod bad_input;
 mod cli_rules;
 mod common;
 mod executor;

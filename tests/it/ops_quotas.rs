@@ -68,9 +68,18 @@ fn quota_keys_may_use_kubernetes_resource_names() {
     assert!(e.contains("quota of 4"), "{e}");
     let e = check_request(&s, 101, Some("support"), &["2g.20gb"]).unwrap_err();
     assert!(e.contains("quota of 2"), "{e}");
+    // A key that names no MIG profile is refused when the scenario is read, at its line.
     let bad = src.replace("\"nvidia.com/mig-2g.20gb\" = 2", "\"nvidia.com/gpu\" = 2");
-    let s = scenario::parse(&bad, "k8s.toml").unwrap();
-    let e = quotas::validate(&s.quotas, s.fleet.catalog)
+    let e = scenario::parse(&bad, "k8s.toml").unwrap_err().to_string();
+    assert!(
+        e.starts_with("k8s.toml:") && e.contains("quotas.support") && e.contains("nvidia.com/gpu"),
+        "{e}"
+    );
+    let mut quotas = s.quotas.clone();
+    if let Some(q) = quotas.get_mut("support") {
+        q.insert("nvidia.com/gpu".into(), 2);
+    }
+    let e = quotas::validate(&quotas, s.fleet.catalog)
         .unwrap_err()
         .to_string();
     assert!(

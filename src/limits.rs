@@ -1,0 +1,77 @@
+//! Every upper bound on an input that sets an amount of work, in one table. Scenario files, traces
+//! and the command line are checked against these when they are read, with the usual one-line
+//! error, so that no accepted input makes a run hang, overflow or allocate without end.
+//! `docs/limits.md` gives the reasons for each value.
+
+/// Longest simulated period of one window (`warmup_h`, `measure_h`, `--hours`, `--warmup`), and
+/// longest mean lifetime: ten years of simulated time, in hours.
+pub const MAX_SIM_HOURS: f64 = 87_600.0;
+
+/// Largest offered load rho (`load`, `--load`, `--loads`).
+pub const MAX_LOAD: f64 = 100.0;
+
+/// Most hosts in one scenario (over all host groups and hosts).
+pub const MAX_HOSTS: u64 = 1_000_000;
+
+/// Most seeds in one sweep (`--seeds`).
+pub const MAX_SEEDS: u64 = 10_000;
+
+/// Most solver threads (`policy.threads`).
+pub const MAX_THREADS: u32 = 64;
+
+/// Largest weight: profile weights (`large_profile_weight`, `profile_mix`), the rewards and costs
+/// of the optimizer's objective (`weight_*`, `delta`) and the packing policy's weights.
+pub const MAX_WEIGHT: f64 = 1e6;
+
+/// Latest simulated time of a saved state (`now_s`, VM arrival and admission): a hundred years,
+/// in seconds, far inside the calendar's range.
+pub const MAX_NOW_S: f64 = 100.0 * 365.25 * 86_400.0;
+
+/// Shortest lifetime of a trace pod that ran at all, in seconds (the trace's resolution).
+pub const MIN_TRACE_LIFETIME_S: f64 = 1.0;
+
+/// Most rows of a trace file.
+pub const MAX_TRACE_ROWS: usize = 10_000_000;
+
+/// Longest trace window (`trace_window_days`): ten years.
+pub const MAX_TRACE_DAYS: f64 = 3_652.5;
+
+/// Longest optimizer time limit per call (`time_limit_s`): one day.
+pub const MAX_TIME_LIMIT_S: f64 = 86_400.0;
+
+/// A number as written in messages: large values in exponent form (`1e308`, not 309 digits),
+/// the others as TOML writes them (`nan`, `-inf`).
+pub fn show(v: f64) -> String {
+    if v.is_nan() {
+        "nan".to_string()
+    } else if v.is_infinite() {
+        if v > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else if v.abs() >= 1e9 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn show_keeps_small_numbers_and_shortens_large_ones() {
+        assert_eq!(show(0.85), "0.85");
+        assert_eq!(show(999_999_999.0), "999999999");
+        assert_eq!(show(1e308), "1e308");
+        assert_eq!(show(-1e13), "-1e13");
+        assert_eq!(show(f64::NAN), "nan");
+        assert_eq!(show(f64::NEG_INFINITY), "-inf");
+    }
+
+    #[test]
+    fn the_latest_time_fits_the_calendar() {
+        let start = chrono::DateTime::parse_from_rfc3339("9999-12-31T23:59:59Z").unwrap();
+        assert!(start
+            .checked_add_signed(chrono::Duration::seconds(MAX_NOW_S as i64 * 2))
+            .is_some());
+    }
+}
