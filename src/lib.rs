@@ -6,6 +6,7 @@
 //!
 //! - `catalog`: GPU models and their MIG profiles.
 //! - `policy_kind`: the names of the placement policies.
+//! - `fsutil`: kill-safe file writes (temporary file, sync, rename).
 //!
 //! - `mig`: the slice rules of one GPU (occupancy, permitted starts, the default GI placement).
 //!
@@ -36,6 +37,7 @@ pub mod cli;
 pub mod executor;
 pub mod explore;
 pub mod fleet;
+pub mod fsutil;
 pub mod metrics;
 pub mod mig;
 pub mod ops;
