@@ -44,6 +44,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Reads a text file; bytes that are not UTF-8 are an error naming the file, the line and the
+/// column of the first bad byte.
+pub fn read_text(path: &Path) -> anyhow::Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bad = e.utf8_error().valid_up_to();
+        let before = &e.as_bytes()[..bad];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+        anyhow::anyhow!(
+            "{}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
+            path.display(),
+            e.as_bytes()[bad]
+        )
+    })
+}
+
 /// The temporary file of target `fname` in `dir` written by process `pid`.
 pub fn temp_path(dir: &Path, fname: &str, pid: u32) -> PathBuf {
     dir.join(format!(".{fname}{TMP_TAG}{pid}"))
@@ -112,6 +130,10 @@ mod tests {
         assert!(!dead.exists());
         assert!(live.exists());
         assert_eq!(temp_files(&dir, "out.txt").len(), 1);
+        let bad = dir.join("bad.txt");
+        std::fs::write(&bad, b"ok\nab\xffc\n").expect("bad file");
+        let err = read_text(&bad).unwrap_err().to_string();
+        assert!(err.ends_with("bad.txt:2:3: not UTF-8 text (byte 0xff)"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -303,8 +303,7 @@ impl Ctx<'_> {
 
 /// Loads a scenario from a file.
 pub fn load(path: &Path) -> anyhow::Result<Scenario> {
-    let src =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let src = crate::fsutil::read_text(path)?;
     parse(&src, &path.display().to_string())
 }
 

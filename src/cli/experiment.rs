@@ -36,6 +36,9 @@ pub enum Which {
     /// Fig. 6 / Table 10 (§6.6): migrations against active hosts, OrigaMIG at several migration
     /// penalties δ and TC at several compaction periods, beside the paper.
     Fig6(Fig6Args),
+    /// Simulation cost against fleet size: one policy's wall time on the §6.1 mix at several
+    /// host counts.
+    Scale(scale::ScaleArgs),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -133,6 +136,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::GapToOpt(g) => gap_to_opt(&g),
         Which::Table8(t) => table8(&t),
         Which::Fig6(f) => fig6(&f),
+        Which::Scale(s) => scale::scale(&s),
     }
 }
 
@@ -809,5 +813,6 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
 }
 
 pub(crate) mod markdown;
+mod scale;
 #[cfg(test)]
 mod tests;
