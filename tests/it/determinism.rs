@@ -4,7 +4,8 @@
 
 use crate::common::cli::migplan;
 
-/// `simulate --json` of the demo fleet with `[policy] threads = threads`, without the wall time.
+/// `simulate --json` of the demo fleet with `[policy] threads = threads`, without the timing
+/// fields (wall time, solver call durations).
 fn figures(policy: &str, threads: u32) -> String {
     let dir = tempfile::tempdir().unwrap();
     let demo =
@@ -32,7 +33,7 @@ fn figures(policy: &str, threads: u32) -> String {
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .filter(|l| !l.contains("\"wall_s\""))
+        .filter(|l| !l.contains("\"wall_s\"") && !l.contains("\"call_s_"))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -69,12 +69,12 @@ fn apply_to_killed_at_random_moments_leaves_old_or_new_and_no_pile_of_temps() {
             std::fs::write(&target, &old).unwrap();
         }
         let before = std::fs::read(&target).unwrap();
-        // Half the kills anywhere in the run, half in its last third, where the write happens.
+        // Half the kills anywhere in the run, half around its end (the run times vary), where the write happens.
         let span = full.as_secs_f64();
         let at = if run % 2 == 0 {
             rng.gen_range(0.0..span)
         } else {
-            rng.gen_range(span * 0.66..span * 1.05)
+            rng.gen_range(span * 0.6..span * 1.6)
         };
         let mut child = solve_cmd(&scenario, &target).spawn().unwrap();
         std::thread::sleep(Duration::from_secs_f64(at));
