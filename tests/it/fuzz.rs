@@ -187,7 +187,7 @@ fn known_finding(s: &Scenario) -> Option<&'static str> {
         return Some("tiny lifetimes loop");
     }
     let odd_vm = |v: &migplan::fleet::Vm| {
-        v.lifetime.is_some_and(|l| !(l >= 3.6)) || !v.arrival.is_finite() || v.arrival.abs() > 1e11
+        v.lifetime.is_some_and(|l| l.is_nan() || l < 3.6) || !v.arrival.is_finite() || v.arrival.abs() > 1e11
     };
     if s.fleet.vms().any(odd_vm) {
         return Some("negative, NaN or tiny VM lifetimes and NaN arrivals are accepted");
