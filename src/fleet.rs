@@ -7,6 +7,9 @@ use crate::catalog::{Catalog, ModelId, ProfileId};
 use crate::mig::{self, Occupancy};
 use std::collections::BTreeMap;
 
+mod ff_index;
+use ff_index::FfIndex;
+
 pub type VmId = u64;
 pub type HostId = usize;
 
@@ -337,14 +340,18 @@ pub struct Fleet {
     pending: Vec<VmId>,
     next_id: VmId,
     gap: GapCounters,
+    /// First fit's index of hosts by free resources, kept current by every placement change.
+    ff_index: FfIndex,
 }
 
 impl Fleet {
     pub fn new(catalog: &'static Catalog, hosts: Vec<Host>) -> Self {
         let vms = BTreeMap::new();
         let gap = GapCounters::tally(catalog, &hosts, &vms);
+        let ff_index = FfIndex::new(catalog, &hosts);
         Fleet {
             catalog,
+            ff_index,
             hosts,
             vms,
             pending: Vec::new(),
@@ -640,6 +647,7 @@ impl Fleet {
             });
             gpu.gis.sort_by_key(|g| g.start);
         }
+        self.ff_index.update(catalog, placement.host, host);
         vm.placement = Some(placement);
     }
 
@@ -672,6 +680,7 @@ impl Fleet {
             }
             gpu.gis.retain(|g| !(g.vm == id && g.start == slot.start));
         }
+        self.ff_index.update(catalog, placement.host, host);
     }
 
     /// FF (§6.3): the first host with room for the VM's cores, RAM and every GI, the GIs placed
@@ -681,10 +690,24 @@ impl Fleet {
     }
 
     /// [`Fleet::ff_placement`] over the hosts `allowed` accepts.
+    /// The index skips hosts that cannot take the VM; the candidates it yields are tried in
+    /// host order, so the result is the first host of a full scan.
     pub fn ff_placement_where(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
-        (0..self.hosts.len())
-            .filter(|&h| allowed(h))
-            .find_map(|h| self.host_placement_default(vm, h))
+        if self.ff_index.len() != self.hosts.len() {
+            return (0..self.hosts.len())
+                .filter(|&h| allowed(h))
+                .find_map(|h| self.host_placement_default(vm, h));
+        }
+        let mut from = 0;
+        while let Some(h) = self.ff_index.first_candidate(vm, from) {
+            if allowed(h) {
+                if let Some(p) = self.host_placement_default(vm, h) {
+                    return Some(p);
+                }
+            }
+            from = h + 1;
+        }
+        None
     }
 
     /// The placement of `vm` on host `h` with the default GI placement (largest GI first, first

@@ -7,6 +7,7 @@
 //! - `catalog`: GPU models and their MIG profiles.
 //! - `policy_kind`: the names of the placement policies.
 //! - `limits`: the upper bounds of every input that sets an amount of work.
+//! - `fsutil`: kill-safe file writes (temporary file, sync, rename).
 //!
 //! - `mig`: the slice rules of one GPU (occupancy, permitted starts, the default GI placement).
 //!
@@ -37,6 +38,7 @@ pub mod cli;
 pub mod executor;
 pub mod explore;
 pub mod fleet;
+pub mod fsutil;
 pub mod limits;
 pub mod metrics;
 pub mod mig;

@@ -303,8 +303,7 @@ impl Ctx<'_> {
 
 /// Loads a scenario from a file.
 pub fn load(path: &Path) -> anyhow::Result<Scenario> {
-    let src =
-        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let src = crate::fsutil::read_text(path)?;
     parse(&src, &path.display().to_string())
 }
 
@@ -845,29 +844,9 @@ pub fn save(scenario: &Scenario, path: &Path) -> anyhow::Result<()> {
     write_atomic(path, text.as_bytes())
 }
 
-/// Writes `bytes` to `path` atomically (temporary file in the same folder, fsync, rename).
+/// Writes `bytes` to `path` atomically: see [`crate::fsutil::write_atomic`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let fname = path
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{fname}.tmp-{}", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::bail!("{}: cannot save: {e}", path.display());
-    }
-    Ok(())
+    crate::fsutil::write_atomic(path, bytes)
 }
 
 /// One-line summary for `migplan check`.

@@ -406,7 +406,7 @@ const TRACE_COLUMNS: [&str; 11] = [
 /// profiles (§6.5). Every line is checked, kept or not; the first malformed one is an error
 /// naming the file, the line and the field.
 pub fn read_trace(path: &Path, catalog: &Catalog, model: ModelId, window_days: f64) -> anyhow::Result<Trace> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let text = crate::fsutil::read_text(path)?;
     parse_trace(&text, &path.display().to_string(), catalog, model, window_days)
 }
 

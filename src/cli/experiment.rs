@@ -41,6 +41,9 @@ pub enum Which {
     /// CPU time of OrigaMIG beside TC on one scenario and seed, and the planner's play time per
     /// simulated day under OrigaMIG.
     Speed(speed::SpeedArgs),
+    /// Simulation cost against fleet size: one policy's wall time on the §6.1 mix at several
+    /// host counts.
+    Scale(scale::ScaleArgs),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -139,6 +142,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::Table8(t) => table8(&t),
         Which::Fig6(f) => fig6(&f),
         Which::Speed(s) => speed::speed(&s),
+        Which::Scale(s) => scale::scale(&s),
     }
 }
 
@@ -825,5 +829,6 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
 }
 
 pub(crate) mod markdown;
+mod scale;
 #[cfg(test)]
 mod tests;

@@ -518,7 +518,8 @@ impl Summary {
             }
         }
         let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, BLACK];
-        let root = SVGBackend::new(path, (1000, 760)).into_drawing_area();
+        let mut text = String::new();
+        let root = SVGBackend::with_string(&mut text, (1000, 760)).into_drawing_area();
         let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: cannot draw: {e}", path.display());
         root.fill(&WHITE).map_err(|e| err(&e))?;
         let (lo, hi) = self
@@ -598,7 +599,8 @@ impl Summary {
                 .map_err(|e| err(&e))?;
         }
         root.present().map_err(|e| err(&e))?;
-        Ok(())
+        drop(root);
+        crate::fsutil::write_atomic(path, text.as_bytes())
     }
 }
 

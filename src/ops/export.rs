@@ -210,11 +210,11 @@ pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>,
                 format!("config name {} is not a string", show(name)),
             ));
         };
-        let ctx = format!("{file}: mig-configs.{name}");
+        let ctx = format!("{file}: mig-configs.{}", printable(name));
         let Some(h) = fleet.hosts.iter().position(|x| x.name == name) else {
             return Err(ImportError::new(
                 &ctx,
-                format!("no host named `{name}` in the scenario"),
+                format!("no host named `{}` in the scenario", printable(name)),
             ));
         };
         if out.iter().any(|o: &HostLayouts| o.host == h) {
@@ -359,6 +359,27 @@ fn counts_for(model: &GpuModel, wanted: &[(String, u32)]) -> Result<Vec<u32>, St
 
 fn show(v: &Value) -> String {
     serde_yaml::to_string(v)
-        .map(|s| format!("`{}`", s.trim()))
+        .map(|s| format!("`{}`", printable(s.trim())))
         .unwrap_or_else(|_| "(value)".into())
+}
+
+/// `s` fit for a one-line message: control characters (newlines, escapes) escaped, at most 60
+/// characters kept.
+fn printable(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .take(60)
+        .flat_map(|c| {
+            let esc: Vec<char> = if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                vec![c]
+            };
+            esc
+        })
+        .collect();
+    if s.chars().count() > 60 {
+        out.push_str("...");
+    }
+    out
 }

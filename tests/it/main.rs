@@ -8,10 +8,13 @@
 mod bad_input;
 mod cli_rules;
 mod common;
+mod determinism;
 mod executor;
 mod figures;
 mod fleet_import;
 mod fleet_props;
+mod fuzz;
+mod kill_writes;
 mod layers;
 mod ops_chargeback;
 mod ops_cli;

@@ -1,7 +1,7 @@
 //! `migplan experiment ... --markdown FILE`: an experiment's table as a Markdown file that stands
 //! on its own, as the files under `docs/results/` do: our figures with the paper's beside them
 //! in parentheses, and the provenance (command line, commit, date) that makes them reproducible.
-//! The file is written atomically (`FILE.tmp`, flushed, then renamed), so a run that fails or is
+//! The file is written atomically (a temporary file, synced, then renamed), so a run that fails or is
 //! interrupted never leaves half a table behind.
 
 use super::{
@@ -11,7 +11,6 @@ use super::{
 use crate::cli::sweep::{Summary, METRICS};
 use crate::scenario::Scenario;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Where a table came from.
@@ -98,22 +97,9 @@ pub fn check_target(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `text` to `path` atomically: `path` + ".tmp", flushed to disk, then renamed over `path`.
+/// Writes `text` to `path` atomically (see [`crate::fsutil::write_atomic`]).
 pub fn write(path: &Path, text: &str) -> anyhow::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::bail!("--markdown {}: {e}", path.display());
-    }
-    Ok(())
+    crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|e| anyhow::anyhow!("--markdown {e}"))
 }
 
 fn label(policy: &str) -> String {
