@@ -9,7 +9,10 @@
 //! - `table8` (§6.4, Table 8): FF, MFI, TC and OrigaMIG on a scenario at loads 0.75 and 1.0 over
 //!   some seeds, each metric printed beside the paper's 128-host value.
 //!
-//! Both take minutes to hours: run them on an idle machine, one at a time, in a release build.
+//! - `fig7` (§6.5, Fig. 7): FF, TC and OrigaMIG, one instance and partitioned, on fleets of
+//!   128 to 4096 hosts.
+//!
+//! They take minutes to hours: run them on an idle machine, one at a time, in a release build.
 
 use crate::cli::simulate;
 use crate::fleet::Fleet;
@@ -36,6 +39,8 @@ pub enum Which {
     /// Fig. 6 / Table 10 (§6.6): migrations against active hosts, OrigaMIG at several migration
     /// penalties δ and TC at several compaction periods, beside the paper.
     Fig6(Fig6Args),
+    /// Fig. 7 (§6.5): FF, TC and OrigaMIG, one instance and partitioned, as the fleet grows.
+    Fig7(fig7::Fig7Args),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -133,6 +138,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::GapToOpt(g) => gap_to_opt(&g),
         Which::Table8(t) => table8(&t),
         Which::Fig6(f) => fig6(&f),
+        Which::Fig7(f) => fig7::fig7(&f),
     }
 }
 
@@ -808,6 +814,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub(crate) mod fig7;
 pub(crate) mod markdown;
 #[cfg(test)]
 mod tests;
