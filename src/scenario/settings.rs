@@ -96,7 +96,10 @@ pub(super) fn check(
         ("compaction_min", Want::Positive(p.compaction_min)),
         ("migration_gbps", Want::Positive(p.migration_gbps)),
         ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),
-        ("partitions", Want::AtLeast(p.partitions.min(i64::MAX as usize) as i64, 1)),
+        (
+            "partitions",
+            Want::AtLeast(p.partitions.min(i64::MAX as usize) as i64, 1),
+        ),
     ];
     let top = [("now_s", Want::NonNegative(now_s.unwrap_or(0.0)))];
     for (table, rules) in [

@@ -224,7 +224,14 @@ impl Builder {
 /// Algorithm 1, AdmissionCall(Q).
 pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
     let all = 0..fleet.hosts.len();
-    admission_in(fleet, settings, Scope { hosts: &all, pending: fleet.pending() })
+    admission_in(
+        fleet,
+        settings,
+        Scope {
+            hosts: &all,
+            pending: fleet.pending(),
+        },
+    )
 }
 
 /// Algorithm 1, AdmissionCall(Q) for the pending VMs of `scope` on its hosts. Line 12 still asks
@@ -396,7 +403,9 @@ pub fn consolidation_in(
     let mut pool: Vec<HostId> = of_class.clone();
     if *class != Class::NoGpu {
         pool.extend(
-            hosts.clone().filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
+            hosts
+                .clone()
+                .filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
         );
     }
     // A candidate whose VMs fit into no other host of the pool is not a source (module notes).
@@ -520,7 +529,15 @@ pub fn whole(fleet: &Fleet) -> Neighborhood {
 /// The neighborhood of a call of the given kind.
 pub fn select(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings) -> Neighborhood {
     let all = 0..fleet.hosts.len();
-    select_in(fleet, kind, settings, Scope { hosts: &all, pending: fleet.pending() })
+    select_in(
+        fleet,
+        kind,
+        settings,
+        Scope {
+            hosts: &all,
+            pending: fleet.pending(),
+        },
+    )
 }
 
 /// The neighborhood of a call of the given kind within a scope (OPT's takes the whole fleet).

@@ -185,7 +185,10 @@ impl Partitioned {
             if !idle[i] || !part.triggers.due(now_s, &self.settings) {
                 continue;
             }
-            if let Some(kind) = part.triggers.next_call_with(fleet, &self.settings, !pending[i].is_empty()) {
+            if let Some(kind) = part
+                .triggers
+                .next_call_with(fleet, &self.settings, !pending[i].is_empty())
+            {
                 jobs.push((i, kind));
             }
         }
@@ -293,7 +296,10 @@ impl Policy for Partitioned {
         self.ensure_parts(fleet);
         match vm.placement.as_ref().and_then(|p| self.part_of(p.host)) {
             Some(i) => self.parts[i].triggers.on_departure(fleet, vm),
-            None => self.parts.iter_mut().for_each(|p| p.triggers.on_departure(fleet, vm)),
+            None => self
+                .parts
+                .iter_mut()
+                .for_each(|p| p.triggers.on_departure(fleet, vm)),
         }
     }
 
