@@ -63,7 +63,7 @@ pub struct Fig7Row {
 /// The fleet and workload of one size.
 pub fn scenario(hosts: usize, a: &Fig7Args) -> anyhow::Result<Scenario> {
     anyhow::ensure!(
-        hosts > 0 && hosts % RACK == 0,
+        hosts > 0 && hosts.is_multiple_of(RACK),
         "--sizes: {hosts} is not a positive multiple of {RACK} hosts (one rack: 24 A100 hosts, 8 A30 hosts)"
     );
     let mut src = format!(
@@ -85,7 +85,7 @@ pub fn scenario(hosts: usize, a: &Fig7Args) -> anyhow::Result<Scenario> {
 pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
     anyhow::ensure!(!a.sizes.is_empty(), "--sizes: give at least one fleet size");
     anyhow::ensure!(
-        a.partition_hosts > 0 && a.partition_hosts % RACK == 0,
+        a.partition_hosts > 0 && a.partition_hosts.is_multiple_of(RACK),
         "--partition-hosts: {} is not a positive multiple of {RACK}",
         a.partition_hosts
     );
