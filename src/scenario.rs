@@ -236,6 +236,16 @@ pub struct PolicySettings {
     /// whole-GPU request cannot use it without moving anything), the policy asks OrigaMIG for a
     /// consolidation of that class. 0 turns the trigger off.
     pub defrag_stranded_share: f64,
+    /// OrigaMIG partitions: the fleet splits into this many contiguous host ranges in fleet order
+    /// (racks), each with its own OrigaMIG instance (triggers, calls, neighborhoods within its
+    /// hosts); calls of different partitions run in parallel. 1 (the default) is one instance over
+    /// the whole fleet, as in the paper. Only `origamig` reads it; saves leave out the default.
+    #[serde(skip_serializing_if = "is_one")]
+    pub partitions: usize,
+}
+
+fn is_one(n: &usize) -> bool {
+    *n == 1
 }
 
 impl Default for PolicySettings {
@@ -262,6 +272,7 @@ impl Default for PolicySettings {
             packing_finish_host: 1.0,
             packing_protect_host: 2.0,
             defrag_stranded_share: 0.0,
+            partitions: 1,
         }
     }
 }

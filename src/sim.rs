@@ -5,7 +5,7 @@
 //!
 //! Within a step, arrivals and departures happen at their exact times, in time order (a
 //! departure first on a tie); the policy sees each arrival when it happens and gets its
-//! [`Policy::on_step`] call at the end of the step. A plan it proposes is ordered by
+//! [`Policy::on_step_plans`] call at the end of the step. Each plan it proposes, in order, is ordered by
 //! [`executor::schedule_with`] and applied by [`executor::execute`]; nothing else changes the fleet.
 //! The API follows the clock of nexosim: [`Simulator::time`], [`Simulator::step`],
 //! [`Simulator::step_until`] (a deadline in the past is an error) and [`Simulator::run`].
@@ -729,7 +729,7 @@ impl Simulator {
             self.last_stranded = slot;
             self.recorder.sample_stranded(t, &self.fleet);
         }
-        if let Some(plan) = self.policy.on_step(&self.fleet, t) {
+        for plan in self.policy.on_step_plans(&self.fleet, t) {
             let _ = self.apply(&plan, t);
         }
         // Pending VMs the policy's call decided not to admit leave the queue as rejections.

@@ -9,7 +9,10 @@
 //! - `table8` (§6.4, Table 8): FF, MFI, TC and OrigaMIG on a scenario at loads 0.75 and 1.0 over
 //!   some seeds, each metric printed beside the paper's 128-host value.
 //!
-//! Both take minutes to hours: run them on an idle machine, one at a time, in a release build.
+//! - `fig7` (§6.5, Fig. 7): FF, TC and OrigaMIG, one instance and partitioned, on fleets of
+//!   128 to 4096 hosts.
+//!
+//! They take minutes to hours: run them on an idle machine, one at a time, in a release build.
 
 use crate::cli::simulate;
 use crate::fleet::Fleet;
@@ -44,6 +47,8 @@ pub enum Which {
     /// Simulation cost against fleet size: one policy's wall time on the §6.1 mix at several
     /// host counts.
     Scale(scale::ScaleArgs),
+    /// Fig. 7 (§6.5): FF, TC and OrigaMIG, one instance and partitioned, as the fleet grows.
+    Fig7(fig7::Fig7Args),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -143,6 +148,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::Fig6(f) => fig6(&f),
         Which::Speed(s) => speed::speed(&s),
         Which::Scale(s) => scale::scale(&s),
+        Which::Fig7(f) => fig7::fig7(&f),
     }
 }
 
@@ -828,6 +834,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub(crate) mod fig7;
 pub(crate) mod markdown;
 mod scale;
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub fn build(kind: PolicyKind, settings: &PolicySettings) -> anyhow::Result<Box<
         PolicyKind::Ff => Box::new(ff::FirstFit),
         PolicyKind::Mfi => Box::new(mfi::Mfi::new()),
         PolicyKind::Tc => Box::new(tc::Tc::new(settings)),
+        PolicyKind::Origamig if settings.partitions > 1 => Box::new(origamig::Partitioned::new(settings)),
         PolicyKind::Origamig => Box::new(origamig::Origamig::new(settings)),
         PolicyKind::Opt => Box::new(origamig::Origamig::opt(settings)),
         PolicyKind::Packing => {
@@ -63,6 +64,12 @@ pub trait Policy: Send {
     /// Called once per simulation step after arrivals and departures; may propose a plan.
     fn on_step(&mut self, _fleet: &Fleet, _now_s: f64) -> Option<Plan> {
         None
+    }
+
+    /// The plans of one step, applied in order. Partitioned OrigaMIG returns one per partition
+    /// whose call improved (each on its own hosts); by default the plan of [`Policy::on_step`].
+    fn on_step_plans(&mut self, fleet: &Fleet, now_s: f64) -> Vec<Plan> {
+        self.on_step(fleet, now_s).into_iter().collect()
     }
 
     /// Pending VMs that the policy's last [`Policy::on_step`] call rejected (an OrigaMIG call

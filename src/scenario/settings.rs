@@ -158,6 +158,14 @@ pub(super) fn check(
         ("compaction_min", Want::Positive(p.compaction_min, hours * 60.0)),
         ("migration_gbps", Want::Positive(p.migration_gbps, NONE)),
         ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),
+        (
+            "partitions",
+            Want::Within(
+                p.partitions.min(i64::MAX as usize) as i64,
+                1,
+                limits::MAX_HOSTS as i64,
+            ),
+        ),
     ];
     let top = [(
         "now_s",

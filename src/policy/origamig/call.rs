@@ -7,7 +7,7 @@
 //! `migplan solve`, the `origamig` and `opt` policies and the TUI preview share this code.
 
 use super::bilp::{self, SolveControl, SolveStatus};
-use super::neighborhood::{self, Neighborhood};
+use super::neighborhood::{self, Neighborhood, Scope};
 use super::objective::{self, Terms, Weights};
 use super::triggers::{self, CallKind, Class};
 use crate::executor::{self, PlanError, Schedule};
@@ -187,9 +187,27 @@ pub fn call(
     settings: &PolicySettings,
     control: &SolveControl,
 ) -> anyhow::Result<Proposal> {
+    let all = 0..fleet.hosts.len();
+    let scope = Scope {
+        hosts: &all,
+        pending: fleet.pending(),
+    };
+    call_in(fleet, mode, kind, settings, control, scope)
+}
+
+/// [`call`] with its neighborhood selected within a scope (a partition's hosts and the pending
+/// VMs it decides).
+pub fn call_in(
+    fleet: &Fleet,
+    mode: CallMode,
+    kind: CallKind,
+    settings: &PolicySettings,
+    control: &SolveControl,
+    scope: Scope,
+) -> anyhow::Result<Proposal> {
     let t0 = Instant::now();
     let w = Weights::from_settings(settings);
-    let nb = neighborhood::select(fleet, &kind, settings);
+    let nb = neighborhood::select_in(fleet, &kind, settings, scope);
     let footprint_before = Footprint::of(fleet);
     let before = objective::evaluate(fleet, fleet, &nb.hosts, &w);
     let mut p = Proposal {

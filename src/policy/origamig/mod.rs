@@ -7,8 +7,10 @@ pub mod call;
 pub mod greedy;
 pub mod neighborhood;
 pub mod objective;
+pub mod partitioned;
 pub mod policy;
 pub mod triggers;
 
 pub use call::{propose, propose_with, CallMode, Proposal};
+pub use partitioned::Partitioned;
 pub use policy::Origamig;

@@ -48,6 +48,16 @@ use crate::fleet::{Fleet, Host, HostId, Vm, VmId};
 use crate::mig;
 use crate::scenario::PolicySettings;
 use std::collections::BTreeSet;
+use std::ops::Range;
+
+/// What a call may use: the hosts of its partition (a contiguous range in fleet order) and the
+/// pending VMs it decides. One OrigaMIG instance over the whole fleet has every host and Q.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    pub hosts: &'a Range<HostId>,
+    /// The pending VMs of the call's admission, oldest first (a subset of Q).
+    pub pending: &'a [VmId],
+}
 
 /// The hosts and VMs of one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -147,6 +157,16 @@ impl Free {
     }
 }
 
+/// The fit test of §5.2 on a host's free resources now.
+pub fn fits_free(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
+    Free::of(fleet, host).fits(fleet, vm)
+}
+
+/// The fit test of §5.2 on a host as if it were empty.
+pub fn fits_empty(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
+    Free::empty(fleet, host).fits(fleet, vm)
+}
+
 /// Free memory slices of a host on GPUs of the given classes (all GPUs when `classes` is empty).
 fn free_slices(fleet: &Fleet, host: &Host, classes: &BTreeSet<Class>) -> u32 {
     host.gpus
@@ -203,9 +223,26 @@ impl Builder {
 
 /// Algorithm 1, AdmissionCall(Q).
 pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
+    let all = 0..fleet.hosts.len();
+    admission_in(
+        fleet,
+        settings,
+        Scope {
+            hosts: &all,
+            pending: fleet.pending(),
+        },
+    )
+}
+
+/// Algorithm 1, AdmissionCall(Q) for the pending VMs of `scope` on its hosts. Line 12 still asks
+/// whether any host of the fleet could ever take a VM: one that only another partition can take
+/// waits for it.
+pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> Neighborhood {
     let (m_max, n_max) = (settings.m_max.max(1), settings.n_max.max(1));
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
-    let active: Vec<HostId> = (0..fleet.hosts.len())
+    let active: Vec<HostId> = scope
+        .hosts
+        .clone()
         .filter(|&h| fleet.hosts[h].is_active())
         .collect();
     let mut b = Builder::new();
@@ -213,7 +250,7 @@ pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
     let mut rejected: Vec<VmId> = Vec::new();
     let mut oldest: Option<VmId> = None;
     let mut off_host: Option<HostId> = None;
-    for &i in fleet.pending() {
+    for &i in scope.pending {
         let Some(vm) = fleet.vm(i) else { continue };
         let class: BTreeSet<Class> = [Class::of_vm(fleet, vm)].into_iter().collect();
         // Line 4: active hosts whose free resources fit the VM, fewest VMs first.
@@ -241,7 +278,7 @@ pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
         if is_oldest {
             oldest = Some(i);
             // Line 14's switched-off host, chosen now so that a slot of M̂ is kept for it.
-            off_host = (0..fleet.hosts.len()).find(|&h| {
+            off_host = scope.hosts.clone().find(|&h| {
                 let host = &fleet.hosts[h];
                 !host.is_active() && Free::of(fleet, host).fits(fleet, vm)
             });
@@ -334,9 +371,20 @@ fn host_cf(fleet: &Fleet, host: &Host) -> u32 {
 
 /// Algorithm 1, ConsolidationCall(h).
 pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) -> Neighborhood {
+    consolidation_in(fleet, class, settings, &(0..fleet.hosts.len()))
+}
+
+/// Algorithm 1, ConsolidationCall(h) on the hosts of a partition.
+pub fn consolidation_in(
+    fleet: &Fleet,
+    class: &Class,
+    settings: &PolicySettings,
+    hosts: &Range<HostId>,
+) -> Neighborhood {
     let (m_max, n_max) = (settings.m_max.max(1), settings.n_max.max(1));
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
-    let of_class: Vec<HostId> = (0..fleet.hosts.len())
+    let of_class: Vec<HostId> = hosts
+        .clone()
         .filter(|&h| fleet.hosts[h].is_active() && class.has_host(fleet, &fleet.hosts[h]))
         .collect();
     // Line 17: sources, fewest VMs first.
@@ -355,7 +403,9 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
     let mut pool: Vec<HostId> = of_class.clone();
     if *class != Class::NoGpu {
         pool.extend(
-            (0..fleet.hosts.len()).filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
+            hosts
+                .clone()
+                .filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
         );
     }
     // A candidate whose VMs fit into no other host of the pool is not a source (module notes).
@@ -478,9 +528,23 @@ pub fn whole(fleet: &Fleet) -> Neighborhood {
 
 /// The neighborhood of a call of the given kind.
 pub fn select(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings) -> Neighborhood {
+    let all = 0..fleet.hosts.len();
+    select_in(
+        fleet,
+        kind,
+        settings,
+        Scope {
+            hosts: &all,
+            pending: fleet.pending(),
+        },
+    )
+}
+
+/// The neighborhood of a call of the given kind within a scope (OPT's takes the whole fleet).
+pub fn select_in(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings, scope: Scope) -> Neighborhood {
     match kind {
-        CallKind::Admission => admission(fleet, settings),
-        CallKind::Consolidation(c) => consolidation(fleet, c, settings),
+        CallKind::Admission => admission_in(fleet, settings, scope),
+        CallKind::Consolidation(c) => consolidation_in(fleet, c, settings, scope.hosts),
         CallKind::Whole => whole(fleet),
     }
 }

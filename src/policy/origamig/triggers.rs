@@ -9,9 +9,10 @@
 //! ceil(RAM / Rmax)) over the VMs running there. Both read the fleet's counters
 //! ([`crate::fleet::GapCounters`]), which every placement and release updates in O(1).
 
-use crate::fleet::{Fleet, Host, Vm};
+use crate::fleet::{Fleet, GapCounters, Host, HostId, Vm};
 use crate::scenario::PolicySettings;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// A compatibility class (§6.1: each GPU model forms its own class), or M0, the hosts without
 /// GPUs (§5.1).
@@ -67,8 +68,14 @@ impl Class {
 
     /// The classes present in the fleet, in order (GPU classes by name, then M0).
     pub fn all(fleet: &Fleet) -> Vec<Class> {
+        Class::all_in(fleet, &(0..fleet.hosts.len()))
+    }
+
+    /// The classes present on the hosts of a partition, in the order of [`Class::all`].
+    pub fn all_in(fleet: &Fleet, hosts: &Range<HostId>) -> Vec<Class> {
+        let hosts = &fleet.hosts[hosts.clone()];
         let mut out: Vec<Class> = Vec::new();
-        for h in &fleet.hosts {
+        for h in hosts {
             for g in &h.gpus {
                 let c = Class::Gpu(fleet.catalog.model(g.model).class.clone());
                 if !out.contains(&c) {
@@ -77,7 +84,7 @@ impl Class {
             }
         }
         out.sort();
-        if fleet.hosts.iter().any(|h| h.gpus.is_empty()) {
+        if hosts.iter().any(|h| h.gpus.is_empty()) {
             out.push(Class::NoGpu);
         }
         out
@@ -86,7 +93,37 @@ impl Class {
 
 /// Γh of Eq. 17 (Eq. 18 for M0), from the fleet's counters.
 pub fn gap(fleet: &Fleet, class: &Class) -> i64 {
-    let g = fleet.gap_counters();
+    gap_of(fleet, fleet.gap_counters(), class, &(0..fleet.hosts.len()))
+}
+
+/// Γh of Eq. 17 (Eq. 18 for M0) over the hosts of a partition, counted from them.
+pub fn gap_in(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64 {
+    let models = fleet.catalog.models.len();
+    let mut g = GapCounters {
+        active_gpus: vec![0; models],
+        placed_slices: vec![0; models],
+        ..Default::default()
+    };
+    for host in &fleet.hosts[hosts.clone()] {
+        for gpu in &host.gpus {
+            if !gpu.occ.is_empty() {
+                g.active_gpus[gpu.model] += 1;
+            }
+            g.placed_slices[gpu.model] += gpu.occ.used_slices();
+        }
+        if host.gpus.is_empty() && host.is_active() {
+            g.m0_active += 1;
+            for vm in host.vms.iter().filter_map(|&id| fleet.vm(id)) {
+                g.m0_cores += vm.cores as u64;
+                g.m0_ram += vm.ram_gb as u64;
+            }
+        }
+    }
+    gap_of(fleet, &g, class, hosts)
+}
+
+/// Γh from counters over `hosts` (Cmax and Rmax of M0 are those of its hosts there).
+fn gap_of(fleet: &Fleet, g: &GapCounters, class: &Class, hosts: &Range<HostId>) -> i64 {
     match class {
         Class::Gpu(c) => {
             let (mut active, mut slices, mut grid) = (0i64, 0i64, 0i64);
@@ -108,7 +145,7 @@ pub fn gap(fleet: &Fleet, class: &Class) -> i64 {
             }
             // Cmax and Rmax: the largest M0 host (a pass over the hosts, only for M0).
             let (mut cmax, mut rmax) = (0u64, 0u64);
-            for h in fleet.hosts.iter().filter(|h| h.gpus.is_empty()) {
+            for h in fleet.hosts[hosts.clone()].iter().filter(|h| h.gpus.is_empty()) {
                 cmax = cmax.max(h.cores as u64);
                 rmax = rmax.max(h.ram_gb as u64);
             }
@@ -150,11 +187,36 @@ pub struct Triggers {
     disabled: BTreeMap<Class, i64>,
     /// Time of the last check.
     last_check_s: Option<f64>,
+    /// The hosts of the instance's partition; `None` for the whole fleet.
+    hosts: Option<Range<HostId>>,
 }
 
 impl Triggers {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The triggers of an instance that owns a partition: Γh and the classes are those of its
+    /// hosts.
+    pub fn for_hosts(hosts: Range<HostId>) -> Self {
+        Triggers {
+            hosts: Some(hosts),
+            ..Self::default()
+        }
+    }
+
+    fn gap(&self, fleet: &Fleet, class: &Class) -> i64 {
+        match &self.hosts {
+            Some(r) => gap_in(fleet, class, r),
+            None => gap(fleet, class),
+        }
+    }
+
+    fn classes(&self, fleet: &Fleet) -> Vec<Class> {
+        match &self.hosts {
+            Some(r) => Class::all_in(fleet, r),
+            None => Class::all(fleet),
+        }
     }
 
     /// Whether a check is due at `now_s` (one every `check_every_s`); records the check.
@@ -171,12 +233,22 @@ impl Triggers {
     /// The call to make now, if any: admission while Q is not empty; else consolidation of the
     /// enabled class with the largest Γh >= θ (ties: class order).
     pub fn next_call(&mut self, fleet: &Fleet, settings: &PolicySettings) -> Option<CallKind> {
-        if !fleet.pending().is_empty() {
+        self.next_call_with(fleet, settings, !fleet.pending().is_empty())
+    }
+
+    /// [`Triggers::next_call`] for an instance whose share of Q is empty or not (`has_pending`).
+    pub fn next_call_with(
+        &mut self,
+        fleet: &Fleet,
+        settings: &PolicySettings,
+        has_pending: bool,
+    ) -> Option<CallKind> {
+        if has_pending {
             return Some(CallKind::Admission);
         }
         let mut best: Option<(i64, Class)> = None;
-        for class in Class::all(fleet) {
-            let g = gap(fleet, &class);
+        for class in self.classes(fleet) {
+            let g = self.gap(fleet, &class);
             if let Some(low) = self.disabled.get_mut(&class) {
                 if g > *low {
                     self.disabled.remove(&class);
@@ -197,7 +269,8 @@ impl Triggers {
     pub fn after_call(&mut self, fleet: &Fleet, kind: &CallKind, changed: bool) {
         if let CallKind::Consolidation(c) = kind {
             if !changed {
-                self.disabled.insert(c.clone(), gap(fleet, c));
+                let g = self.gap(fleet, c);
+                self.disabled.insert(c.clone(), g);
             }
         }
     }

@@ -1,0 +1,222 @@
+//! `migplan experiment fig7` (§6.5, Fig. 7): FF, TC and OrigaMIG, one instance and partitioned,
+//! on fleets of growing size with the paper's workload per host.
+//!
+//! Each fleet scales the 128-host fleet of §6.1 by racks of 32 hosts in fleet order: 24 hosts with
+//! two A100-40GB, then 8 with two A30-24GB (a quarter A30), 80 cores and 512 GB each. A partition
+//! of `--partition-hosts` hosts (a multiple of 32) therefore holds the paper's mix. The workload
+//! is the synthetic one of §6.2 at `--load`, one seed, scaled with the fleet, and each run warms
+//! up for `--warmup` hours before the measured `--hours`.
+
+use super::markdown::{self, Provenance};
+use crate::cli::simulate;
+use crate::scenario::{self, Scenario};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Hosts per rack: 24 A100 hosts and 8 A30 hosts.
+const RACK: usize = 32;
+
+#[derive(clap::Args, Debug)]
+pub struct Fig7Args {
+    /// Fleet sizes in hosts (multiples of 32).
+    #[arg(long, value_delimiter = ',', default_value = "128,256,512,1024,2048,4096")]
+    pub sizes: Vec<usize>,
+    /// Hours measured.
+    #[arg(long, default_value_t = 24.0)]
+    pub hours: f64,
+    /// Hours of warm-up before the measured window.
+    #[arg(long, default_value_t = 12.0)]
+    pub warmup: f64,
+    #[arg(long, default_value_t = 0.85)]
+    pub load: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Hosts per partition of partitioned OrigaMIG (a multiple of 32); a fleet of n hosts has
+    /// n / this many partitions (at least one).
+    #[arg(long, default_value_t = 128)]
+    pub partition_hosts: usize,
+    /// Which runs: ff, tc, origamig (one instance), partitioned.
+    #[arg(long, value_delimiter = ',', default_value = "ff,tc,origamig,partitioned")]
+    pub runs: Vec<String>,
+    /// Also write the table as Markdown to this file (command line, commit and date), after
+    /// each size, atomically.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// One run of the table.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Fig7Row {
+    pub hosts: usize,
+    /// `ff`, `tc`, `origamig` or `origamig xK` (K partitions).
+    pub policy: String,
+    pub partitions: usize,
+    pub active_hosts: f64,
+    /// (FF's active hosts - this row's) / FF's, percent (NaN without an FF run of the size).
+    pub fewer_than_ff_pct: f64,
+    pub acceptance_pct: f64,
+    pub calls_per_h: f64,
+    pub call_s_median: f64,
+    pub wall_s: f64,
+}
+
+/// The fleet and workload of one size.
+pub fn scenario(hosts: usize, a: &Fig7Args) -> anyhow::Result<Scenario> {
+    anyhow::ensure!(
+        hosts > 0 && hosts.is_multiple_of(RACK),
+        "--sizes: {hosts} is not a positive multiple of {RACK} hosts (one rack: 24 A100 hosts, 8 A30 hosts)"
+    );
+    let mut src = format!(
+        "name = \"fig7-{hosts}\"\nstart = \"2026-01-05T00:00:00Z\"\n\n[workload]\nload = {}\nseed = {}\nwarmup_h = {}\nmeasure_h = {}\n",
+        a.load, a.seed, a.warmup, a.hours
+    );
+    for r in 0..hosts / RACK {
+        for (model, count) in [("a100-40gb", 24), ("a30-24gb", 8)] {
+            let kind = &model[..model.find('-').unwrap_or(model.len())];
+            let _ = write!(
+                src,
+                "\n[[host_group]]\nprefix = \"r{r:03}-{kind}-\"\ncount = {count}\ncores = 80\nram_gb = 512\ngpus = [\"{model}\", \"{model}\"]\n"
+            );
+        }
+    }
+    scenario::parse(&src, &format!("<fig7 {hosts} hosts>"))
+}
+
+pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
+    anyhow::ensure!(!a.sizes.is_empty(), "--sizes: give at least one fleet size");
+    anyhow::ensure!(
+        a.partition_hosts > 0 && a.partition_hosts.is_multiple_of(RACK),
+        "--partition-hosts: {} is not a positive multiple of {RACK}",
+        a.partition_hosts
+    );
+    for r in &a.runs {
+        anyhow::ensure!(
+            ["ff", "tc", "origamig", "partitioned"].contains(&r.as_str()),
+            "--runs: unknown run `{r}` (ff, tc, origamig, partitioned)"
+        );
+    }
+    if let Some(path) = &a.markdown {
+        markdown::check_target(path)?;
+    }
+    for &n in &a.sizes {
+        scenario(n, a)?;
+    }
+    println!(
+        "Fig. 7: load {}, seed {}, {} h warm-up + {} h measured, partitions of {} hosts",
+        a.load, a.seed, a.warmup, a.hours, a.partition_hosts
+    );
+    println!("{}", header());
+    let mut rows: Vec<Fig7Row> = Vec::new();
+    for &n in &a.sizes {
+        let base = scenario(n, a)?;
+        let mut ff: Option<f64> = None;
+        for run in &a.runs {
+            let mut s = base.clone();
+            let (policy, k) = match run.as_str() {
+                "partitioned" => ("origamig", (n / a.partition_hosts).max(1)),
+                p => (p, 1),
+            };
+            s.policy.partitions = k;
+            let name = simulate::apply(
+                &mut s,
+                &simulate::Overrides {
+                    policy: Some(policy.to_string()),
+                    ..Default::default()
+                },
+            )?;
+            let r = simulate::run_one(&s, &name, &mut |_| {})?;
+            let m = &r.summary;
+            if policy == "ff" {
+                ff = Some(m.active_hosts);
+            }
+            let row = Fig7Row {
+                hosts: n,
+                policy: if run == "partitioned" {
+                    format!("origamig x{k}")
+                } else {
+                    policy.to_string()
+                },
+                partitions: k,
+                active_hosts: m.active_hosts,
+                fewer_than_ff_pct: ff.map_or(f64::NAN, |f| 100.0 * (f - m.active_hosts) / f),
+                acceptance_pct: m.acceptance_pct,
+                calls_per_h: m.calls_per_h,
+                call_s_median: m.call_s_median,
+                wall_s: r.wall_s,
+            };
+            println!("{}", line(&row));
+            rows.push(row);
+        }
+        if let Some(path) = &a.markdown {
+            markdown::write(path, &to_markdown(a, &rows, &Provenance::now()))?;
+        }
+    }
+    Ok(())
+}
+
+fn header() -> String {
+    format!(
+        "| {:>5} | {:<14} | {:>12} | {:>15} | {:>8} | {:>7} | {:>13} | {:>10} |",
+        "hosts",
+        "policy",
+        "active hosts",
+        "fewer than FF %",
+        "accept %",
+        "calls/h",
+        "call median s",
+        "run time s"
+    )
+}
+
+fn line(r: &Fig7Row) -> String {
+    let calls = |v: f64| {
+        if r.policy.starts_with("origamig") {
+            format!("{v:.2}")
+        } else {
+            "-".to_string()
+        }
+    };
+    format!(
+        "| {:>5} | {:<14} | {:>12.1} | {:>15} | {:>8.2} | {:>7} | {:>13} | {:>10.0} |",
+        r.hosts,
+        r.policy,
+        r.active_hosts,
+        if r.fewer_than_ff_pct.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{:.2}", r.fewer_than_ff_pct)
+        },
+        r.acceptance_pct,
+        calls(r.calls_per_h),
+        calls(r.call_s_median),
+        r.wall_s
+    )
+}
+
+/// The table as a Markdown file with its provenance.
+pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Fig. 7: OrigaMIG against FF and TC as the fleet grows\n");
+    let _ = writeln!(out, "- command: `{}`", p.command);
+    let _ = writeln!(out, "- commit: {}", p.commit);
+    let _ = writeln!(out, "- date: {}", p.date);
+    let _ = writeln!(
+        out,
+        "\nFleets of racks of 32 hosts (24 with two A100-40GB, 8 with two A30-24GB; 80 cores, \
+         512 GB), the synthetic workload of §6.2 at load {}, seed {}, {} h warm-up then {} h \
+         measured. `origamig xK` is OrigaMIG with K partitions of {} hosts, calls in parallel. \
+         Active hosts are the time average over the measured window; calls per hour and the \
+         median call (seconds) count the calls that ran the solver; run time is the wall time of \
+         the whole run on this machine.\n",
+        a.load, a.seed, a.warmup, a.hours, a.partition_hosts
+    );
+    let _ = writeln!(out, "{}", header());
+    let _ = writeln!(
+        out,
+        "|------:|:---------------|-------------:|----------------:|---------:|--------:|--------------:|-----------:|"
+    );
+    for r in rows {
+        let _ = writeln!(out, "{}", line(r));
+    }
+    out
+}

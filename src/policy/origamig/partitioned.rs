@@ -1,0 +1,354 @@
+//! Partitioned OrigaMIG: one instance per partition of the fleet, calls in parallel.
+//!
+//! §6.5 sees the gain of one instance over FF shrink as the fleet grows (one call per 10 s step
+//! cannot keep up) and suggests one instance per partition, with calls on disjoint neighborhoods
+//! running in parallel. The setting `partitions = K` builds that:
+//!
+//! - Partitions are K contiguous host ranges in fleet order (racks), as equal as possible (the
+//!   first `n mod K` get one host more); K above the host count is cut to it.
+//! - Each partition runs an OrigaMIG instance with its own triggers (Γh over its hosts), its own
+//!   calls, its own "one call at a time" hold (§5.4), and neighborhoods (Algorithm 1) taken from
+//!   its hosts only.
+//! - Arrivals: FF over the whole fleet (§5.1), on the hosts outside the M̂ of every running call.
+//!   A request FF cannot place waits in Q. Each step, every pending VM is handed to one partition
+//!   by the same first-fit rule over the hosts of the partitions not holding a call, using the fit
+//!   test of §5.2: the partition of the first active host whose free resources fit the VM, else of
+//!   the first switched-off host that fits it, else of the first active host that would fit it
+//!   empty, else (no host could ever take it: Algorithm 1 line 12 rejects it) the first such
+//!   partition. That partition's admission call decides it; a VM that no idle partition can take
+//!   waits for the next step.
+//! - Each step, every idle partition whose check is due picks its call; the calls run in parallel
+//!   on rayon's pool (the fleet is only read), and their plans are applied afterwards in
+//!   partition order. Nothing depends on which thread ran which call, so a seed's figures are the
+//!   same for any thread count (HiGHS keeps one thread per call: its thread count is global to the
+//!   process).
+//! - A plan whose executor steps would park a VM on a host of another partition is discarded
+//!   like a plan without a parking place: moves never cross partitions.
+
+use super::bilp::{SolveControl, SolveStatus};
+use super::call::{self, CallMode, Proposal};
+use super::neighborhood::{self, Scope};
+use super::policy::CallStats;
+use super::triggers::{CallKind, Triggers};
+use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
+use crate::plan::Plan;
+use crate::policy::{CancelFlag, Policy};
+use crate::scenario::PolicySettings;
+use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+/// One partition's instance.
+#[derive(Debug, Clone)]
+struct Part {
+    hosts: Range<HostId>,
+    triggers: Triggers,
+    /// M̂ of the call whose steps are still running, and when the last of them ends.
+    running: Vec<HostId>,
+    running_until: f64,
+}
+
+impl Part {
+    fn is_running(&self, now_s: f64) -> bool {
+        now_s < self.running_until
+    }
+}
+
+/// The `origamig` policy with `partitions` > 1.
+#[derive(Debug, Clone)]
+pub struct Partitioned {
+    settings: PolicySettings,
+    /// Built on first use from the fleet's host count.
+    parts: Vec<Part>,
+    call_times: Vec<f64>,
+    call_vms: Vec<usize>,
+    rejected: Vec<VmId>,
+    stats: CallStats,
+    cancel: CancelFlag,
+}
+
+/// The host ranges of `k` partitions of `n` hosts: contiguous, in fleet order, sizes differing by
+/// at most one (the first `n mod k` have one more); `k` is cut to `n` (at least one partition).
+pub fn ranges(n: usize, k: usize) -> Vec<Range<HostId>> {
+    let k = k.clamp(1, n.max(1));
+    let (base, extra) = (n / k, n % k);
+    let mut out = Vec::with_capacity(k);
+    let mut at = 0;
+    for i in 0..k {
+        let len = base + usize::from(i < extra);
+        out.push(at..at + len);
+        at += len;
+    }
+    out
+}
+
+impl Partitioned {
+    pub fn new(settings: &PolicySettings) -> Self {
+        Partitioned {
+            settings: settings.clone(),
+            parts: Vec::new(),
+            call_times: Vec::new(),
+            call_vms: Vec::new(),
+            rejected: Vec::new(),
+            stats: CallStats::default(),
+            cancel: CancelFlag::default(),
+        }
+    }
+
+    pub fn stats(&self) -> &CallStats {
+        &self.stats
+    }
+
+    /// The host ranges of the partitions (empty until the policy first sees the fleet).
+    pub fn partitions(&self) -> Vec<Range<HostId>> {
+        self.parts.iter().map(|p| p.hosts.clone()).collect()
+    }
+
+    fn ensure_parts(&mut self, fleet: &Fleet) {
+        let n = fleet.hosts.len();
+        if self.parts.last().map(|p| p.hosts.end) != Some(n) {
+            self.parts = ranges(n, self.settings.partitions)
+                .into_iter()
+                .map(|hosts| Part {
+                    triggers: Triggers::for_hosts(hosts.clone()),
+                    hosts,
+                    running: Vec::new(),
+                    running_until: f64::NEG_INFINITY,
+                })
+                .collect();
+        }
+    }
+
+    fn part_of(&self, host: HostId) -> Option<usize> {
+        self.parts.iter().position(|p| p.hosts.contains(&host))
+    }
+
+    fn is_held(&self, host: HostId, now_s: f64) -> bool {
+        self.part_of(host).is_some_and(|i| {
+            let p = &self.parts[i];
+            p.is_running(now_s) && p.running.contains(&host)
+        })
+    }
+
+    /// The partition that decides a pending VM this step (module notes), among the idle ones.
+    fn owner(&self, fleet: &Fleet, vm: &Vm, idle: &[bool]) -> Option<usize> {
+        let hosts = || {
+            self.parts
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| idle[*i])
+                .flat_map(|(i, p)| p.hosts.clone().map(move |h| (i, h)))
+        };
+        let active_fit = |h: HostId| {
+            let host = &fleet.hosts[h];
+            host.is_active() && neighborhood::fits_free(fleet, host, vm)
+        };
+        let off_fit = |h: HostId| {
+            let host = &fleet.hosts[h];
+            !host.is_active() && neighborhood::fits_free(fleet, host, vm)
+        };
+        let active_empty_fit = |h: HostId| {
+            let host = &fleet.hosts[h];
+            host.is_active() && neighborhood::fits_empty(fleet, host, vm)
+        };
+        if let Some((i, _)) = hosts().find(|&(_, h)| active_fit(h)) {
+            return Some(i);
+        }
+        if let Some((i, _)) = hosts().find(|&(_, h)| off_fit(h)) {
+            return Some(i);
+        }
+        if let Some((i, _)) = hosts().find(|&(_, h)| active_empty_fit(h)) {
+            return Some(i);
+        }
+        let never = !fleet.hosts.iter().any(|h| neighborhood::fits_empty(fleet, h, vm));
+        if never {
+            return idle.iter().position(|&b| b);
+        }
+        None
+    }
+
+    /// One step: the triggers of every idle partition, its calls in parallel, then the plans in
+    /// partition order.
+    fn step(&mut self, fleet: &Fleet, now_s: f64) -> Vec<Plan> {
+        self.ensure_parts(fleet);
+        let idle: Vec<bool> = self.parts.iter().map(|p| !p.is_running(now_s)).collect();
+        let mut pending: Vec<Vec<VmId>> = vec![Vec::new(); self.parts.len()];
+        for &id in fleet.pending() {
+            let Some(vm) = fleet.vm(id) else { continue };
+            if let Some(i) = self.owner(fleet, vm, &idle) {
+                pending[i].push(id);
+            }
+        }
+        let mut jobs: Vec<(usize, CallKind)> = Vec::new();
+        for (i, part) in self.parts.iter_mut().enumerate() {
+            if !idle[i] || !part.triggers.due(now_s, &self.settings) {
+                continue;
+            }
+            if let Some(kind) = part
+                .triggers
+                .next_call_with(fleet, &self.settings, !pending[i].is_empty())
+            {
+                jobs.push((i, kind));
+            }
+        }
+        if jobs.is_empty() {
+            return Vec::new();
+        }
+        let settings = &self.settings;
+        let parts = &self.parts;
+        let cancel = &self.cancel;
+        let pending_ref = &pending;
+        let results: Vec<anyhow::Result<Proposal>> = jobs
+            .par_iter()
+            .map(|(i, kind)| {
+                let mode = match kind {
+                    CallKind::Admission => CallMode::Admission,
+                    _ => CallMode::Consolidation,
+                };
+                let control = SolveControl {
+                    cancel: cancel.for_solve(),
+                    ..SolveControl::default()
+                };
+                let scope = Scope {
+                    hosts: &parts[*i].hosts,
+                    pending: &pending_ref[*i],
+                };
+                call::call_in(fleet, mode, kind.clone(), settings, &control, scope)
+            })
+            .collect();
+        let mut plans = Vec::new();
+        for ((i, kind), result) in jobs.into_iter().zip(results) {
+            match kind {
+                CallKind::Admission => self.stats.admission_calls += 1,
+                _ => self.stats.consolidation_calls += 1,
+            }
+            let p = match result {
+                Ok(p) => p,
+                Err(e) => {
+                    self.stats.failed += 1;
+                    self.stats.last_error = Some(format!("{e:#}"));
+                    // As for one instance: a failed admission call rejects its oldest pending VM.
+                    if let (CallKind::Admission, Some(&oldest)) = (&kind, pending[i].first()) {
+                        self.rejected.push(oldest);
+                    }
+                    self.parts[i].triggers.after_call(fleet, &kind, false);
+                    continue;
+                }
+            };
+            if p.status.is_some() {
+                self.call_times.push(p.call_s);
+                self.call_vms.push(p.neighborhood.n_vms);
+            }
+            if p.status == Some(SolveStatus::Optimal) {
+                self.stats.optimal += 1;
+            }
+            let hosts = &self.parts[i].hosts;
+            let crosses = p.schedule.steps.iter().any(|s| {
+                !hosts.contains(&s.to.host) || s.from.as_ref().is_some_and(|f| !hosts.contains(&f.host))
+            });
+            if p.discarded.is_some() || (p.improves && crosses) {
+                self.stats.discarded += 1;
+            }
+            let applies = p.improves && !crosses;
+            self.rejected.extend(p.rejected.iter().copied());
+            if p.improves && crosses {
+                // Discarded like a plan without a parking place: its pending VMs are rejected.
+                self.rejected.extend(p.neighborhood.pending.iter().copied());
+            }
+            let changed = applies && !p.schedule.steps.is_empty();
+            self.parts[i].triggers.after_call(fleet, &kind, changed);
+            if applies {
+                self.stats.applied += 1;
+                let part = &mut self.parts[i];
+                part.running = p.neighborhood.hosts.clone();
+                part.running_until = now_s + p.schedule.duration_s(fleet, self.settings.migration_gbps);
+                plans.push(p.plan);
+            }
+        }
+        plans
+    }
+}
+
+impl Policy for Partitioned {
+    fn name(&self) -> &str {
+        "origamig"
+    }
+
+    fn clone_box(&self) -> Box<dyn Policy> {
+        Box::new(self.clone())
+    }
+
+    /// The arrival rule of §5.1: FF over the whole fleet, on the hosts outside the M̂ of every
+    /// running call.
+    fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
+        self.ensure_parts(fleet);
+        fleet.ff_placement_where(vm, |h| !self.is_held(h, now_s))
+    }
+
+    fn queues_unplaced(&self) -> bool {
+        true
+    }
+
+    /// The VM's class is enabled again in the partition it ran in (in every partition when the
+    /// host is not known).
+    fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) {
+        self.ensure_parts(fleet);
+        match vm.placement.as_ref().and_then(|p| self.part_of(p.host)) {
+            Some(i) => self.parts[i].triggers.on_departure(fleet, vm),
+            None => self
+                .parts
+                .iter_mut()
+                .for_each(|p| p.triggers.on_departure(fleet, vm)),
+        }
+    }
+
+    /// The plans of the step merged into one (their hosts are disjoint), for callers that take
+    /// one plan; the simulator takes them one by one through [`Policy::on_step_plans`].
+    fn on_step(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
+        let plans = self.step(fleet, now_s);
+        let mut it = plans.into_iter();
+        let mut first = it.next()?;
+        for p in it {
+            first.targets.extend(p.targets);
+        }
+        Some(first)
+    }
+
+    fn on_step_plans(&mut self, fleet: &Fleet, now_s: f64) -> Vec<Plan> {
+        self.step(fleet, now_s)
+    }
+
+    fn take_rejected(&mut self) -> Vec<VmId> {
+        std::mem::take(&mut self.rejected)
+    }
+
+    fn call_times_s(&self) -> Vec<f64> {
+        self.call_times.clone()
+    }
+
+    fn call_vms(&self) -> Vec<usize> {
+        self.call_vms.clone()
+    }
+
+    fn optimizer_calls(&self) -> usize {
+        self.call_times.len()
+    }
+
+    fn set_cancel(&mut self, cancel: Option<Arc<AtomicBool>>) {
+        self.cancel = CancelFlag(cancel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ranges;
+
+    #[test]
+    fn ranges_are_contiguous_and_balanced() {
+        assert_eq!(ranges(10, 3), vec![0..4, 4..7, 7..10]);
+        assert_eq!(ranges(4, 8), vec![0..1, 1..2, 2..3, 3..4]);
+        assert_eq!(ranges(5, 1), vec![0..5]);
+        assert_eq!(ranges(0, 3), vec![0..0]);
+    }
+}

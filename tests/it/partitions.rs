@@ -1,0 +1,163 @@
+//! OrigaMIG partitions (`partitions = K`): the setting is checked when a scenario loads, one
+//! partition gives the figures of one instance, the figures do not depend on the thread count,
+//! and no call reaches beyond its partition.
+
+use crate::common::cli::{assert_one_line_error, migplan, temp_file};
+use migplan::policy::origamig::neighborhood::{self, Scope};
+use migplan::policy::origamig::partitioned::{ranges, Partitioned};
+use migplan::policy::origamig::triggers::{CallKind, Class};
+use migplan::sim::{EventKind, Simulator};
+use serde_json::Value;
+
+const TIMING_FIELDS: &[&str] = &["wall_s", "call_s_median", "call_s_p95"];
+
+/// `scenarios/paper-32.toml` with `partitions = k` written in its `[policy]` table.
+fn paper32_with(k: &str) -> String {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
+        .expect("paper-32.toml");
+    assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
+    src.replace("\n[policy]\n", &format!("\n[policy]\npartitions = {k}\n"))
+}
+
+fn without_timing(v: Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| !TIMING_FIELDS.contains(&k.as_str()))
+                .map(|(k, v)| (k, without_timing(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(without_timing).collect()),
+        other => other,
+    }
+}
+
+/// `simulate --json` of origamig on `path` (the golden window of the figures test), with
+/// `RAYON_NUM_THREADS` set when given, timing fields removed.
+fn simulate(path: &std::path::Path, threads: Option<&str>) -> Value {
+    let p = path.to_str().unwrap();
+    let args = [
+        "simulate", p, "--policy", "origamig", "--seed", "1", "--load", "0.85", "--warmup", "2", "--hours",
+        "2", "--json",
+    ];
+    let mut cmd = migplan();
+    if let Some(t) = threads {
+        cmd.env("RAYON_NUM_THREADS", t);
+    }
+    let out = cmd.args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    without_timing(serde_json::from_slice(&out.stdout).expect("JSON"))
+}
+
+#[test]
+fn bad_partitions_are_one_line_errors() {
+    for (value, want) in [
+        (
+            "0",
+            vec!["field `policy.partitions`", "must be at least 1, not 0"],
+        ),
+        ("-2", vec!["partitions"]),
+        ("\"four\"", vec!["partitions"]),
+    ] {
+        let (_dir, path) = temp_file("bad.toml", &paper32_with(value));
+        let p = path.to_str().unwrap();
+        let args = ["check", p];
+        let out = migplan().args(args).output().unwrap();
+        let mut want = want.clone();
+        want.push("bad.toml:");
+        assert_one_line_error(&out, &args, &want);
+    }
+    let (_dir, path) = temp_file("good.toml", &paper32_with("3"));
+    migplan()
+        .args(["check", path.to_str().unwrap()])
+        .assert()
+        .success();
+}
+
+#[test]
+fn one_partition_gives_the_golden_figures_of_one_instance() {
+    let (_dir, path) = temp_file("k1.toml", &paper32_with("1"));
+    let run = simulate(&path, None);
+    let golden: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/origamig.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(run, without_timing(golden));
+}
+
+#[test]
+fn partitioned_figures_do_not_depend_on_the_thread_count() {
+    let (_dir, path) = temp_file("k4.toml", &paper32_with("4"));
+    let one = simulate(&path, Some("1"));
+    let two = simulate(&path, Some("2"));
+    assert_eq!(one, two);
+    assert!(
+        one["calls_per_h"].as_f64().unwrap() > 0.0,
+        "the partitions made calls: {one}"
+    );
+    // Four partitions of 8 hosts are not one instance of 32.
+    let (_dir1, path1) = temp_file("k1.toml", &paper32_with("1"));
+    assert_ne!(one, simulate(&path1, Some("2")));
+}
+
+#[test]
+fn calls_never_cross_partitions() {
+    let (_dir, path) = temp_file("k2.toml", &paper32_with("2"));
+    let mut s = migplan::scenario::load(&path).unwrap();
+    s.workload.warmup_h = 2.0;
+    s.workload.measure_h = 2.0;
+    let parts = ranges(s.fleet.hosts.len(), 2);
+    assert_eq!(parts, vec![0..16, 16..32]);
+    let mut sim = Simulator::new(&s, Box::new(Partitioned::new(&s.policy))).unwrap();
+    let mut checked_moves = 0;
+    let mut checked_calls = 0;
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    let part = |h: usize| parts.iter().position(|r| r.contains(&h)).unwrap();
+    while sim.time() < sim.horizon() {
+        let seen = sim.events_total();
+        sim.step();
+        let new = (sim.events_total() - seen) as usize;
+        let events = sim.events();
+        for e in &events[events.len() - new.min(events.len())..] {
+            match &e.kind {
+                EventKind::Migration { from, to, .. } => moves.push((*from, *to)),
+                EventKind::Plan { .. } => {
+                    // Every move of one plan stays in one partition.
+                    let ps: std::collections::BTreeSet<usize> =
+                        moves.iter().flat_map(|&(f, t)| [part(f), part(t)]).collect();
+                    assert!(ps.len() <= 1, "a plan moved VMs across partitions: {moves:?}");
+                    checked_moves += moves.len();
+                    moves.clear();
+                }
+                _ => {}
+            }
+        }
+        // Every neighborhood a partition could select now lies within it.
+        {
+            let fleet = sim.fleet();
+            for r in &parts {
+                let pending = fleet.pending().to_vec();
+                let scope = Scope {
+                    hosts: r,
+                    pending: &pending,
+                };
+                let mut kinds = vec![CallKind::Admission];
+                kinds.extend(Class::all_in(fleet, r).into_iter().map(CallKind::Consolidation));
+                for kind in kinds {
+                    let nb = neighborhood::select_in(fleet, &kind, &s.policy, scope);
+                    assert!(
+                        nb.hosts.iter().all(|h| r.contains(h)),
+                        "{kind}: {:?} outside {r:?}",
+                        nb.hosts
+                    );
+                    checked_calls += usize::from(!nb.hosts.is_empty());
+                }
+            }
+        }
+    }
+    assert!(checked_moves > 0, "no plan moved a VM: the test checked nothing");
+    assert!(
+        checked_calls > 0,
+        "no neighborhood was selected: the test checked nothing"
+    );
+}
