@@ -33,7 +33,9 @@ fn figures(policy: &str, threads: u32) -> String {
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .filter(|l| !l.contains("\"wall_s\"") && !l.contains("\"call_s_"))
+        .filter(|l| {
+            !l.contains("\"wall_s\"") && !l.contains("\"call_s_") && !l.contains("\"trigger_check_s_total\"")
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

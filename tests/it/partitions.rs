@@ -9,7 +9,13 @@ use migplan::policy::origamig::triggers::{CallKind, Class};
 use migplan::sim::{EventKind, Simulator};
 use serde_json::Value;
 
-const TIMING_FIELDS: &[&str] = &["wall_s", "call_s_median", "call_s_p95"];
+const TIMING_FIELDS: &[&str] = &[
+    "wall_s",
+    "call_s_median",
+    "call_s_p95",
+    "call_s_total",
+    "trigger_check_s_total",
+];
 
 /// `scenarios/paper-32.toml` with `partitions = k` written in its `[policy]` table.
 fn paper32_with(k: &str) -> String {
