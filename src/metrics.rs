@@ -191,6 +191,139 @@ pub struct Recorder {
     prev_active: Vec<bool>,
     stranded_sum: Vec<(String, String, f64, f64)>,
     stranded_samples: u64,
+    /// Hosts refreshed since the last minute sample (their activity may have changed), or
+    /// `None` after a refresh of every host.
+    touched: Option<Vec<HostId>>,
+    touched_mark: Vec<bool>,
+    strand: StrandTally,
+}
+
+/// The sums behind [`stranded`] kept up to date host by host, so that a sample costs the
+/// number of (model, profile) pairs rather than a pass over every GPU. Per model of the
+/// catalog, at `base[m]`: its GPU count, its free slices, then the fitting GIs of each of its
+/// paper profiles. The sums are of integers, so their order does not matter.
+#[derive(Debug, Clone, Default)]
+struct StrandTally {
+    base: Vec<usize>,
+    profiles: Vec<Vec<ProfileId>>,
+    /// Contribution of one GPU of each model with an empty occupancy.
+    empty: Vec<Vec<u32>>,
+    totals: Vec<u64>,
+    /// Contribution of each host, `None` when every GPU of the host has an empty occupancy.
+    hosts: Vec<Option<Box<[u32]>>>,
+}
+
+impl StrandTally {
+    fn new(fleet: &Fleet) -> Self {
+        let catalog = fleet.catalog;
+        let mut t = StrandTally::default();
+        let mut k = 0;
+        for model in &catalog.models {
+            let ps: Vec<ProfileId> = model.cf_profiles().collect();
+            let empty = mig::Occupancy::default();
+            let mut e = vec![1, model.memory_slices as u32 - empty.used_slices()];
+            e.extend(ps.iter().map(|&p| mig::capacity(model, &empty, p)));
+            t.base.push(k);
+            k += 2 + ps.len();
+            t.profiles.push(ps);
+            t.empty.push(e);
+        }
+        t.totals = vec![0; k];
+        t.hosts = vec![None; fleet.hosts.len()];
+        for h in 0..fleet.hosts.len() {
+            let c = t.of(fleet, h);
+            t.apply(fleet, h, c.as_deref(), 1);
+            t.hosts[h] = c;
+        }
+        t
+    }
+
+    /// The contribution of host `h`, `None` when all its GPUs have an empty occupancy.
+    fn of(&self, fleet: &Fleet, h: HostId) -> Option<Box<[u32]>> {
+        let host = &fleet.hosts[h];
+        let empty = mig::Occupancy::default();
+        if host.gpus.iter().all(|g| g.occ == empty) {
+            return None;
+        }
+        let mut c = vec![0u32; self.totals.len()];
+        for g in &host.gpus {
+            let model = fleet.catalog.model(g.model);
+            let b = self.base[g.model];
+            c[b] += 1;
+            c[b + 1] += model.memory_slices as u32 - g.occ.used_slices();
+            for (i, &p) in self.profiles[g.model].iter().enumerate() {
+                c[b + 2 + i] += mig::capacity(model, &g.occ, p);
+            }
+        }
+        Some(c.into_boxed_slice())
+    }
+
+    /// Adds (`sign` 1) or removes (`sign` -1) the contribution `c` of host `h`.
+    fn apply(&mut self, fleet: &Fleet, h: HostId, c: Option<&[u32]>, sign: i64) {
+        let add = |t: &mut u64, x: u32| {
+            if sign > 0 {
+                *t += x as u64
+            } else {
+                *t -= x as u64
+            }
+        };
+        match c {
+            Some(c) => {
+                for (t, &x) in self.totals.iter_mut().zip(c) {
+                    add(t, x);
+                }
+            }
+            None => {
+                for g in &fleet.hosts[h].gpus {
+                    let b = self.base[g.model];
+                    for (i, &x) in self.empty[g.model].iter().enumerate() {
+                        add(&mut self.totals[b + i], x);
+                    }
+                }
+            }
+        }
+    }
+
+    fn refresh_host(&mut self, fleet: &Fleet, h: HostId) {
+        let new = self.of(fleet, h);
+        let old = std::mem::replace(&mut self.hosts[h], new);
+        self.apply(fleet, h, old.as_deref(), -1);
+        let new = self.hosts[h].take();
+        self.apply(fleet, h, new.as_deref(), 1);
+        self.hosts[h] = new;
+    }
+
+    /// The same figures as [`stranded`] on the fleet the tally follows.
+    fn stranded(&self, fleet: &Fleet) -> Vec<Stranded> {
+        let mut out = Vec::new();
+        for (m, model) in fleet.catalog.models.iter().enumerate() {
+            let b = self.base[m];
+            if self.totals[b] == 0 {
+                continue;
+            }
+            let free = self.totals[b + 1] as u32;
+            for (i, &p) in self.profiles[m].iter().enumerate() {
+                let prof = &model.profiles[p];
+                let fits = self.totals[b + 2 + i] as u32;
+                let usable = fits * prof.size as u32;
+                let count = free - usable.min(free);
+                out.push(Stranded {
+                    model: model.name.clone(),
+                    profile: prof.name.clone(),
+                    free_slices: free,
+                    fits,
+                    usable_slices: usable,
+                    count,
+                    share: if free == 0 {
+                        0.0
+                    } else {
+                        count as f64 / free as f64
+                    },
+                });
+            }
+        }
+        out
+    }
 }
 
 /// The metrics of a run over its measurement window (§6.3), as `simulate --json` prints them.
@@ -283,6 +416,9 @@ impl Recorder {
             prev_active: fleet.hosts.iter().map(|h| h.is_active()).collect(),
             stranded_sum: Vec::new(),
             stranded_samples: 0,
+            touched: None,
+            touched_mark: Vec::new(),
+            strand: StrandTally::default(),
         };
         r.refresh_all(fleet);
         r
@@ -308,6 +444,13 @@ impl Recorder {
         let old = std::mem::replace(&mut self.hosts[h], new);
         self.totals.add(&old, -1.0);
         self.totals.add(&new, 1.0);
+        self.strand.refresh_host(fleet, h);
+        if let Some(t) = &mut self.touched {
+            if !self.touched_mark[h] {
+                self.touched_mark[h] = true;
+                t.push(h);
+            }
+        }
     }
 
     /// Recomputes the cached state of every host (after changes the simulator did not see).
@@ -323,6 +466,8 @@ impl Recorder {
             self.hosts[h] = HostStat::of(fleet, h);
             self.totals.add(&self.hosts[h], 1.0);
         }
+        self.strand = StrandTally::new(fleet);
+        self.touched = None;
         // Guard against drift of the float sums.
         self.totals.power_w = self.hosts.iter().map(|s| s.power_w).sum();
         self.totals.gpu_share = self.hosts.iter().map(|s| s.gpu_share).sum();
@@ -405,15 +550,34 @@ impl Recorder {
     }
 
     /// The once-a-minute sample (§6.3): hosts switched on since the previous sample.
+    /// Only the hosts refreshed since the previous sample can have changed, so only those are
+    /// looked at (every host after a refresh of them all).
     pub fn sample_minute(&mut self, t: f64, fleet: &Fleet) {
         let mut ons = 0;
-        for (h, host) in fleet.hosts.iter().enumerate() {
-            let a = host.is_active();
-            if a && !self.prev_active.get(h).copied().unwrap_or(false) {
+        let mut look = |h: HostId, prev: &mut Vec<bool>| {
+            let a = fleet.hosts[h].is_active();
+            if a && !prev.get(h).copied().unwrap_or(false) {
                 ons += 1;
             }
-            if let Some(p) = self.prev_active.get_mut(h) {
+            if let Some(p) = prev.get_mut(h) {
                 *p = a;
+            }
+        };
+        match self.touched.take() {
+            Some(mut hosts) => {
+                for &h in &hosts {
+                    look(h, &mut self.prev_active);
+                    self.touched_mark[h] = false;
+                }
+                hosts.clear();
+                self.touched = Some(hosts);
+            }
+            None => {
+                for h in 0..fleet.hosts.len() {
+                    look(h, &mut self.prev_active);
+                }
+                self.touched_mark = vec![false; fleet.hosts.len()];
+                self.touched = Some(Vec::new());
             }
         }
         if self.in_window(t) && t > self.window.0 {
@@ -426,7 +590,7 @@ impl Recorder {
         if !self.in_window(t) {
             return;
         }
-        let now = stranded(fleet);
+        let now = self.strand.stranded(fleet);
         if self.stranded_sum.len() != now.len() {
             self.stranded_sum = now
                 .iter()
