@@ -62,3 +62,73 @@ fn stranded_on_fig2_configuration_a() {
     assert!(s.iter().all(|x| x.model == "a100-40gb"));
     assert!(!s.iter().any(|x| x.profile.contains("+me")));
 }
+
+/// The running sums behind the stranded samples and the minute samples that look only at the
+/// hosts refreshed since the last one give what a pass over the whole fleet gives, through
+/// placements and removals on a fleet of two GPU models (an untouched model included).
+#[test]
+fn running_stranded_sums_and_minute_samples_match_a_full_pass() {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let a30 = c.model_id("a30-24gb").unwrap();
+    let h100 = c.model_id("h100-80gb").unwrap();
+    let hosts = (0..6)
+        .map(|i| {
+            let gpus = match i % 3 {
+                0 => vec![a100, a100],
+                1 => vec![a100, a30],
+                _ => vec![h100],
+            };
+            Host::new(&format!("h{i}"), 80, 512, gpus, 0)
+        })
+        .collect();
+    let mut f = Fleet::new(c, hosts);
+    let mut r = Recorder::new(&f, (0.0, 1e9), 0.0);
+    assert_eq!(r.strand.stranded(&f), stranded(&f));
+    let mut prev: Vec<bool> = f.hosts.iter().map(|h| h.is_active()).collect();
+    let mut t = 0.0;
+    let mut expected_ons = 0;
+    let mut check = |f: &Fleet, r: &mut Recorder, prev: &mut Vec<bool>| {
+        assert_eq!(r.strand.stranded(f), stranded(f));
+        t += 60.0;
+        for (h, host) in f.hosts.iter().enumerate() {
+            if host.is_active() && !prev[h] {
+                expected_ons += 1;
+            }
+            prev[h] = host.is_active();
+        }
+        r.sample_minute(t, f);
+        assert_eq!(r.switch_ons, expected_ons);
+    };
+    let mut placed = Vec::new();
+    for (host, start, profile) in [
+        (0, 4, "1g.5gb"),
+        (0, 0, "3g.20gb"),
+        (1, 6, "1g.10gb"),
+        (3, 0, "7g.40gb"),
+        (4, 2, "2g.10gb"),
+        (3, 5, "1g.5gb"),
+    ] {
+        let gpu = if host == 3 { 1 } else { 0 };
+        let id = f.add_placed(
+            vm(profile),
+            Placement {
+                host,
+                gis: vec![GiSlot { gpu, start }],
+            },
+        );
+        if let Ok(id) = id {
+            placed.push((id, host));
+            r.refresh_host(&f, host);
+        }
+        check(&f, &mut r, &mut prev);
+    }
+    assert!(placed.len() >= 4, "placements: {placed:?}");
+    for (id, host) in placed {
+        f.remove(id).unwrap();
+        r.refresh_host(&f, host);
+        check(&f, &mut r, &mut prev);
+    }
+    r.refresh_all(&f);
+    check(&f, &mut r, &mut prev);
+}
