@@ -79,7 +79,7 @@ fn running_stranded_sums_and_minute_samples_match_a_full_pass() {
                 1 => vec![a100, a30],
                 _ => vec![h100],
             };
-            Host::new(&format!("h{i}"), 80, 512, gpus, 0)
+            Host::new(format!("h{i}"), 80, 512, gpus, 0)
         })
         .collect();
     let mut f = Fleet::new(c, hosts);
