@@ -28,6 +28,29 @@ pub struct Stranded {
     pub share: f64,
 }
 
+impl Stranded {
+    /// The stranded capacity of profile `p` of `model` when `free` slices are free and `fits` GIs
+    /// of `p` still fit.
+    fn of(model: &GpuModel, p: ProfileId, free: u32, fits: u32) -> Stranded {
+        let prof = &model.profiles[p];
+        let usable = fits * prof.size as u32;
+        let count = free - usable.min(free);
+        Stranded {
+            model: model.name.clone(),
+            profile: prof.name.clone(),
+            free_slices: free,
+            fits,
+            usable_slices: usable,
+            count,
+            share: if free == 0 {
+                0.0
+            } else {
+                count as f64 / free as f64
+            },
+        }
+    }
+}
+
 /// Stranded capacity per (model, profile) of the models in the fleet, the paper's profiles only
 /// (no +me), in catalog order. A slice is usable by a profile when a free permitted start of the
 /// profile covers it; the starts of one profile are disjoint (multiples of its size), so the
@@ -60,24 +83,8 @@ pub(crate) fn stranded_on(model: &GpuModel, gpus: &[&mig::Occupancy]) -> Vec<(Pr
     model
         .cf_profiles()
         .map(|p| {
-            let prof = &model.profiles[p];
             let fits: u32 = gpus.iter().map(|o| mig::capacity(model, o, p)).sum();
-            let usable = fits * prof.size as u32;
-            let count = free - usable.min(free);
-            let s = Stranded {
-                model: model.name.clone(),
-                profile: prof.name.clone(),
-                free_slices: free,
-                fits,
-                usable_slices: usable,
-                count,
-                share: if free == 0 {
-                    0.0
-                } else {
-                    count as f64 / free as f64
-                },
-            };
-            (p, s)
+            (p, Stranded::of(model, p, free, fits))
         })
         .collect()
 }
@@ -303,23 +310,8 @@ impl StrandTally {
             }
             let free = self.totals[b + 1] as u32;
             for (i, &p) in self.profiles[m].iter().enumerate() {
-                let prof = &model.profiles[p];
                 let fits = self.totals[b + 2 + i] as u32;
-                let usable = fits * prof.size as u32;
-                let count = free - usable.min(free);
-                out.push(Stranded {
-                    model: model.name.clone(),
-                    profile: prof.name.clone(),
-                    free_slices: free,
-                    fits,
-                    usable_slices: usable,
-                    count,
-                    share: if free == 0 {
-                        0.0
-                    } else {
-                        count as f64 / free as f64
-                    },
-                });
+                out.push(Stranded::of(model, p, free, fits));
             }
         }
         out

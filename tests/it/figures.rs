@@ -11,17 +11,9 @@
 //! `MIGPLAN_BLESS_GOLDEN=1 cargo test --test it figures`
 
 use crate::common::cli::migplan;
+use crate::common::{without_timing, TIMING_FIELDS};
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// Wall-clock measurements: the run's own time and the optimizer's call times.
-const TIMING_FIELDS: &[&str] = &[
-    "wall_s",
-    "call_s_median",
-    "call_s_p95",
-    "call_s_total",
-    "trigger_check_s_total",
-];
 
 /// The run of `policy`, with its arguments (also written in the failure message).
 fn args(policy: &str) -> Vec<String> {
@@ -42,20 +34,6 @@ fn args(policy: &str) -> Vec<String> {
     ]
     .map(String::from)
     .to_vec()
-}
-
-/// `v` without the timing fields, at any depth.
-fn without_timing(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .filter(|(k, _)| !TIMING_FIELDS.contains(&k.as_str()))
-                .map(|(k, v)| (k, without_timing(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.into_iter().map(without_timing).collect()),
-        other => other,
-    }
 }
 
 fn golden_path(policy: &str) -> PathBuf {

@@ -3,19 +3,12 @@
 //! and no call reaches beyond its partition.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
+use crate::common::without_timing;
 use migplan::policy::origamig::neighborhood::{self, Scope};
 use migplan::policy::origamig::partitioned::{ranges, Partitioned};
 use migplan::policy::origamig::triggers::{CallKind, Class};
 use migplan::sim::{EventKind, Simulator};
 use serde_json::Value;
-
-const TIMING_FIELDS: &[&str] = &[
-    "wall_s",
-    "call_s_median",
-    "call_s_p95",
-    "call_s_total",
-    "trigger_check_s_total",
-];
 
 /// `scenarios/paper-32.toml` with `partitions = k` written in its `[policy]` table.
 fn paper32_with(k: &str) -> String {
@@ -23,19 +16,6 @@ fn paper32_with(k: &str) -> String {
         .expect("paper-32.toml");
     assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
     src.replace("\n[policy]\n", &format!("\n[policy]\npartitions = {k}\n"))
-}
-
-fn without_timing(v: Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            m.into_iter()
-                .filter(|(k, _)| !TIMING_FIELDS.contains(&k.as_str()))
-                .map(|(k, v)| (k, without_timing(v)))
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.into_iter().map(without_timing).collect()),
-        other => other,
-    }
 }
 
 /// `simulate --json` of origamig on `path` (the golden window of the figures test), with

@@ -154,3 +154,28 @@ fn split_keys(word: &str) -> Vec<String> {
     }
     out
 }
+
+/// The fields of `simulate --json` that are wall-clock times: they differ between two runs of the
+/// same input, so comparisons of figures leave them out.
+pub const TIMING_FIELDS: &[&str] = &[
+    "wall_s",
+    "call_s_median",
+    "call_s_p95",
+    "call_s_total",
+    "trigger_check_s_total",
+];
+
+/// `v` without the timing fields, at any depth.
+pub fn without_timing(v: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| !TIMING_FIELDS.contains(&k.as_str()))
+                .map(|(k, v)| (k, without_timing(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.into_iter().map(without_timing).collect()),
+        other => other,
+    }
+}
