@@ -1,6 +1,7 @@
-//! `migplan import k8s --nodes N.json --pods P.json [--smi DIR|FILE]... [--mig-config FILE]
-//! -o y.toml [--json] [--report]`: a scenario from `kubectl get nodes -o json` and `kubectl get
-//! pods -A -o json` (see `ops::import::k8s`). `-` reads one of the two from standard input. The
+//! `migplan import k8s --nodes N.json --pods P.json [--smi DIR|FILE]... [--resourceslices
+//! RS.json] [--mig-config FILE] -o y.toml [--json] [--report]`: a scenario from `kubectl get nodes
+//! -o json` and `kubectl get pods -A -o json` (see `ops::import::k8s`), with the devices of
+//! `kubectl get resourceslices -o json` (see `ops::import::resourceslices`). `-` reads one of the two from standard input. The
 //! findings (mismatches real clusters show) are printed with `--report` and always in `--json`;
 //! nothing is written on an error.
 
@@ -19,6 +20,10 @@ pub struct K8sArgs {
     /// nvidia-smi captures of the nodes (files or folders): exact start slices.
     #[arg(long, value_name = "PATH")]
     pub smi: Vec<PathBuf>,
+    /// `kubectl get resourceslices -o json` output (DRA): the GPUs and MIG devices the NVIDIA
+    /// DRA driver publishes, with their start slices where it gives them.
+    #[arg(long, value_name = "FILE")]
+    pub resourceslices: Option<PathBuf>,
     /// A mig-parted config (or the GPU operator's ConfigMap) holding custom layouts that
     /// `nvidia.com/mig.config` labels name.
     #[arg(long, value_name = "FILE")]
@@ -51,8 +56,12 @@ pub(super) fn read_input(p: &Path, what: &str) -> anyhow::Result<(String, String
 }
 
 pub fn run(a: K8sArgs) -> anyhow::Result<()> {
-    if a.nodes.as_os_str() == "-" && a.pods.as_os_str() == "-" {
-        anyhow::bail!("--nodes and --pods cannot both read standard input");
+    let stdin = [Some(&a.nodes), Some(&a.pods), a.resourceslices.as_ref()]
+        .iter()
+        .filter(|p| p.is_some_and(|p| p.as_os_str() == "-"))
+        .count();
+    if stdin > 1 {
+        anyhow::bail!("--nodes, --pods, --resourceslices: two of them cannot both read standard input");
     }
     let (nt, nf) = read_input(&a.nodes, "nodes")?;
     let (pt, pf) = read_input(&a.pods, "pods")?;
@@ -61,15 +70,22 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
     } else {
         import::read_captures(&a.smi)?
     };
+    let slices = match &a.resourceslices {
+        None => Default::default(),
+        Some(p) => {
+            let (t, f) = read_input(p, "ResourceSlices")?;
+            crate::ops::import::resourceslices::parse(&t, &f, crate::catalog::embedded())?
+        }
+    };
     let configs = match &a.mig_config {
         None => Default::default(),
         Some(p) => {
             let (t, f) = read_input(p, "mig-parted config")?;
-            k8s::parse_mig_parted(&t, &f).map_err(anyhow::Error::msg)?
+            k8s::parse_mig_parted(&t, &f)?
         }
     };
     let name = super::import_nvidia_smi::name_of(&a.out);
-    let (s, rep) = k8s::import((&nt, &nf), (&pt, &pf), &caps, &configs, &name)?;
+    let (s, rep) = k8s::import_with((&nt, &nf), (&pt, &pf), &caps, &slices, &configs, &name)?;
     import::save_checked(&s, &a.out)?;
     if a.json {
         let mut v = serde_json::to_value(&rep)?;
@@ -91,13 +107,27 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
     let captured = rep.hosts - rep.inferred_nodes.len();
     if captured > 0 {
         println!(
-            "Exact start slices on {captured} captured node(s); which pod holds which of several equal instances is inferred."
+            "Exact start slices on {captured} node(s) (captures or ResourceSlices); which pod holds which of several equal instances is inferred."
         );
     }
-    if !rep.inferred_nodes.is_empty() {
+    if !rep.slice_nodes.is_empty() {
+        println!("Devices from ResourceSlices on {}.", rep.slice_nodes.join(", "));
+    }
+    let (from_slices, from_labels): (Vec<&String>, Vec<&String>) = rep
+        .inferred_nodes
+        .iter()
+        .partition(|n| rep.slice_nodes.contains(n));
+    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    if !from_labels.is_empty() {
         println!(
             "Inferred placements on {} (no capture): instances from the nvidia.com/mig.config layout; pods in creation order take the first free instance of their profile, by GPU and start slice.",
-            rep.inferred_nodes.join(", ")
+            list(&from_labels)
+        );
+    }
+    if !from_slices.is_empty() {
+        println!(
+            "Inferred start slices on {}: their ResourceSlices name MIG devices without placements; the devices are arranged by the layout rules.",
+            list(&from_slices)
         );
     }
     if !rep.skipped_nodes.is_empty() {

@@ -32,12 +32,27 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Instances per profile name (profiles with none left out).
+fn instances_by_name(
+    model: &crate::catalog::GpuModel,
+    counts: &[u32],
+) -> std::collections::BTreeMap<String, u32> {
+    crate::ops::k8s_export::GpuConfig::of_counts(model, true, counts)
+        .devices
+        .into_iter()
+        .collect()
+}
+
 fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, PlanError>) -> serde_json::Value {
     match plan {
         Ok(p) => {
             let mut v = json!({
                 "planner": p.planner,
                 "layouts": p.names(),
+                "gpu_layouts": p.gpus.iter().map(|g| json!({
+                    "layout": g.name,
+                    "instances": instances_by_name(model, &g.counts),
+                })).collect::<Vec<_>>(),
                 "gpus_used": p.gpus_used(),
                 "idle": p.idle_by_name(model),
                 "idle_compute_slices": p.idle_compute(model),
@@ -113,9 +128,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let mut out = json!({
             "gpu": model.name,
             "gpus": a.gpus,
-            "demand": demand.iter().enumerate().filter(|(_, &n)| n > 0)
-                .map(|(p, &n)| (model.profiles[p].name.clone(), n))
-                .collect::<std::collections::BTreeMap<_, _>>(),
+            "demand": instances_by_name(model, &demand),
         });
         let obj = out.as_object_mut().expect("object");
         if let serde_json::Value::Object(g) = plan_json(model, &greedy) {

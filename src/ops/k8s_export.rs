@@ -16,6 +16,7 @@
 //! `nvidia.com/gpu`) is exported with `mig-enabled: false`.
 //! mig-parted does not pin start slices: only instance counts are applied.
 
+use crate::catalog::{GpuModel, ModelId};
 use crate::fleet::{Fleet, HostId};
 use crate::ops::layouts;
 use crate::scenario::Scenario;
@@ -46,26 +47,37 @@ pub fn host_configs(fleet: &Fleet, h: HostId) -> Vec<GpuConfig> {
                     .gpu_notes
                     .get(&k)
                     .is_some_and(|n| n.starts_with("MIG disabled"));
-            GpuConfig {
-                mig_enabled: !off,
-                devices: if off {
-                    Vec::new()
-                } else {
-                    model
-                        .profiles
-                        .iter()
-                        .enumerate()
-                        .filter(|&(p, _)| g.occ.counts[p] > 0)
-                        .map(|(p, pr)| (pr.name.clone(), g.occ.counts[p] as u32))
-                        .collect()
-                },
-            }
+            GpuConfig::of_counts(
+                model,
+                !off,
+                &g.occ.counts.iter().map(|&n| n as u32).collect::<Vec<_>>(),
+            )
         })
         .collect()
 }
 
+impl GpuConfig {
+    /// The configuration of a GPU of `model` holding `counts` instances per profile id.
+    pub fn of_counts(model: &GpuModel, mig_enabled: bool, counts: &[u32]) -> GpuConfig {
+        GpuConfig {
+            mig_enabled,
+            devices: if mig_enabled {
+                model
+                    .profiles
+                    .iter()
+                    .zip(counts)
+                    .filter(|&(_, &n)| n > 0)
+                    .map(|(pr, &n)| (pr.name.clone(), n))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
 /// The layout name of the menu for one GPU configuration of model `m`, if it has one.
-fn config_name(fleet: &Fleet, m: crate::catalog::ModelId, c: &GpuConfig) -> Option<String> {
+fn config_name(fleet: &Fleet, m: ModelId, c: &GpuConfig) -> Option<String> {
     let menu = layouts::embedded();
     if !c.mig_enabled {
         return menu.for_model(m).find(|l| !l.mig_enabled).map(|l| l.name.clone());
@@ -78,10 +90,6 @@ fn config_name(fleet: &Fleet, m: crate::catalog::ModelId, c: &GpuConfig) -> Opti
     menu.name_of(m, &counts).map(str::to_string)
 }
 
-fn menu_name(fleet: &Fleet, h: HostId, k: usize, c: &GpuConfig) -> Option<String> {
-    config_name(fleet, fleet.hosts[h].gpus[k].model, c)
-}
-
 /// The node label of host `h` once GPU `gpu` has `layout`, and the mig-parted config text the
 /// label needs when it is not a menu layout (a config named after the host).
 pub fn label_after(
@@ -90,47 +98,16 @@ pub fn label_after(
     gpu: usize,
     layout: &layouts::Layout,
 ) -> (String, Option<String>) {
-    let host = &fleet.hosts[h];
-    let model = fleet.catalog.model(layout.model);
     let mut cfgs = host_configs(fleet, h);
-    cfgs[gpu] = GpuConfig {
-        mig_enabled: layout.mig_enabled,
-        devices: layout
-            .counts
-            .iter()
-            .enumerate()
-            .filter(|&(_, &n)| n > 0)
-            .map(|(p, &n)| (model.profiles[p].name.clone(), n))
-            .collect(),
-    };
-    let names: Vec<Option<String>> = cfgs
-        .iter()
-        .enumerate()
-        .map(|(k, c)| config_name(fleet, host.gpus[k].model, c))
-        .collect();
-    let m0 = host.gpus[0].model;
-    if host.gpus.iter().all(|g| g.model == m0) && names.iter().all(|n| n.is_some() && *n == names[0]) {
-        if let Some(n) = names[0].clone() {
-            return (n, None);
-        }
-    }
-    let mut groups: Vec<(GpuConfig, Vec<usize>)> = Vec::new();
-    for (k, c) in cfgs.into_iter().enumerate() {
-        match groups.iter_mut().find(|(g, _)| *g == c) {
-            Some((_, ks)) => ks.push(k),
-            None => groups.push((c, vec![k])),
-        }
-    }
-    let mut configs = BTreeMap::new();
-    configs.insert(
-        host.name.clone(),
-        groups.into_iter().map(|(c, ks)| (Some(ks), c)).collect(),
+    cfgs[gpu] = GpuConfig::of_counts(
+        fleet.catalog.model(layout.model),
+        layout.mig_enabled,
+        &layout.counts,
     );
-    let p = Plan {
-        labels: vec![(host.name.clone(), host.name.clone())],
-        configs,
-    };
-    (host.name.clone(), Some(mig_parted(&p, 0)))
+    let p = plan_of(fleet, vec![(h, cfgs)]);
+    let (_, label) = &p.labels[0];
+    let custom = p.custom.contains(label);
+    (label.clone(), custom.then(|| mig_parted(&p, 0)))
 }
 
 /// One mig-parted config: entries of devices (`None` = all) and their configuration.
@@ -142,44 +119,61 @@ pub struct Plan {
     pub labels: Vec<(String, String)>,
     /// Config name -> entries (devices: `None` = all, configuration).
     pub configs: BTreeMap<String, Config>,
+    /// The config names that are not menu layouts (one per host, named after it).
+    pub custom: Vec<String>,
 }
 
-/// The labels and configs of the hosts `hosts` (every host with GPUs when empty).
+/// The labels and configs of the hosts `hosts` (every host with GPUs when empty), as they are.
 pub fn plan(fleet: &Fleet, hosts: &[HostId]) -> Plan {
     let all: Vec<HostId> = if hosts.is_empty() {
         (0..fleet.hosts.len()).collect()
     } else {
         hosts.to_vec()
     };
+    plan_of(
+        fleet,
+        all.into_iter().map(|h| (h, host_configs(fleet, h))).collect(),
+    )
+}
+
+/// The labels and configs of hosts whose GPUs get the configurations given (one per GPU).
+///
+/// A host whose GPUs are all of one model and hold one menu layout is labelled with its name;
+/// when that name is used on hosts of two models it becomes `<layout>-<model>`. Any other host
+/// gets its own config, named after the host, with one entry per group of equal GPUs.
+pub fn plan_of(fleet: &Fleet, hosts: Vec<(HostId, Vec<GpuConfig>)>) -> Plan {
     // First pass: hosts whose GPUs share one menu layout.
-    let mut named: Vec<(HostId, Option<String>)> = Vec::new();
-    let mut models_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for &h in all.iter().filter(|&&h| !fleet.hosts[h].gpus.is_empty()) {
+    let mut named: Vec<(HostId, Vec<GpuConfig>, Option<String>)> = Vec::new();
+    let mut models_of: BTreeMap<String, Vec<ModelId>> = BTreeMap::new();
+    for (h, cfgs) in hosts {
         let host = &fleet.hosts[h];
-        let cfgs = host_configs(fleet, h);
+        if host.gpus.is_empty() {
+            continue;
+        }
         let model0 = host.gpus[0].model;
         let names: Vec<Option<String>> = cfgs
             .iter()
-            .enumerate()
-            .map(|(k, c)| menu_name(fleet, h, k, c))
+            .zip(&host.gpus)
+            .map(|(c, g)| config_name(fleet, g.model, c))
             .collect();
         let one = host.gpus.iter().all(|g| g.model == model0)
             && names.iter().all(|n| n.is_some() && *n == names[0]);
         let name = if one { names[0].clone() } else { None };
         if let Some(n) = &name {
-            let m = fleet.catalog.model(model0).name.clone();
             let v = models_of.entry(n.clone()).or_default();
-            if !v.contains(&m) {
-                v.push(m);
+            if !v.contains(&model0) {
+                v.push(model0);
             }
         }
-        named.push((h, name));
+        named.push((h, cfgs, name));
     }
-    let mut labels = Vec::new();
-    let mut configs: BTreeMap<String, Config> = BTreeMap::new();
-    for (h, name) in named {
+    let mut p = Plan {
+        labels: Vec::new(),
+        configs: BTreeMap::new(),
+        custom: Vec::new(),
+    };
+    for (h, cfgs, name) in named {
         let host = &fleet.hosts[h];
-        let cfgs = host_configs(fleet, h);
         match name {
             Some(n) => {
                 let label = if models_of.get(&n).is_some_and(|v| v.len() > 1) {
@@ -187,26 +181,35 @@ pub fn plan(fleet: &Fleet, hosts: &[HostId]) -> Plan {
                 } else {
                     n
                 };
-                configs
+                p.configs
                     .entry(label.clone())
                     .or_insert_with(|| vec![(None, cfgs[0].clone())]);
-                labels.push((host.name.clone(), label));
+                p.labels.push((host.name.clone(), label));
             }
             None => {
                 let mut groups: Vec<(GpuConfig, Vec<usize>)> = Vec::new();
-                for (k, c) in cfgs.iter().enumerate() {
-                    match groups.iter_mut().find(|(g, _)| g == c) {
+                for (k, c) in cfgs.into_iter().enumerate() {
+                    match groups.iter_mut().find(|(g, _)| *g == c) {
                         Some((_, ks)) => ks.push(k),
-                        None => groups.push((c.clone(), vec![k])),
+                        None => groups.push((c, vec![k])),
                     }
                 }
                 let entries = groups.into_iter().map(|(c, ks)| (Some(ks), c)).collect();
-                configs.insert(host.name.clone(), entries);
-                labels.push((host.name.clone(), host.name.clone()));
+                p.configs.insert(host.name.clone(), entries);
+                p.labels.push((host.name.clone(), host.name.clone()));
+                p.custom.push(host.name.clone());
             }
         }
     }
-    Plan { labels, configs }
+    p
+}
+
+/// Appends lines to a text.
+fn lines(o: &mut String, ls: &[&str]) {
+    for l in ls {
+        o.push_str(l);
+        o.push('\n');
+    }
 }
 
 /// Single-quotes a word for the shell when it needs it.
@@ -223,21 +226,17 @@ fn sh(s: &str) -> String {
 
 /// `labels.sh`.
 pub fn labels_sh(scenario: &str, p: &Plan) -> String {
-    let mut o = String::new();
-    let _ = writeln!(o, "#!/bin/sh");
-    let _ = writeln!(
-        o,
-        "# MIG layout labels of scenario `{scenario}`, written by migplan. Apply the ConfigMap of"
+    let mut o = format!(
+        "#!/bin/sh\n# MIG layout labels of scenario `{scenario}`, written by migplan. Apply the ConfigMap of\n"
     );
-    let _ = writeln!(
-        o,
-        "# mig-parted-config.yaml first; the MIG manager re-partitions a node when its label changes"
+    lines(
+        &mut o,
+        &[
+            "# mig-parted-config.yaml first; the MIG manager re-partitions a node when its label changes",
+            "# (it drains the node's GPU pods: see `migplan relayout --k8s`).",
+            "set -eu",
+        ],
     );
-    let _ = writeln!(
-        o,
-        "# (it drains the node's GPU pods: see `migplan relayout --k8s`)."
-    );
-    let _ = writeln!(o, "set -eu");
     for (host, label) in &p.labels {
         let _ = writeln!(
             o,
@@ -292,26 +291,23 @@ pub const CONFIGMAP: &str = "custom-mig-config";
 
 /// `mig-parted-config.yaml`: the GPU operator's ConfigMap holding the plan's configs.
 pub fn configmap(scenario: &str, p: &Plan) -> String {
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "# mig-parted configs of scenario `{scenario}`, written by migplan: every config the node labels"
+    let mut o = format!(
+        "# mig-parted configs of scenario `{scenario}`, written by migplan: every config the node labels\n\
+         # of labels.sh name. Point the GPU operator's MIG manager at it (migManager.config.name={CONFIGMAP}).\n"
     );
-    let _ = writeln!(
-        o,
-        "# of labels.sh name. Point the GPU operator's MIG manager at it (migManager.config.name={CONFIGMAP})."
+    lines(
+        &mut o,
+        &[
+            "# mig-parted does not pin start slices: the driver chooses where each instance starts.",
+            "apiVersion: v1",
+            "kind: ConfigMap",
+            "metadata:",
+            &format!("  name: {CONFIGMAP}"),
+            "  namespace: gpu-operator",
+            "data:",
+            "  config.yaml: |",
+        ],
     );
-    let _ = writeln!(
-        o,
-        "# mig-parted does not pin start slices: the driver chooses where each instance starts."
-    );
-    let _ = writeln!(o, "apiVersion: v1");
-    let _ = writeln!(o, "kind: ConfigMap");
-    let _ = writeln!(o, "metadata:");
-    let _ = writeln!(o, "  name: {CONFIGMAP}");
-    let _ = writeln!(o, "  namespace: gpu-operator");
-    let _ = writeln!(o, "data:");
-    let _ = writeln!(o, "  config.yaml: |");
     o.push_str(&mig_parted(p, 4));
     o
 }
@@ -329,14 +325,19 @@ pub fn resource_quotas(s: &Scenario) -> String {
         return o;
     }
     for (tenant, limits) in &s.quotas {
-        let _ = writeln!(o, "---");
-        let _ = writeln!(o, "apiVersion: v1");
-        let _ = writeln!(o, "kind: ResourceQuota");
-        let _ = writeln!(o, "metadata:");
-        let _ = writeln!(o, "  name: mig-quota");
-        let _ = writeln!(o, "  namespace: {}", yaml_str(tenant));
-        let _ = writeln!(o, "spec:");
-        let _ = writeln!(o, "  hard:");
+        lines(
+            &mut o,
+            &[
+                "---",
+                "apiVersion: v1",
+                "kind: ResourceQuota",
+                "metadata:",
+                "  name: mig-quota",
+                &format!("  namespace: {}", yaml_str(tenant)),
+                "spec:",
+                "  hard:",
+            ],
+        );
         for (profile, n) in limits {
             let key = profile.strip_prefix("requests.").unwrap_or(profile);
             let key = key.strip_prefix("nvidia.com/mig-").unwrap_or(key);
@@ -351,20 +352,189 @@ pub fn resource_quotas(s: &Scenario) -> String {
     o
 }
 
-/// Checks that every YAML document of `text` parses; `Err` names the file and the problem.
-pub fn check_yaml(text: &str, file: &str) -> Result<usize, String> {
+/// Why an export cannot be written: a YAML document that does not parse back, or a layout plan
+/// that does not fit the fleet. Each is one line naming the file (and the JSON path).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExportError {
+    #[error("{file}: written YAML does not parse: {problem}")]
+    Yaml { file: String, problem: String },
+    #[error("{file}: no config `{label}` for node {node} (a bug)")]
+    MissingConfig {
+        file: String,
+        label: String,
+        node: String,
+    },
+    #[error("{file}: {path}: {problem}")]
+    Plan {
+        file: String,
+        path: String,
+        problem: String,
+    },
+}
+
+/// Checks that every YAML document of `text` parses; returns how many there are.
+pub fn check_yaml(text: &str, file: &str) -> Result<usize, ExportError> {
     use serde::Deserialize;
     let mut n = 0;
     for doc in serde_yaml::Deserializer::from_str(text) {
-        serde_yaml::Value::deserialize(doc).map_err(|e| {
-            format!(
-                "{file}: written YAML does not parse: {}",
-                crate::catalog::one_line(&e.to_string())
-            )
+        serde_yaml::Value::deserialize(doc).map_err(|e| ExportError::Yaml {
+            file: file.to_string(),
+            problem: crate::catalog::one_line(&e.to_string()),
         })?;
         n += 1;
     }
     Ok(n)
+}
+
+/// A layout plan of `migplan layout --json` put on a fleet: which GPUs it configures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanOnFleet {
+    /// Every host with GPUs and the configuration of each GPU after the plan.
+    pub hosts: Vec<(HostId, Vec<GpuConfig>)>,
+    /// The plan's GPU model.
+    pub model: ModelId,
+    /// GPUs of that model the plan configures (the first ones, by host and GPU index).
+    pub planned: usize,
+    /// GPUs of that model in the fleet.
+    pub of_model: usize,
+}
+
+/// Puts the layouts of a plan written by `migplan layout --json` (the greedy plan, or with
+/// `exact` the exact one) on the GPUs of its model in `fleet`, in host order and GPU index;
+/// GPUs past the plan and GPUs of other models keep their configuration. Every layout must be a
+/// menu layout of the model holding the instances the plan lists, or instances one GPU holds.
+pub fn plan_on_fleet(
+    fleet: &Fleet,
+    plan: &serde_json::Value,
+    file: &str,
+    exact: bool,
+) -> Result<PlanOnFleet, ExportError> {
+    let err = |path: &str, problem: String| ExportError::Plan {
+        file: file.to_string(),
+        path: path.to_string(),
+        problem,
+    };
+    let model_name = plan
+        .get("gpu")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| {
+            err(
+                "gpu",
+                "missing: not a layout plan of `migplan layout --json`".into(),
+            )
+        })?;
+    let mid = fleet
+        .catalog
+        .model_id(model_name)
+        .ok_or_else(|| err("gpu", format!("unknown GPU model `{model_name}`")))?;
+    let model = fleet.catalog.model(mid);
+    let (root, prefix) = if exact {
+        let x = plan
+            .get("exact")
+            .ok_or_else(|| err("exact", "missing: the plan was written without --exact".into()))?;
+        (x, "exact.")
+    } else {
+        (plan, "")
+    };
+    if let Some(e) = root.get("error").and_then(serde_json::Value::as_str) {
+        return Err(err(
+            &format!("{prefix}error"),
+            format!("the planner found no plan: {e}"),
+        ));
+    }
+    let list_path = format!("{prefix}gpu_layouts");
+    let list = root
+        .get("gpu_layouts")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| err(&list_path, "missing or not an array".into()))?;
+    let menu = layouts::embedded();
+    let mut planned = Vec::with_capacity(list.len());
+    for (i, g) in list.iter().enumerate() {
+        let path = format!("{list_path}[{i}]");
+        let name = g
+            .get("layout")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| err(&format!("{path}.layout"), "missing or not a string".into()))?;
+        let inst = g
+            .get("instances")
+            .and_then(serde_json::Value::as_object)
+            .ok_or_else(|| err(&format!("{path}.instances"), "missing or not an object".into()))?;
+        let mut counts = vec![0u32; model.profiles.len()];
+        for (p, n) in inst {
+            let ip = format!("{path}.instances[\"{p}\"]");
+            let pid = model
+                .profile(p)
+                .ok_or_else(|| err(&ip, format!("a {} has no profile `{p}`", model.name)))?;
+            let n = n
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| err(&ip, "not a count".into()))?;
+            counts[pid] = counts[pid].saturating_add(n);
+        }
+        let mig_enabled = match menu.get(mid, name) {
+            Some(l) if l.counts != counts => {
+                return Err(err(
+                    &format!("{path}.instances"),
+                    format!(
+                        "layout `{name}` of {} holds {}, the plan lists {}",
+                        model.name,
+                        layouts::describe_counts(model, &l.counts),
+                        layouts::describe_counts(model, &counts)
+                    ),
+                ))
+            }
+            Some(l) => l.mig_enabled,
+            None if layouts::arrange(model, &counts).is_none() => {
+                return Err(err(
+                    &format!("{path}.instances"),
+                    format!(
+                        "{} cannot be placed on one {}",
+                        layouts::describe_counts(model, &counts),
+                        model.name
+                    ),
+                ))
+            }
+            None => true,
+        };
+        planned.push(GpuConfig::of_counts(model, mig_enabled, &counts));
+    }
+    let of_model = fleet
+        .hosts
+        .iter()
+        .flat_map(|h| &h.gpus)
+        .filter(|g| g.model == mid)
+        .count();
+    if planned.len() > of_model {
+        return Err(err(
+            &list_path,
+            format!(
+                "the plan configures {} GPU(s) of {}, the fleet has {of_model}",
+                planned.len(),
+                model.name
+            ),
+        ));
+    }
+    let mut next = planned.clone().into_iter();
+    let hosts = (0..fleet.hosts.len())
+        .filter(|&h| !fleet.hosts[h].gpus.is_empty())
+        .map(|h| {
+            let mut cfgs = host_configs(fleet, h);
+            for (c, g) in cfgs.iter_mut().zip(&fleet.hosts[h].gpus) {
+                if g.model == mid {
+                    if let Some(p) = next.next() {
+                        *c = p;
+                    }
+                }
+            }
+            (h, cfgs)
+        })
+        .collect();
+    Ok(PlanOnFleet {
+        hosts,
+        model: mid,
+        planned: planned.len(),
+        of_model,
+    })
 }
 
 /// The node runbook of a re-layout of GPU `gpu` of host `h` to `layout`: cordon, drain the tenant

@@ -10,13 +10,13 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-fn fixture(p: &str) -> PathBuf {
+pub(crate) fn fixture(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/it/fixtures")
         .join(p)
 }
 
-fn ok(cmd: &mut Command) -> String {
+pub(crate) fn ok(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
@@ -28,7 +28,7 @@ fn ok(cmd: &mut Command) -> String {
 }
 
 /// Runs a command that must fail: exit 2, one stderr line, no panic; returns the line.
-fn fails(cmd: &mut Command) -> String {
+pub(crate) fn fails(cmd: &mut Command) -> String {
     let out = cmd.output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -43,7 +43,7 @@ fn fails(cmd: &mut Command) -> String {
 }
 
 /// (host, GPU, profile name, start) of every instance of a scenario.
-fn instances(s: &migplan::scenario::Scenario) -> Vec<(String, usize, String, u8)> {
+pub(crate) fn instances(s: &migplan::scenario::Scenario) -> Vec<(String, usize, String, u8)> {
     let f = &s.fleet;
     let mut v = Vec::new();
     for h in &f.hosts {
@@ -231,7 +231,7 @@ fn bad_captures_are_one_line_errors_and_write_nothing() {
     assert_eq!(s.fleet.hosts[0].name, "bare");
 }
 
-fn k8s_import(out: &Path, extra: &[&str]) -> Value {
+pub(crate) fn k8s_import(out: &Path, extra: &[&str]) -> Value {
     let mut cmd = migplan();
     cmd.args(["import", "k8s", "--nodes"])
         .arg(fixture("k8s/nodes.json"))
@@ -244,7 +244,7 @@ fn k8s_import(out: &Path, extra: &[&str]) -> Value {
     serde_json::from_str(&ok(&mut cmd)).unwrap()
 }
 
-fn findings(v: &Value) -> Vec<String> {
+pub(crate) fn findings(v: &Value) -> Vec<String> {
     v["findings"]
         .as_array()
         .unwrap()
@@ -454,7 +454,7 @@ fn bad_kubernetes_input_names_file_and_json_path() {
 }
 
 /// The per-GPU instance counts of every host: host -> GPU -> profile -> count.
-fn counts(s: &migplan::scenario::Scenario) -> BTreeMap<String, Vec<BTreeMap<String, u32>>> {
+pub(crate) fn counts(s: &migplan::scenario::Scenario) -> BTreeMap<String, Vec<BTreeMap<String, u32>>> {
     let f = &s.fleet;
     f.hosts
         .iter()

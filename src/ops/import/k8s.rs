@@ -26,6 +26,7 @@
 //! an error naming the file and the JSON path of the field.
 
 use super::nvidia_smi::Capture;
+use super::resourceslices::Slices;
 use super::{empty_scenario, profiles, quantity, HostDef};
 use crate::catalog::{embedded, GpuModel, ModelId, ProfileId};
 use crate::fleet::{GiRequest, GiSlot, Placement, Vm, VmKind};
@@ -57,39 +58,81 @@ pub struct Report {
     pub findings: Vec<String>,
     /// Nodes left out (no `nvidia.com/gpu.product` label).
     pub skipped_nodes: Vec<String>,
+    /// Nodes whose devices come from DRA ResourceSlices (`--resourceslices`).
+    pub slice_nodes: Vec<String>,
 }
 
 /// One config of a mig-parted file: per entry, its devices (`None`: all), MIG mode and
 /// instances per profile name.
 pub type MigConfig = Vec<(Option<Vec<usize>>, bool, Vec<(String, u32)>)>;
 
+/// Why Kubernetes input cannot be read: one line naming the file and the JSON (or YAML) path of
+/// the field to blame, or the line and column of broken JSON.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum K8sError {
+    #[error("{file}:{line}:{column}: not JSON: {problem}")]
+    Json {
+        file: String,
+        line: usize,
+        column: usize,
+        problem: String,
+    },
+    #[error("{file}: not YAML: {problem}")]
+    Yaml { file: String, problem: String },
+    /// A missing or wrong field: `path` is its JSON path (`items[3].status.allocatable.memory`)
+    /// or YAML key path (`mig-configs.x[0].devices`).
+    #[error("{file}: {path}: {problem}")]
+    Field {
+        file: String,
+        path: String,
+        problem: String,
+    },
+    /// The imported fleet refuses what the file says (`file` is the file to blame).
+    #[error("{file}: {problem}")]
+    Fleet { file: String, problem: String },
+    /// The scenario built from the input does not load (a bug).
+    #[error("the imported scenario does not load: {0}")]
+    Scenario(String),
+}
+
+/// A [`K8sError::Field`].
+pub(crate) fn field(file: &str, path: impl Into<String>, problem: impl Into<String>) -> K8sError {
+    K8sError::Field {
+        file: file.to_string(),
+        path: path.into(),
+        problem: problem.into(),
+    }
+}
+
 /// Reads a mig-parted config (`version: v1`, `mig-configs`), or the GPU operator's ConfigMap
 /// holding one under `data."config.yaml"`, into its configs by name.
-pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigConfig>, String> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(text)
-        .map_err(|e| format!("{file}: not YAML: {}", crate::catalog::one_line(&e.to_string())))?;
+pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigConfig>, K8sError> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| K8sError::Yaml {
+        file: file.to_string(),
+        problem: crate::catalog::one_line(&e.to_string()),
+    })?;
     if doc.get("kind").and_then(|k| k.as_str()) == Some("ConfigMap") {
         let data = doc.get("data").and_then(|d| d.as_mapping());
         let inner = data
             .and_then(|d| d.values().find_map(|v| v.as_str()))
-            .ok_or_else(|| format!("{file}: data: the ConfigMap holds no mig-parted config"))?;
+            .ok_or_else(|| field(file, "data", "the ConfigMap holds no mig-parted config"))?;
         return parse_mig_parted(inner, &format!("{file} (ConfigMap data)"));
     }
     if doc.get("version").and_then(|v| v.as_str()) != Some("v1") {
-        return Err(format!("{file}: version: expected `version: v1`"));
+        return Err(field(file, "version", "expected `version: v1`"));
     }
     let Some(configs) = doc.get("mig-configs").and_then(|c| c.as_mapping()) else {
-        return Err(format!("{file}: mig-configs: missing or not a mapping"));
+        return Err(field(file, "mig-configs", "missing or not a mapping"));
     };
     let mut out = BTreeMap::new();
     for (name, entries) in configs {
         let name = name
             .as_str()
-            .ok_or_else(|| format!("{file}: mig-configs: a config name is not a string"))?;
-        let ctx = format!("{file}: mig-configs.{name}");
+            .ok_or_else(|| field(file, "mig-configs", "a config name is not a string"))?;
+        let ctx = format!("mig-configs.{name}");
         let list = entries
             .as_sequence()
-            .ok_or_else(|| format!("{ctx}: expected a list of entries"))?;
+            .ok_or_else(|| field(file, &ctx, "expected a list of entries"))?;
         let mut cfg = Vec::new();
         for (i, e) in list.iter().enumerate() {
             let devices = match e.get("devices") {
@@ -98,31 +141,39 @@ pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigCo
                     s.iter()
                         .map(|x| x.as_u64().map(|k| k as usize))
                         .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| format!("{ctx}[{i}].devices: not a list of GPU indices"))?,
+                        .ok_or_else(|| {
+                            field(file, format!("{ctx}[{i}].devices"), "not a list of GPU indices")
+                        })?,
                 ),
                 _ => {
-                    return Err(format!(
-                        "{ctx}[{i}].devices: expected `all` or a list of GPU indices"
+                    return Err(field(
+                        file,
+                        format!("{ctx}[{i}].devices"),
+                        "expected `all` or a list of GPU indices",
                     ))
                 }
             };
             let enabled = e
                 .get("mig-enabled")
                 .and_then(|b| b.as_bool())
-                .ok_or_else(|| format!("{ctx}[{i}].mig-enabled: expected true or false"))?;
+                .ok_or_else(|| field(file, format!("{ctx}[{i}].mig-enabled"), "expected true or false"))?;
             let mut counts = Vec::new();
             if let Some(m) = e.get("mig-devices") {
                 let m = m
                     .as_mapping()
-                    .ok_or_else(|| format!("{ctx}[{i}].mig-devices: not a mapping"))?;
+                    .ok_or_else(|| field(file, format!("{ctx}[{i}].mig-devices"), "not a mapping"))?;
                 for (p, c) in m {
-                    let p = p
-                        .as_str()
-                        .ok_or_else(|| format!("{ctx}[{i}].mig-devices: a profile is not a string"))?;
+                    let p = p.as_str().ok_or_else(|| {
+                        field(
+                            file,
+                            format!("{ctx}[{i}].mig-devices"),
+                            "a profile is not a string",
+                        )
+                    })?;
                     let c = c
                         .as_u64()
                         .and_then(|c| u32::try_from(c).ok())
-                        .ok_or_else(|| format!("{ctx}[{i}].mig-devices.{p}: not a count"))?;
+                        .ok_or_else(|| field(file, format!("{ctx}[{i}].mig-devices.{p}"), "not a count"))?;
                     counts.push((p.to_string(), c));
                 }
             }
@@ -134,20 +185,22 @@ pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigCo
 }
 
 /// Parses JSON text; errors name the file, line and column.
-pub fn parse_json(text: &str, file: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| {
-        format!(
-            "{file}:{}:{}: not JSON: {}",
-            e.line(),
-            e.column(),
-            crate::catalog::one_line(&e.to_string())
-        )
+pub fn parse_json(text: &str, file: &str) -> Result<Value, K8sError> {
+    serde_json::from_str(text).map_err(|e| K8sError::Json {
+        file: file.to_string(),
+        line: e.line(),
+        column: e.column(),
+        problem: crate::catalog::one_line(&e.to_string()),
     })
 }
 
-fn items<'a>(v: &'a Value, file: &str) -> Result<&'a Vec<Value>, String> {
+pub(crate) fn items<'a>(v: &'a Value, file: &str) -> Result<&'a Vec<Value>, K8sError> {
     v.get("items").and_then(Value::as_array).ok_or_else(|| {
-        format!("{file}: items: missing or not an array (expected `kubectl get ... -o json` output)")
+        field(
+            file,
+            "items",
+            "missing or not an array (expected `kubectl get ... -o json` output)",
+        )
     })
 }
 
@@ -170,9 +223,12 @@ struct Node {
     slots: Vec<Slot>,
     /// Single-strategy profile from the product suffix.
     single: Option<String>,
-    /// Start slices from a capture.
+    /// Start slices from a capture or ResourceSlices.
     exact: bool,
-    layout: String,
+    /// Where its instances come from: `its capture`, `its ResourceSlices`, or its layout label.
+    source: String,
+    /// Its instances were seen (a capture or ResourceSlices), not taken from its layout label.
+    seen: bool,
 }
 
 /// One pod asking for GPUs.
@@ -207,7 +263,7 @@ fn containers(pod: &Value) -> &[Value] {
 
 /// The GPU pods (`namespace/name`) that run on node `node`: pods asking for `nvidia.com/gpu` or
 /// `nvidia.com/mig-*` with `spec.nodeName` = `node`, not finished, sorted.
-pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, String> {
+pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, K8sError> {
     let v = parse_json(text, file)?;
     let mut out = Vec::new();
     for p in items(&v, file)? {
@@ -271,27 +327,61 @@ pub fn import(
     captures: &[Capture],
     mig_config: &BTreeMap<String, MigConfig>,
     name: &str,
-) -> anyhow::Result<(Scenario, Report)> {
+) -> Result<(Scenario, Report), K8sError> {
+    import_with(
+        nodes_json,
+        pods_json,
+        captures,
+        &Slices::default(),
+        mig_config,
+        name,
+    )
+}
+
+/// [`import`] with the devices of DRA ResourceSlices too: a node's capture wins over its slices,
+/// its slices over its layout label.
+pub fn import_with(
+    nodes_json: (&str, &str),
+    pods_json: (&str, &str),
+    captures: &[Capture],
+    slices: &Slices,
+    mig_config: &BTreeMap<String, MigConfig>,
+    name: &str,
+) -> Result<(Scenario, Report), K8sError> {
     let catalog = embedded();
     let menu = layouts::embedded();
     let (ntext, nfile) = nodes_json;
     let (ptext, pfile) = pods_json;
-    let nodes_v = parse_json(ntext, nfile).map_err(anyhow::Error::msg)?;
-    let pods_v = parse_json(ptext, pfile).map_err(anyhow::Error::msg)?;
-    let mut rep = Report::default();
-    let mut nodes: Vec<Node> = Vec::new();
-    for (i, n) in items(&nodes_v, nfile)
-        .map_err(anyhow::Error::msg)?
+    let nodes_v = parse_json(ntext, nfile)?;
+    let pods_v = parse_json(ptext, pfile)?;
+    let mut rep = Report {
+        findings: slices.findings.clone(),
+        ..Report::default()
+    };
+    // Every source of exact devices: captures first, then ResourceSlices (exact or not).
+    let sources: Vec<(&Capture, bool, &str)> = captures
         .iter()
-        .enumerate()
-    {
+        .map(|c| (c, true, "its capture"))
+        .chain(
+            slices
+                .nodes
+                .iter()
+                .map(|d| (&d.capture, d.exact, "its ResourceSlices")),
+        )
+        .collect();
+    let mut nodes: Vec<Node> = Vec::new();
+    for (i, n) in items(&nodes_v, nfile)?.iter().enumerate() {
         let path = format!("items[{i}]");
         let Some(nname) = n
             .get("metadata")
             .and_then(|m| m.get("name"))
             .and_then(Value::as_str)
         else {
-            anyhow::bail!("{nfile}: {path}.metadata.name: missing or not a string");
+            return Err(field(
+                nfile,
+                format!("{path}.metadata.name"),
+                "missing or not a string",
+            ));
         };
         let Some(product) = label(n, "nvidia.com/gpu.product") else {
             rep.skipped_nodes.push(nname.to_string());
@@ -303,10 +393,14 @@ pub fn import(
             None => (product, None),
         };
         let Some(model) = profiles::model_of_product(catalog, base) else {
-            anyhow::bail!(
-                "{nfile}: {ppath}: unknown GPU product `{product}` (known: {})",
-                profiles::known_products()
-            );
+            return Err(field(
+                nfile,
+                ppath,
+                format!(
+                    "unknown GPU product `{product}` (known: {})",
+                    profiles::known_products()
+                ),
+            ));
         };
         let m = catalog.model(model);
         let single = match single {
@@ -321,21 +415,31 @@ pub fn import(
         let cpath = format!("{path}.metadata.labels[\"nvidia.com/gpu.count\"]");
         let count: usize = match label(n, "nvidia.com/gpu.count").map(str::parse) {
             Some(Ok(c)) if c <= MAX_GPUS => c,
-            Some(Ok(c)) => anyhow::bail!("{nfile}: {cpath}: {c} GPUs on one node (at most {MAX_GPUS})"),
-            Some(Err(_)) => anyhow::bail!("{nfile}: {cpath}: not a whole number"),
-            None => anyhow::bail!("{nfile}: {cpath}: missing (GPU feature discovery sets it)"),
+            Some(Ok(c)) => {
+                return Err(field(
+                    nfile,
+                    cpath,
+                    format!("{c} GPUs on one node (at most {MAX_GPUS})"),
+                ))
+            }
+            Some(Err(_)) => return Err(field(nfile, cpath, "not a whole number")),
+            None => return Err(field(nfile, cpath, "missing (GPU feature discovery sets it)")),
         };
-        let alloc = |field: &str| -> anyhow::Result<&str> {
+        let alloc = |f: &str| -> Result<&str, K8sError> {
             n.get("status")
                 .and_then(|s| s.get("allocatable"))
-                .and_then(|a| a.get(field))
+                .and_then(|a| a.get(f))
                 .and_then(Value::as_str)
                 .ok_or_else(|| {
-                    anyhow::anyhow!("{nfile}: {path}.status.allocatable.{field}: missing or not a string")
+                    field(
+                        nfile,
+                        format!("{path}.status.allocatable.{f}"),
+                        "missing or not a string",
+                    )
                 })
         };
-        let q = |field: &str, f: fn(&str) -> Result<u32, quantity::QuantityError>| -> anyhow::Result<u32> {
-            f(alloc(field)?).map_err(|e| anyhow::anyhow!("{nfile}: {path}.status.allocatable.{field}: {e}"))
+        let q = |k: &str, f: fn(&str) -> Result<u32, quantity::QuantityError>| -> Result<u32, K8sError> {
+            f(alloc(k)?).map_err(|e| field(nfile, format!("{path}.status.allocatable.{k}"), e.to_string()))
         };
         let cores = q("cpu", quantity::cores_floor)?;
         let ram_gb = q("memory", quantity::gib_floor)?;
@@ -350,13 +454,26 @@ pub fn import(
         };
         let mut slots = Vec::new();
         let exact;
-        if let Some(c) = captures.iter().find(|c| same_host(&c.host, nname)) {
-            exact = true;
+        let source;
+        if let Some(&(c, sure, from)) = sources.iter().find(|(c, _, _)| same_host(&c.host, nname)) {
+            exact = sure;
+            source = from.to_string();
+            if from == "its ResourceSlices" {
+                rep.slice_nodes.push(nname.to_string());
+            }
+            if !sure {
+                rep.inferred_nodes.push(nname.to_string());
+            }
             let models: Vec<ModelId> = c.gpus.iter().map(|g| g.model).collect();
             if models.len() != count || models.iter().any(|&x| x != model) {
                 let shown: Vec<&str> = models.iter().map(|&x| catalog.model(x).name.as_str()).collect();
+                let what = if from == "its capture" {
+                    "the capture"
+                } else {
+                    "the ResourceSlice file"
+                };
                 rep.findings.push(format!(
-                    "node {nname}: labels say {count} x {}, the capture {} shows {}: the capture is used",
+                    "node {nname}: labels say {count} x {}, {what} {} shows {}: {what} is used",
                     m.name,
                     c.file,
                     shown.join(", ")
@@ -387,6 +504,7 @@ pub fn import(
             }
         } else {
             exact = false;
+            source = format!("layout `{}`", config.as_deref().unwrap_or("-"));
             rep.inferred_nodes.push(nname.to_string());
             // Per GPU: MIG mode and instances per profile, from the label's layout.
             let per_gpu: Option<Vec<(bool, Vec<u32>)>> = match config.as_deref() {
@@ -480,13 +598,19 @@ pub fn import(
             slots,
             single,
             exact,
-            layout: config.unwrap_or_else(|| "-".into()),
+            seen: !source.starts_with("layout"),
+            source,
         });
     }
-    for c in captures {
+    for (c, _, from) in &sources {
         if !nodes.iter().any(|n| same_host(&c.host, &n.def.name)) {
+            let what = if *from == "its capture" {
+                "capture"
+            } else {
+                "ResourceSlice file"
+            };
             rep.findings.push(format!(
-                "capture {} is of host `{}`, which is not a GPU node of {nfile}: left out",
+                "{what} {} is of host `{}`, which is not a GPU node of {nfile}: left out",
                 c.file, c.host
             ));
         }
@@ -495,15 +619,15 @@ pub fn import(
 
     // Pods asking for GPUs.
     let mut pods: Vec<Pod> = Vec::new();
-    for (j, p) in items(&pods_v, pfile)
-        .map_err(anyhow::Error::msg)?
-        .iter()
-        .enumerate()
-    {
+    for (j, p) in items(&pods_v, pfile)?.iter().enumerate() {
         let path = format!("items[{j}]");
         let meta = p.get("metadata");
         let Some(pname) = meta.and_then(|m| m.get("name")).and_then(Value::as_str) else {
-            anyhow::bail!("{pfile}: {path}.metadata.name: missing or not a string");
+            return Err(field(
+                pfile,
+                format!("{path}.metadata.name"),
+                "missing or not a string",
+            ));
         };
         let ns = meta
             .and_then(|m| m.get("namespace"))
@@ -521,13 +645,13 @@ pub fn import(
             let limits = res.and_then(|r| r.get("limits")).and_then(Value::as_object);
             let qpath =
                 |kind: &str, key: &str| format!("{path}.spec.containers[{c}].resources.{kind}[\"{key}\"]");
-            let value = |kind: &str, key: &str, v: &Value| -> anyhow::Result<f64> {
+            let value = |kind: &str, key: &str, v: &Value| -> Result<f64, K8sError> {
                 let s = match v {
                     Value::String(s) => s.clone(),
                     Value::Number(n) => n.to_string(),
-                    _ => anyhow::bail!("{pfile}: {}: not a quantity", qpath(kind, key)),
+                    _ => return Err(field(pfile, qpath(kind, key), "not a quantity")),
                 };
-                quantity::parse(&s).map_err(|e| anyhow::anyhow!("{pfile}: {}: {e}", qpath(kind, key)))
+                quantity::parse(&s).map_err(|e| field(pfile, qpath(kind, key), e.to_string()))
             };
             let mut keys: Vec<(&str, &String, &Value)> = Vec::new();
             if let Some(r) = requests {
@@ -545,10 +669,11 @@ pub fn import(
                 if let Some(r) = k.strip_prefix("nvidia.com/") {
                     if r == "gpu" || r.starts_with("mig-") {
                         if x.fract() != 0.0 || x > MAX_DEVICES as f64 {
-                            anyhow::bail!(
-                                "{pfile}: {}: `{x}` is not a whole number of devices up to {MAX_DEVICES}",
-                                qpath(kind, k)
-                            );
+                            return Err(field(
+                                pfile,
+                                qpath(kind, k),
+                                format!("`{x}` is not a whole number of devices up to {MAX_DEVICES}"),
+                            ));
                         }
                         *asks.entry(r.to_string()).or_default() += x as u32;
                     }
@@ -591,7 +716,8 @@ pub fn import(
         name,
         "Imported from Kubernetes: one host per GPU node, one VM per pod asking for MIG instances (tenant = namespace).",
         &hosts,
-    )?;
+    )
+    .map_err(|e| K8sError::Scenario(crate::catalog::one_line(&e.to_string())))?;
     let mut pending: Vec<Vm> = Vec::new();
     let mut asked: BTreeMap<(usize, ModelId, ProfileId), u32> = BTreeMap::new();
     for pod in &pods {
@@ -693,11 +819,7 @@ pub fn import(
                 .iter()
                 .map(|g| catalog.model(g.model).profiles[g.profile].name.clone())
                 .collect();
-            let source = if node.exact {
-                "its capture".to_string()
-            } else {
-                format!("layout `{}`", node.layout)
-            };
+            let source = &node.source;
             rep.findings.push(format!(
                 "node {} ({source}) cannot hold its pods: {who} ({}) finds no free instance; it is pending",
                 node.def.name,
@@ -735,7 +857,7 @@ pub fn import(
     }
     // Pods above the captured instances, per node and profile.
     for (h, n) in nodes.iter().enumerate() {
-        if !n.exact {
+        if !n.seen {
             continue;
         }
         for (&(hh, m, p), &k) in &asked {
@@ -750,17 +872,23 @@ pub fn import(
             if k > have {
                 let model = catalog.model(m);
                 rep.findings.push(format!(
-                    "node {}: pods ask for {k} instance(s) of {}, the capture shows {have}",
+                    "node {}: pods ask for {k} instance(s) of {}, {} shows {have}",
                     n.def.name,
-                    model.profiles.get(p).map(|x| x.name.as_str()).unwrap_or("?")
+                    model.profiles.get(p).map(|x| x.name.as_str()).unwrap_or("?"),
+                    if n.source == "its capture" {
+                        "the capture"
+                    } else {
+                        "the ResourceSlice file"
+                    }
                 ));
             }
         }
     }
     for vm in pending {
-        s.fleet
-            .add_pending(vm)
-            .map_err(|e| anyhow::anyhow!("{pfile}: {e}"))?;
+        s.fleet.add_pending(vm).map_err(|e| K8sError::Fleet {
+            file: pfile.to_string(),
+            problem: e.to_string(),
+        })?;
     }
     rep.pending = s.fleet.pending().len();
     Ok((s, rep))
@@ -797,11 +925,12 @@ mod tests {
         let e =
             parse_mig_parted("version: v1\nmig-configs:\n  x:\n    - devices: some\n", "c.yaml").unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             "c.yaml: mig-configs.x[0].devices: expected `all` or a list of GPU indices"
         );
         assert!(parse_mig_parted("version: v2\n", "c.yaml")
             .unwrap_err()
+            .to_string()
             .contains("version"));
     }
 }

@@ -16,6 +16,7 @@ pub mod k8s;
 pub mod nvidia_smi;
 pub mod profiles;
 pub mod quantity;
+pub mod resourceslices;
 
 use crate::catalog::{embedded, ModelId};
 use crate::fleet::{GiRequest, GiSlot, Placement, Vm, VmKind};
