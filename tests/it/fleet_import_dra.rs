@@ -294,3 +294,40 @@ fn bad_resourceslices_are_one_line_errors_naming_the_json_path() {
         assert!(!out.exists(), "{what}: nothing is written on an error");
     }
 }
+
+#[test]
+fn a_strategy_label_that_disagrees_with_the_product_is_a_finding() {
+    let nodes = std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap();
+    let pods = std::fs::read_to_string(fixture("k8s/pods.json")).unwrap();
+    let none = BTreeMap::new();
+    let run = |nodes: &str| {
+        let (_, rep) =
+            migplan::ops::import::k8s::import((nodes, "n.json"), (&pods, "p.json"), &[], &none, "t").unwrap();
+        rep.findings
+            .into_iter()
+            .filter(|f| f.contains("mig.strategy"))
+            .collect::<Vec<_>>()
+    };
+    // The fixture's single-strategy node carries the -MIG-1g.5gb suffix: they agree.
+    assert!(run(&nodes).is_empty());
+    let mut v: Value = serde_json::from_str(&nodes).unwrap();
+    let item = |v: &mut Value, name: &str| -> usize {
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|n| n["metadata"]["name"] == name)
+            .unwrap()
+    };
+    let i = item(&mut v, "gpu-a100-single-1");
+    v["items"][i]["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed".into();
+    let j = item(&mut v, "gpu-h100-1");
+    v["items"][j]["metadata"]["labels"]["nvidia.com/mig.strategy"] = "fancy".into();
+    assert_eq!(
+        run(&v.to_string()),
+        [
+            "node gpu-h100-1: nvidia.com/mig.strategy is `fancy`, not none, single or mixed: read from nvidia.com/gpu.product instead",
+            "node gpu-a100-single-1: nvidia.com/mig.strategy is `mixed`, but nvidia.com/gpu.product `NVIDIA-A100-SXM4-40GB-MIG-1g.5gb` has the single strategy's -MIG- suffix: the suffix is used",
+        ]
+    );
+}

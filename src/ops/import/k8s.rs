@@ -3,7 +3,8 @@
 //!
 //! - Nodes with a `nvidia.com/gpu.product` label become hosts: allocatable cpu (rounded down to
 //!   whole cores) and memory (rounded down to whole GiB), `nvidia.com/gpu.count` GPUs of the
-//!   product's model (`-MIG-<profile>` under the single strategy). Other nodes are left out.
+//!   product's model (`-MIG-<profile>` under the single strategy; a `nvidia.com/mig.strategy`
+//!   label that disagrees with the suffix is a finding). Other nodes are left out.
 //! - Each GPU's instances: from the node's capture when one is given (exact start slices), else
 //!   from the `nvidia.com/mig.config` label: a layout of the layouts menu for the model, or a
 //!   config of that name in the mig-parted config given (`--mig-config`, a plain config or the
@@ -412,6 +413,17 @@ pub fn import_with(
             }
             other => other,
         };
+        // The strategy label and the product's suffix should agree; the suffix decides.
+        match label(n, "nvidia.com/mig.strategy") {
+            None | Some("none") | Some("single") => {}
+            Some("mixed") if single.is_some() => rep.findings.push(format!(
+                "node {nname}: nvidia.com/mig.strategy is `mixed`, but nvidia.com/gpu.product `{product}` has the single strategy's -MIG- suffix: the suffix is used"
+            )),
+            Some("mixed") => {}
+            Some(other) => rep.findings.push(format!(
+                "node {nname}: nvidia.com/mig.strategy is `{other}`, not none, single or mixed: read from nvidia.com/gpu.product instead"
+            )),
+        }
         let cpath = format!("{path}.metadata.labels[\"nvidia.com/gpu.count\"]");
         let count: usize = match label(n, "nvidia.com/gpu.count").map(str::parse) {
             Some(Ok(c)) if c <= MAX_GPUS => c,
