@@ -331,3 +331,42 @@ fn a_strategy_label_that_disagrees_with_the_product_is_a_finding() {
         ]
     );
 }
+
+#[test]
+fn truncated_or_reshaped_resourceslices_are_errors_never_panics() {
+    let text = slices_text();
+    for cut in (0..text.len()).step_by(97) {
+        let e = resourceslices::parse(&text[..cut], "rs.json", embedded()).unwrap_err();
+        assert!(e.to_string().starts_with("rs.json"), "{e}");
+    }
+    // Every field replaced in turn by a value of the wrong shape: an error or a reading, never a
+    // panic; errors name the file.
+    let v: Value = serde_json::from_str(&text).unwrap();
+    let mut pointers = Vec::new();
+    fn walk(v: &Value, at: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, x)| walk(x, format!("{at}/{k}"), out)),
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .for_each(|(i, x)| walk(x, format!("{at}/{i}"), out)),
+            _ => {}
+        }
+        out.push(at);
+    }
+    walk(&v["items"][0], "/items/0".into(), &mut pointers);
+    for p in pointers.iter().step_by(3) {
+        for bad in [
+            Value::Null,
+            serde_json::json!(7),
+            serde_json::json!("x"),
+            serde_json::json!([]),
+        ] {
+            let mut w = v.clone();
+            *w.pointer_mut(p).unwrap() = bad;
+            if let Err(e) = resourceslices::parse(&w.to_string(), "rs.json", embedded()) {
+                assert!(e.to_string().starts_with("rs.json"), "{p}: {e}");
+            }
+        }
+    }
+}
