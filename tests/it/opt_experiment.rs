@@ -161,3 +161,57 @@ fn fig6_prints_the_papers_table_10_beside_each_row() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn speed_writes_its_table_with_provenance_and_refuses_a_missing_folder_first() {
+    let (dir, _) = crate::common::cli::temp_file("unused", "");
+    let md = dir.path().join("speed.md");
+    let md_s = md.to_str().unwrap();
+    // FF and TC on the demo fleet for a simulated hour, no play: both rows, the command, a
+    // commit line, and no negative zero in the empty call total.
+    let args = [
+        "experiment",
+        "speed",
+        "--scenario",
+        "scenarios/demo.toml",
+        "--policies",
+        "ff,tc",
+        "--warmup",
+        "0",
+        "--hours",
+        "1",
+        "--play-days",
+        "0",
+        "--markdown",
+        md_s,
+    ];
+    let out = String::from_utf8(stdout_of(&args)).unwrap();
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.starts_with("# Simulation speed\n"), "{text}");
+    assert!(
+        text.contains("Command: `migplan experiment speed --scenario scenarios/demo.toml"),
+        "{text}"
+    );
+    assert!(text.contains("Commit: "), "{text}");
+    assert!(
+        text.ends_with(&out),
+        "the file holds the printed table:\n{text}\n{out}"
+    );
+    for p in ["ff", "tc"] {
+        let row = out.lines().find(|l| l.starts_with(&format!("| {p} |"))).unwrap();
+        assert!(row.contains("| 0 | 0.00 | 0 | 0.000 |"), "{row}");
+    }
+    assert!(!out.contains("-0.00"), "{out}");
+    // A --markdown folder that does not exist is refused before any run, in one line.
+    let bad = dir.path().join("no-such-folder").join("speed.md");
+    let bad_args = [
+        "experiment",
+        "speed",
+        "--scenario",
+        "scenarios/demo.toml",
+        "--markdown",
+        bad.to_str().unwrap(),
+    ];
+    let o = crate::common::cli::migplan().args(bad_args).output().unwrap();
+    crate::common::cli::assert_one_line_error(&o, &bad_args, &["--markdown", "does not exist"]);
+}

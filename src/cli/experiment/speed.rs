@@ -94,6 +94,9 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
         session::STEP_S,
         a.play_tick_s
     );
+    if let Some(path) = &a.markdown {
+        super::markdown::check_target(path)?;
+    }
     let base = scenario::load(&a.scenario)?;
     let mut runs = Vec::new();
     for p in &a.policies {
@@ -182,20 +185,12 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
     }
     print!("{o}");
     if let Some(path) = &a.markdown {
-        let cmd: Vec<String> = std::env::args().collect();
-        let commit = std::process::Command::new("git")
-            .args(["rev-parse", "--short", "HEAD"])
-            .output()
-            .ok()
-            .filter(|out| out.status.success())
-            .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
-            .unwrap_or_else(|| "unknown".into());
+        let p = super::markdown::Provenance::now();
         let md = format!(
-            "# Simulation speed\n\nCommand: `{}`\n\nCommit: {commit}; date: {}\n\n{o}",
-            cmd.join(" "),
-            chrono::Utc::now().format("%Y-%m-%d %H:%M UTC")
+            "# Simulation speed\n\nCommand: `{}`\n\nCommit: {}; date: {}\n\n{o}",
+            p.command, p.commit, p.date
         );
-        std::fs::write(path, md).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        super::markdown::write(path, &md)?;
     }
     Ok(())
 }
