@@ -189,6 +189,9 @@ pub struct Host {
     /// Free-text teaching notes shown beside the host (and per GPU index).
     pub note: Option<String>,
     pub gpu_notes: BTreeMap<usize, String>,
+    /// The node's `nvidia.com/mig.config` label as imported from Kubernetes: the layout its GPUs
+    /// are configured with, which a Kubernetes export keeps while the instances in use fit it.
+    pub mig_config: Option<String>,
 }
 
 impl Host {
@@ -204,6 +207,7 @@ impl Host {
             vms: Vec::new(),
             note: None,
             gpu_notes: BTreeMap::new(),
+            mig_config: None,
         }
     }
 

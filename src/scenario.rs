@@ -76,6 +76,10 @@ pub struct HostSpec {
     /// Teaching notes per GPU, in GPU order ("" for none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_notes: Vec<String>,
+    /// The node's `nvidia.com/mig.config` label when the fleet was imported from Kubernetes (a
+    /// layout of the menu): `export k8s` keeps it while the instances in use fit that layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig_config: Option<String>,
 }
 
 /// One VM: placed when `host` is given (with one `at` entry `GPU@START` per GI), pending otherwise.
@@ -446,6 +450,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         }
         let mut host = Host::new(h.name.get_ref().clone(), h.cores, h.ram_gb, models, curve);
         host.note = h.note.clone();
+        host.mig_config = h.mig_config.clone();
         for (k, n) in h.gpu_notes.iter().enumerate() {
             if !n.is_empty() {
                 host.gpu_notes.insert(k, n.clone());
@@ -745,6 +750,7 @@ impl Scenario {
                                 .eq(first.gpus.iter().map(|g| g.model))
                             && h.note.is_none()
                             && h.gpu_notes.is_empty()
+                            && h.mig_config.is_none()
                     });
                 if same && n > 0 {
                     host_groups.push(HostGroupSpec {
@@ -786,6 +792,7 @@ impl Scenario {
                         .map(|k| h.gpu_notes.get(&k).cloned().unwrap_or_default())
                         .collect()
                 },
+                mig_config: h.mig_config.clone(),
             });
             i += 1;
         }

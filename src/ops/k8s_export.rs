@@ -4,7 +4,10 @@
 //!   host with GPUs. A host whose GPUs all hold one layout of the layouts menu is labelled with
 //!   its name (`all-balanced`); when that name is used on hosts of two GPU models it becomes
 //!   `<layout>-<model>`, since one mig-parted config name holds one set of devices. Any other host
-//!   gets its own config, named after the host, with one entry per group of equal GPUs.
+//!   gets its own config, named after the host, with one entry per group of equal GPUs. A node
+//!   imported from Kubernetes keeps its `nvidia.com/mig.config` label while every instance in
+//!   use is one of that layout's: its unused instances are not in migplan's fleet, and relabelling
+//!   the node would make the MIG manager reconfigure it and restart its GPU pods.
 //! - `mig-parted-config.yaml`: a ConfigMap for the GPU operator's MIG manager holding every config
 //!   the labels name (a custom ConfigMap replaces the operator's default one, so the menu layouts
 //!   in use are in it too).
@@ -17,7 +20,7 @@
 //! mig-parted does not pin start slices: only instance counts are applied.
 
 use crate::catalog::{GpuModel, ModelId};
-use crate::fleet::{Fleet, HostId};
+use crate::fleet::{Fleet, Host, HostId};
 use crate::ops::layouts;
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
@@ -47,13 +50,32 @@ pub fn host_configs(fleet: &Fleet, h: HostId) -> Vec<GpuConfig> {
                     .gpu_notes
                     .get(&k)
                     .is_some_and(|n| n.starts_with("MIG disabled"));
-            GpuConfig::of_counts(
-                model,
-                !off,
-                &g.occ.counts.iter().map(|&n| n as u32).collect::<Vec<_>>(),
-            )
+            let counts: Vec<u32> = g.occ.counts.iter().map(|&n| n as u32).collect();
+            match configured(host, g.model, &counts, off) {
+                Some(l) => GpuConfig::of_counts(model, l.mig_enabled, &l.counts),
+                None => GpuConfig::of_counts(model, !off, &counts),
+            }
         })
         .collect()
+}
+
+/// The menu layout the node is labelled with (`Host::mig_config`, kept from a Kubernetes
+/// import) when a GPU of `model` holding `counts` instances per profile still fits in it: every
+/// instance in use is one of the layout's (MIG off: only a whole-GPU workload). Then the GPU
+/// keeps that configuration, with its unused instances, and the node keeps its label.
+fn configured(
+    host: &Host,
+    model: ModelId,
+    counts: &[u32],
+    mig_off: bool,
+) -> Option<&'static layouts::Layout> {
+    let l = layouts::embedded().get(model, host.mig_config.as_deref()?)?;
+    let fits = if l.mig_enabled {
+        !mig_off && counts.iter().zip(&l.counts).all(|(n, cap)| n <= cap)
+    } else {
+        mig_off
+    };
+    fits.then_some(l)
 }
 
 impl GpuConfig {

@@ -551,6 +551,85 @@ fn export_k8s_writes_parsing_yaml_that_round_trips_through_import() {
     }
 }
 
+/// Per GPU of a host with `gpus` GPUs, the MIG devices that config `name` of an exported
+/// ConfigMap gives it (`devices: all` or a list of indices per entry).
+fn config_per_gpu(cm: &str, name: &str, gpus: usize) -> Vec<BTreeMap<String, u32>> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(cm).unwrap();
+    let inner: serde_yaml::Value =
+        serde_yaml::from_str(doc["data"]["config.yaml"].as_str().unwrap()).unwrap();
+    let mut per = vec![BTreeMap::new(); gpus];
+    let entries = inner["mig-configs"][name]
+        .as_sequence()
+        .unwrap_or_else(|| panic!("no config `{name}` in {cm}"));
+    for e in entries {
+        let ks: Vec<usize> = match e["devices"].as_sequence() {
+            Some(v) => v.iter().map(|k| k.as_u64().unwrap() as usize).collect(),
+            None => (0..gpus).collect(),
+        };
+        for k in ks {
+            if let Some(m) = e["mig-devices"].as_mapping() {
+                for (p, n) in m {
+                    per[k].insert(p.as_str().unwrap().to_string(), n.as_u64().unwrap() as u32);
+                }
+            }
+        }
+    }
+    per
+}
+
+#[test]
+fn export_k8s_keeps_an_imported_label_while_the_pods_fit_its_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let y = dir.path().join("y.toml");
+    let smi = fixture("nvidia-smi/fleet").display().to_string();
+    k8s_import(&y, &["--smi", &smi]);
+    let text = std::fs::read_to_string(&y).unwrap();
+    assert!(text.contains("mig_config = \"all-balanced\""), "{text}");
+    // gpu-h100-1 is labelled all-balanced and its pods use only some of that layout's
+    // instances: the node keeps its label and the config holds the whole layout (1g.10gb x 2,
+    // 2g.20gb, 3g.40gb per GPU), not just the instances in use.
+    let art = dir.path().join("k8s");
+    ok(migplan().args(["export", "k8s"]).arg(&y).arg("--out").arg(&art));
+    let labels = std::fs::read_to_string(art.join("labels.sh")).unwrap();
+    let cm = std::fs::read_to_string(art.join("mig-parted-config.yaml")).unwrap();
+    assert!(
+        labels.contains("kubectl label node gpu-h100-1 nvidia.com/mig.config=all-balanced --overwrite"),
+        "{labels}"
+    );
+    let full: BTreeMap<String, u32> = [("1g.10gb", 2), ("2g.20gb", 1), ("3g.40gb", 1)]
+        .map(|(k, v)| (k.to_string(), v))
+        .into();
+    assert_eq!(
+        config_per_gpu(&cm, "all-balanced", 2),
+        vec![full.clone(), full.clone()]
+    );
+    let a = migplan::scenario::load(&y).unwrap();
+    let in_use = &counts(&a)["gpu-h100-1"];
+    assert_ne!(
+        in_use,
+        &vec![full.clone(), full],
+        "the fixture leaves instances unused"
+    );
+    // The same node labelled with a layout its instances do not fit (all-7g.80gb holds one
+    // 7g.80gb) gets a config of its own that holds exactly what runs.
+    let edited = text.replace(
+        "note = \"nvidia.com/mig.config=all-balanced\"\nmig_config = \"all-balanced\"",
+        "note = \"nvidia.com/mig.config=all-balanced\"\nmig_config = \"all-7g.80gb\"",
+    );
+    assert_ne!(edited, text);
+    let e = dir.path().join("edited.toml");
+    std::fs::write(&e, edited).unwrap();
+    let art2 = dir.path().join("k8s2");
+    ok(migplan().args(["export", "k8s"]).arg(&e).arg("--out").arg(&art2));
+    let labels2 = std::fs::read_to_string(art2.join("labels.sh")).unwrap();
+    assert!(
+        labels2.contains("kubectl label node gpu-h100-1 nvidia.com/mig.config=gpu-h100-1 --overwrite"),
+        "{labels2}"
+    );
+    let cm2 = std::fs::read_to_string(art2.join("mig-parted-config.yaml")).unwrap();
+    assert_eq!(&config_per_gpu(&cm2, "gpu-h100-1", 2), in_use, "{cm2}");
+}
+
 #[test]
 fn export_k8s_writes_resource_quotas_from_the_scenario() {
     let dir = tempfile::tempdir().unwrap();

@@ -463,6 +463,8 @@ pub fn import_with(
             gpus: vec![model; count],
             gpu_notes: vec![String::new(); count],
             note: config.as_ref().map(|c| format!("nvidia.com/mig.config={c}")),
+            // A menu layout is kept so that an export relabels the node only when its use changed.
+            mig_config: config.clone().filter(|c| menu.get(model, c).is_some()),
         };
         let mut slots = Vec::new();
         let exact;

@@ -37,6 +37,8 @@ pub struct HostDef {
     /// Per GPU ("" for none).
     pub gpu_notes: Vec<String>,
     pub note: Option<String>,
+    /// The node's `nvidia.com/mig.config` label (Kubernetes imports).
+    pub mig_config: Option<String>,
 }
 
 fn spanned<T>(v: T) -> toml::Spanned<T> {
@@ -71,6 +73,7 @@ pub fn empty_scenario(name: &str, description: &str, hosts: &[HostDef]) -> anyho
                 } else {
                     h.gpu_notes.clone()
                 },
+                mig_config: h.mig_config.clone(),
             })
             .collect(),
         vms: Vec::new(),
@@ -173,6 +176,7 @@ pub fn host_of_capture(c: &Capture, cores: Option<u32>, ram_gb: Option<u32>) -> 
             })
             .collect(),
         note: None,
+        mig_config: None,
     })
 }
 
