@@ -684,7 +684,9 @@ impl Simulator {
                 }
             }
         }
-        if self.policy.queues_unplaced() && self.fleet.add_pending(vm).is_ok() {
+        // Only MIG requests wait in the queue Q (OrigaMIG's admission calls decide MIG work); a
+        // share or a gang that finds no room at its arrival is rejected under every policy.
+        if vm.is_mig() && self.policy.queues_unplaced() && self.fleet.add_pending(vm).is_ok() {
             self.log(t, EventKind::Queued { vm: id });
         } else {
             self.recorder.on_reject(t);
