@@ -276,14 +276,30 @@ impl HostStat {
             ..Default::default()
         };
         for g in &host.gpus {
-            if g.occ.is_empty() {
+            if !g.is_used() {
                 continue;
             }
             let m = fleet.catalog.model(g.model);
             s.active_gpus += 1;
-            s.used_slices += g.occ.used_slices();
             s.active_slices += m.memory_slices as u32;
-            s.gpu_share += g.occ.used_compute(m) as f64 / m.compute_slices as f64;
+            match g.mode {
+                GpuMode::Mig => {
+                    s.used_slices += g.occ.used_slices();
+                    s.gpu_share += g.occ.used_compute(m) as f64 / m.compute_slices as f64;
+                }
+                // A held whole GPU is used in full.
+                GpuMode::Whole => {
+                    s.used_slices += m.memory_slices as u32;
+                    s.gpu_share += 1.0;
+                }
+                // A shared GPU: its shares' memory in slice units (rounded down), its weights
+                // up to 1.
+                GpuMode::Shared => {
+                    let gb = crate::fleet::gpu_gb(fleet.catalog, g.model).max(1);
+                    s.used_slices += (m.memory_slices as u32 * g.shared_gb().min(gb)) / gb;
+                    s.gpu_share += g.weight_sum().min(1.0);
+                }
+            }
         }
         s
     }

@@ -36,6 +36,7 @@ mod partitions;
 mod rules_paper_figures;
 mod scenario_errors;
 mod scenario_roundtrip;
+mod serving_modes;
 mod session_plan;
 mod session_reducer;
 mod session_step;

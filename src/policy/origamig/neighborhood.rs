@@ -523,11 +523,19 @@ pub fn can_empty(fleet: &Fleet, sources: &[HostId], receivers: &[HostId]) -> boo
     true
 }
 
-/// OPT's neighborhood: every host and every pending VM.
+/// OPT's neighborhood: every host and every pending VM (hosts with a whole or shared GPU and
+/// pending shares or gangs left out, as in every call).
 pub fn whole(fleet: &Fleet) -> Neighborhood {
-    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
-    let pending = fleet.pending().to_vec();
-    let n_vms = fleet.hosts.iter().map(|h| h.vms.len()).sum::<usize>() + pending.len();
+    let hosts: Vec<HostId> = (0..fleet.hosts.len())
+        .filter(|&h| all_mig(&fleet.hosts[h]))
+        .collect();
+    let pending: Vec<VmId> = fleet
+        .pending()
+        .iter()
+        .copied()
+        .filter(|&id| fleet.vm(id).is_some_and(|v| v.is_mig()))
+        .collect();
+    let n_vms = hosts.iter().map(|&h| fleet.hosts[h].vms.len()).sum::<usize>() + pending.len();
     Neighborhood {
         kind: CallKind::Whole,
         hosts,
