@@ -68,7 +68,7 @@ pub struct StrandedCapacity {
     /// Per reference MIG profile: what it alone leaves stranded.
     pub profiles: Vec<ProfileStranded>,
     /// The reference shapes are the pending requests' (`true`) or, with none pending, the largest
-    /// profile of each MIG class and no share (`false`).
+    /// profile of each GPU model with MIG GPUs in the fleet and no share (`false`).
     pub from_pending: bool,
 }
 
@@ -138,7 +138,14 @@ pub fn stranded_for(fleet: &Fleet, requests: &[&Vm]) -> StrandedCapacity {
                 _ => {}
             }
         }
-        if !from_pending {
+        let in_fleet = || {
+            fleet
+                .hosts
+                .iter()
+                .flat_map(|h| &h.gpus)
+                .any(|g| g.model == m && g.mode == GpuMode::Mig)
+        };
+        if !from_pending && in_fleet() {
             let largest = model
                 .cf_profiles()
                 .max_by_key(|&p| (model.profiles[p].size, model.profiles[p].compute));

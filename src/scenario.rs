@@ -182,6 +182,73 @@ pub struct WorkloadSettings {
     pub trace_window_days: f64,
     /// Trace replay: GPU model the pods are mapped to (§6.5: the A100-40GB).
     pub trace_model: String,
+    /// The shapes of the synthetic requests (`[workload.mix]`): all MIG when absent.
+    #[serde(skip_serializing_if = "ShapeMix::is_unset")]
+    pub mix: ShapeMix,
+}
+
+/// `[workload.mix]`: which share of the synthetic arrivals are soft shares and gangs
+/// (docs/simulation.md). A share asks for the memory and compute of the GIs it drew (weight:
+/// their compute slices over the GPU's); a gang for `gang_gpus` whole GPUs.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShapeMix {
+    /// Probability that an arrival is a soft share.
+    pub share: f64,
+    /// Probability that a share asks for isolation (it then takes a whole GPU).
+    pub isolated: f64,
+    /// Probability that an arrival is a gang.
+    pub gang: f64,
+    /// GPUs of a gang.
+    pub gang_gpus: u32,
+}
+
+impl Default for ShapeMix {
+    fn default() -> Self {
+        ShapeMix {
+            share: 0.0,
+            isolated: 0.0,
+            gang: 0.0,
+            gang_gpus: 8,
+        }
+    }
+}
+
+impl ShapeMix {
+    /// Some arrivals are shares or gangs.
+    pub fn is_set(&self) -> bool {
+        self.share > 0.0 || self.gang > 0.0
+    }
+
+    fn is_unset(&self) -> bool {
+        *self == ShapeMix::default()
+    }
+
+    /// Probabilities within 0..1 (share + gang at most 1), a gang of 1..=64 GPUs.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for (name, x) in [
+            ("share", self.share),
+            ("isolated", self.isolated),
+            ("gang", self.gang),
+        ] {
+            if !(0.0..=1.0).contains(&x) {
+                anyhow::bail!("workload.mix.{name} must be within 0..1, not {x}");
+            }
+        }
+        if self.share + self.gang > 1.0 {
+            anyhow::bail!(
+                "workload.mix.share + workload.mix.gang must be at most 1, not {}",
+                self.share + self.gang
+            );
+        }
+        if !(1..=64).contains(&self.gang_gpus) {
+            anyhow::bail!(
+                "workload.mix.gang_gpus must be within 1..=64, not {}",
+                self.gang_gpus
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Default for WorkloadSettings {
@@ -206,6 +273,7 @@ impl Default for WorkloadSettings {
             trace: None,
             trace_window_days: 34.0,
             trace_model: "a100-40gb".into(),
+            mix: ShapeMix::default(),
         }
     }
 }

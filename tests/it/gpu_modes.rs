@@ -316,3 +316,58 @@ fn scenario_files_refuse_bad_modes_and_shapes_naming_file_line_and_field() {
         ],
     );
 }
+
+#[test]
+fn mig_on_a_model_without_mig_is_refused_naming_file_line_and_field() {
+    // A catalog with a model that has no MIG (as the L40S): no profiles, `mig = false`.
+    let gpus = "[[model]]\nname = \"l40s-48gb\"\nmemory_slices = 1\ncompute_slices = 1\nmemory_gb = 48\nidle_w = 35\nmax_w = 350\nmig = false\n";
+    let hosts = include_str!("../../assets/hosts.toml");
+    let catalog: &'static migplan::catalog::Catalog = Box::leak(Box::new(
+        migplan::catalog::Catalog::parse(gpus, "gpus.toml", hosts, "hosts.toml").unwrap(),
+    ));
+    assert!(!catalog.models[0].mig);
+    let host = "[[host]]\nname = \"n\"\ncores = 64\nram_gb = 512\ngpus = [\"l40s-48gb\", \"l40s-48gb\"]\n";
+    // The catalog has no A100 for the default trace model: name this one (after the rest).
+    let parse = |text: &str, file: &str| {
+        scenario::parse_with(
+            &format!("{text}[workload]\ntrace_model = \"l40s-48gb\"\n"),
+            file,
+            catalog,
+        )
+    };
+    // Without modes its GPUs are whole; they may be shared; MIG is refused.
+    let s = parse(host, "ok.toml").unwrap();
+    assert!(s.fleet.hosts[0].gpus.iter().all(|g| g.mode == GpuMode::Whole));
+    assert!(!s.to_toml().unwrap().contains("modes"));
+    let shared = format!("{host}modes = [\"shared\", \"whole\"]\n");
+    assert!(parse(&shared, "ok.toml").is_ok());
+    let e = parse(&format!("{host}modes = [\"whole\", \"mig\"]\n"), "bad.toml")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "bad.toml:6:19: field `modes`: l40s-48gb has no MIG: its GPUs can be whole or shared"
+    );
+    // A memory need with no shape has no MIG profile to turn into.
+    let vm = "[[vm]]\nid = 1\nmodel = \"l40s-48gb\"\ncores = 1\nram_gb = 1\nmemory_gb = 10\n";
+    let e = parse(&format!("{host}{vm}"), "bad.toml").unwrap_err().to_string();
+    assert!(
+        e.starts_with("bad.toml:11:") && e.contains("field `memory_gb`") && e.contains("has no MIG"),
+        "{e}"
+    );
+    // And the fleet refuses to switch such a GPU to MIG.
+    let mut f = s.fleet.clone();
+    let e = f.set_gpu_mode(0, 0, GpuMode::Mig).unwrap_err();
+    assert_eq!(
+        e,
+        FleetError::NoMig {
+            model: "l40s-48gb".into()
+        }
+    );
+    // A catalog model with MIG must list profiles; one without must not.
+    let bad = gpus.replace("mig = false\n", "mig = false\nprofiles = [{ name = \"1g.48gb\", compute = 1, size = 1, memory_gb = 48, starts = [0] }]\n");
+    let e = migplan::catalog::Catalog::parse(&bad, "gpus.toml", hosts, "hosts.toml")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`mig = false` lists no profiles"), "{e}");
+}

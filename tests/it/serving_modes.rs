@@ -280,3 +280,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn every_policy_simulates_a_fleet_of_three_modes_under_a_mixed_workload() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/mixed-modes.toml");
+    let mut s = scenario::load(Path::new(path)).unwrap();
+    assert!(s.workload.mix.is_set());
+    s.workload.warmup_h = 1.0;
+    s.workload.measure_h = 6.0;
+    for p in ["ff", "mfi", "tc", "origamig", "packing"] {
+        let policy = migplan::policy::by_name(p, &s.policy).unwrap();
+        let mut sim = migplan::sim::Simulator::new(&s, policy).unwrap();
+        // The fleet invariants (GIs on MIG GPUs only, shares within memory, one holder per
+        // whole GPU) after every change of the run.
+        sim.set_check_invariants(true);
+        sim.run();
+        let f = sim.fleet();
+        f.check_invariants().unwrap();
+        no_isolated_share_on_a_shared_gpu(f).unwrap();
+        let m = sim.metrics();
+        assert!(
+            m.admitted > 0 && m.admitted <= m.requests,
+            "{p}: {} of {}",
+            m.admitted,
+            m.requests
+        );
+        // Shares and gangs are running at the end: the mix reached the fleet.
+        let shares = f
+            .vms()
+            .filter(|v| matches!(v.shape, Shape::Share { .. }) && v.placement.is_some())
+            .count();
+        let mig = f.vms().filter(|v| v.is_mig() && v.placement.is_some()).count();
+        assert!(shares > 0 && mig > 0, "{p}: {shares} shares, {mig} MIG VMs");
+        // Only MIG requests wait.
+        assert!(f.pending().iter().all(|&id| f.vm(id).unwrap().is_mig()), "{p}");
+    }
+}
