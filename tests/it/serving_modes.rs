@@ -80,6 +80,22 @@ fn serving_200_keeps_two_gang_hosts_and_uses_no_more_gpus_than_the_exact_optimum
         optimum.gpus_used()
     );
     assert_eq!((whole_used, shared_used), (0, 0));
+    // The packing score alone, one request at a time in queue order: the optimum is a lower
+    // bound for it.
+    let packing = Packing::new(&s.policy);
+    let mut online = serving_only.clone();
+    for id in serving_only.pending().to_vec() {
+        let vm = online.vm(id).unwrap().clone();
+        let c = packing.choose(&online, &vm).unwrap();
+        online.place(id, c.placement).unwrap();
+    }
+    let (online_mig, _, _) = used_gpus_by_mode(&online);
+    assert!(online_mig as u32 >= optimum.gpus_used());
+    println!(
+        "serving-200: exact optimum {} GPUs, batch plan {mig_used} MIG GPUs, packing one by one {online_mig}, free gang hosts {}",
+        optimum.gpus_used(),
+        free_gang_hosts(&plan.fleet)
+    );
 
     // The whole queue: the serving layout, then each 8-GPU gang on a whole host of its own.
     let plan = plan_pending(f, &s.policy, ExactSettings::default()).unwrap();
