@@ -305,6 +305,23 @@ fn scenario_files_refuse_bad_modes_and_shapes_naming_file_line_and_field() {
             "no MIG profile of h100-80gb holds 100 GB",
         ],
     );
+    // The workload's shape mix.
+    scenario_error(
+        &format!("{host}[workload.mix]\nshare = 0.8\ngang = 0.3\n"),
+        &[
+            "bad.toml:8:",
+            "field `workload.mix.gang`",
+            "share + gang must be at most 1",
+        ],
+    );
+    scenario_error(
+        &format!("{host}[workload.mix]\ngang_gpus = 0\n"),
+        &[
+            "bad.toml:7:",
+            "field `workload.mix.gang_gpus`",
+            "must be at least 1, not 0",
+        ],
+    );
     // A share placed on a MIG GPU: the fleet's reason, on the `at` line.
     scenario_error(
         &format!("{host}{vm}share_gb = 10\nhost = \"n\"\nat = [\"0\"]\n"),
