@@ -37,6 +37,7 @@ fn filled(hosts: usize) -> Session {
         let compute = c.model(m).profiles[p].compute as u32;
         let vm = Vm {
             id: 0,
+            shape: migplan::fleet::Shape::Mig,
             gis: vec![GiRequest { model: m, profile: p }],
             cores: 4 * compute,
             ram_gb: 16 * compute,

@@ -47,6 +47,9 @@ pub struct GpuModel {
     pub memory_gb: f64,
     pub idle_w: f64,
     pub max_w: f64,
+    /// The model has MIG (`mig = false` in `assets/gpus.toml` for models such as the L40S): a
+    /// GPU without it is only ever whole or shared, and its profile list is empty.
+    pub mig: bool,
     pub profiles: Vec<Profile>,
 }
 
@@ -72,6 +75,21 @@ impl GpuModel {
         } else {
             (1u32 << self.memory_slices) - 1
         }
+    }
+
+    /// The smallest profile (+me left out) with at least `gb` of memory: the least memory, then
+    /// the fewest slices, then the least compute; the rule for a request with no shape but a
+    /// memory need.
+    pub fn smallest_profile_for(&self, gb: f64) -> Option<ProfileId> {
+        self.cf_profiles()
+            .filter(|&p| self.profiles[p].memory_gb >= gb)
+            .min_by(|&a, &b| {
+                let (pa, pb) = (&self.profiles[a], &self.profiles[b]);
+                pa.memory_gb
+                    .total_cmp(&pb.memory_gb)
+                    .then(pa.size.cmp(&pb.size))
+                    .then(pa.compute.cmp(&pb.compute))
+            })
     }
 
     /// Names of all profiles, for error messages.
@@ -143,7 +161,14 @@ struct ModelEntry {
     memory_gb: f64,
     idle_w: f64,
     max_w: f64,
+    #[serde(default = "yes")]
+    mig: bool,
+    #[serde(default)]
     profiles: Vec<ProfileEntry>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 #[derive(Deserialize)]
@@ -201,8 +226,14 @@ impl Catalog {
             if m.memory_slices == 0 || m.memory_slices as usize > MAX_SLICES {
                 anyhow::bail!("{ctx}: memory_slices must be 1..={MAX_SLICES}");
             }
-            if m.profiles.is_empty() || m.profiles.len() > MAX_PROFILES {
+            if m.mig && (m.profiles.is_empty() || m.profiles.len() > MAX_PROFILES) {
                 anyhow::bail!("{ctx}: needs 1..={MAX_PROFILES} profiles");
+            }
+            if !m.mig && !m.profiles.is_empty() {
+                anyhow::bail!("{ctx}: a model with `mig = false` lists no profiles");
+            }
+            if !(m.memory_gb.is_finite() && m.memory_gb >= 1.0) {
+                anyhow::bail!("{ctx}: memory_gb must be at least 1");
             }
             if !(m.idle_w >= 0.0 && m.max_w >= m.idle_w) {
                 anyhow::bail!("{ctx}: needs 0 <= idle_w <= max_w");
@@ -268,6 +299,7 @@ impl Catalog {
                 memory_gb: m.memory_gb,
                 idle_w: m.idle_w,
                 max_w: m.max_w,
+                mig: m.mig,
                 profiles,
             });
         }
@@ -295,6 +327,11 @@ impl Catalog {
             anyhow::bail!("{hosts_file}: no power curve");
         }
         Ok(Catalog { models, curves })
+    }
+
+    /// [`GpuModel::smallest_profile_for`] of model `m`.
+    pub fn smallest_profile_for(&self, m: ModelId, gb: f64) -> Option<ProfileId> {
+        self.model(m).smallest_profile_for(gb)
     }
 
     /// The model with this name (case-insensitive).

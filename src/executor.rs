@@ -235,7 +235,7 @@ fn is_ready_ignoring(fleet: &Fleet, id: VmId, to: &Placement, ignore: Option<VmI
         let Some(gpu) = host.gpus.get(slot.gpu) else {
             return false;
         };
-        if !catalog.same_class(req.model, gpu.model) {
+        if gpu.mode != crate::fleet::GpuMode::Mig || !catalog.same_class(req.model, gpu.model) {
             return false;
         }
         let model = catalog.model(gpu.model);
@@ -368,7 +368,8 @@ fn parking_place(
         for i in vm.gis_largest_first(catalog) {
             let req = vm.gis[i];
             let found = host.gpus.iter().enumerate().find_map(|(k, g)| {
-                if !catalog.same_class(req.model, g.model) {
+                // GIs park on MIG GPUs only (docs/model.md, "GPU modes").
+                if g.mode != crate::fleet::GpuMode::Mig || !catalog.same_class(req.model, g.model) {
                     return None;
                 }
                 mig::default_start(catalog.model(g.model), &occs[k], req.profile).map(|z| (k, z))

@@ -59,11 +59,92 @@ pub struct Placement {
     pub gis: Vec<GiSlot>,
 }
 
+/// The mode of one GPU (docs/model.md, "GPU modes"): a GPU is in exactly one mode at a time.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum GpuMode {
+    /// MIG on: a layout of isolated GPU instances (the paper's model; the default).
+    #[default]
+    Mig,
+    /// MIG off, held by at most one VM: a single-GPU tenant or one member of a gang.
+    Whole,
+    /// MIG off, soft shares (a memory limit and a compute weight each) with no isolation.
+    Shared,
+}
+
+impl GpuMode {
+    pub const ALL: [GpuMode; 3] = [GpuMode::Mig, GpuMode::Whole, GpuMode::Shared];
+
+    /// The name used in scenario files and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuMode::Mig => "mig",
+            GpuMode::Whole => "whole",
+            GpuMode::Shared => "shared",
+        }
+    }
+
+    /// The mode named `s` (as written in scenario files).
+    pub fn parse(s: &str) -> Option<GpuMode> {
+        GpuMode::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+impl std::fmt::Display for GpuMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a VM asks of the GPUs: MIG instances (its `gis`), a soft share of one GPU, or a gang of
+/// whole GPUs on one host. The `gis` of a VM are empty unless its shape is [`Shape::Mig`].
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Shape {
+    /// The VM's `gis`, on GPUs in MIG mode (none for a CPU-only VM).
+    #[default]
+    Mig,
+    /// A soft share of one GPU of `model`'s class: a memory limit in GB and a compute weight
+    /// (> 0; the weights of a GPU may sum past 1). Without isolation it goes on a shared GPU;
+    /// with isolation it never does: it takes a whole GPU alone.
+    Share {
+        model: ModelId,
+        gb: u32,
+        weight: f64,
+        isolation: bool,
+    },
+    /// `gpus` whole GPUs of `model`'s class on one host.
+    Gang { model: ModelId, gpus: u32 },
+}
+
+impl Shape {
+    /// GPU slots a placement of this shape lists: one per GI, one for a share, one per gang GPU.
+    pub fn slots(&self, gis: usize) -> usize {
+        match self {
+            Shape::Mig => gis,
+            Shape::Share { .. } => 1,
+            Shape::Gang { gpus, .. } => *gpus as usize,
+        }
+    }
+
+    /// The mode of GPU a slot of this shape needs.
+    pub fn gpu_mode(&self) -> GpuMode {
+        match self {
+            Shape::Mig => GpuMode::Mig,
+            Shape::Share { isolation: false, .. } => GpuMode::Shared,
+            Shape::Share { isolation: true, .. } | Shape::Gang { .. } => GpuMode::Whole,
+        }
+    }
+}
+
 /// A virtual machine request, placed or pending.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vm {
     pub id: VmId,
     pub gis: Vec<GiRequest>,
+    /// What the VM asks of the GPUs; [`Shape::Mig`] (its `gis`) unless it is a share or a gang.
+    pub shape: Shape,
     pub cores: u32,
     pub ram_gb: u32,
     pub kind: VmKind,
@@ -85,6 +166,7 @@ impl Vm {
         Vm {
             id,
             gis,
+            shape: Shape::Mig,
             cores,
             ram_gb,
             kind: VmKind::Job,
@@ -112,9 +194,46 @@ impl Vm {
             .sum()
     }
 
-    /// Class (model) of the VM's GIs, if any.
+    /// A job asking for a soft share of a GPU of `model`: `gb` of memory, compute `weight`.
+    pub fn share(
+        id: VmId,
+        model: ModelId,
+        gb: u32,
+        weight: f64,
+        isolation: bool,
+        cores: u32,
+        ram_gb: u32,
+    ) -> Vm {
+        Vm {
+            shape: Shape::Share {
+                model,
+                gb,
+                weight,
+                isolation,
+            },
+            ..Vm::job(id, Vec::new(), cores, ram_gb)
+        }
+    }
+
+    /// A job asking for a gang of `gpus` whole GPUs of `model` on one host.
+    pub fn gang(id: VmId, model: ModelId, gpus: u32, cores: u32, ram_gb: u32) -> Vm {
+        Vm {
+            shape: Shape::Gang { model, gpus },
+            ..Vm::job(id, Vec::new(), cores, ram_gb)
+        }
+    }
+
+    /// Class (model) of the VM's GIs, share or gang, if any.
     pub fn model(&self) -> Option<ModelId> {
-        self.gis.first().map(|g| g.model)
+        match self.shape {
+            Shape::Mig => self.gis.first().map(|g| g.model),
+            Shape::Share { model, .. } | Shape::Gang { model, .. } => Some(model),
+        }
+    }
+
+    /// Whether the VM asks for MIG instances (what FF, MFI, TC and OrigaMIG place).
+    pub fn is_mig(&self) -> bool {
+        self.shape == Shape::Mig
     }
 
     /// Departure time, if admitted with a finite lifetime.
@@ -147,21 +266,72 @@ pub struct ResidentGi {
     pub start: u8,
 }
 
-/// A MIG GPU of a host.
+/// A soft share resident on a shared GPU.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ResidentShare {
+    pub vm: VmId,
+    /// Memory limit in GB.
+    pub gb: u32,
+    /// Compute weight.
+    pub weight: f64,
+}
+
+/// A GPU of a host, in one [`GpuMode`]: MIG GIs (`occ`, `gis`), one whole-GPU holder, or soft
+/// shares; the residents of the other modes are empty.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gpu {
     pub model: ModelId,
+    pub mode: GpuMode,
     pub occ: Occupancy,
     pub gis: Vec<ResidentGi>,
+    /// The VM holding a whole GPU (a single-GPU tenant, an isolated share or a gang member).
+    pub holder: Option<VmId>,
+    /// The soft shares of a shared GPU, by VM id.
+    pub shares: Vec<ResidentShare>,
 }
 
 impl Gpu {
     pub fn new(model: ModelId) -> Self {
+        Gpu::with_mode(model, GpuMode::Mig)
+    }
+
+    pub fn with_mode(model: ModelId, mode: GpuMode) -> Self {
         Gpu {
             model,
+            mode,
             occ: Occupancy::empty(),
             gis: Vec::new(),
+            holder: None,
+            shares: Vec::new(),
         }
+    }
+
+    /// The GPU holds something: a GI, a whole-GPU holder or a share.
+    pub fn is_used(&self) -> bool {
+        !self.occ.is_empty() || self.holder.is_some() || !self.shares.is_empty()
+    }
+
+    /// Memory in GB taken by the soft shares.
+    pub fn shared_gb(&self) -> u32 {
+        self.shares.iter().map(|s| s.gb).sum()
+    }
+
+    /// Memory in GB still free for soft shares (0 unless the GPU is shared).
+    pub fn free_share_gb(&self, catalog: &Catalog) -> u32 {
+        if self.mode != GpuMode::Shared {
+            return 0;
+        }
+        gpu_gb(catalog, self.model).saturating_sub(self.shared_gb())
+    }
+
+    /// Sum of the compute weights of the soft shares; above 1 the GPU is oversubscribed.
+    pub fn weight_sum(&self) -> f64 {
+        self.shares.iter().map(|s| s.weight).sum()
+    }
+
+    /// Whole GPU free for a holder: whole mode and nobody holds it.
+    pub fn is_free_whole(&self) -> bool {
+        self.mode == GpuMode::Whole && self.holder.is_none()
     }
 
     /// The GI covering memory slice `u`, if any.
@@ -171,6 +341,11 @@ impl Gpu {
             .iter()
             .find(|g| m.profiles[g.profile].mask_at(g.start) & (1 << u) != 0)
     }
+}
+
+/// A GPU model's memory in whole GB (the capacity of a shared GPU).
+pub fn gpu_gb(catalog: &Catalog, model: ModelId) -> u32 {
+    catalog.model(model).memory_gb.floor() as u32
 }
 
 /// A physical machine (PM).
@@ -265,11 +440,62 @@ pub enum FleetError {
     Cores { host: String, need: u32, free: u32 },
     #[error("host {host} has {free} GB free RAM, {need} needed")]
     Ram { host: String, need: u32, free: u32 },
+    /// The GPU is not in the mode the request needs (a GI needs MIG, a share a shared GPU, an
+    /// isolated share or a gang member a whole GPU).
+    #[error("host {host} GPU {gpu} is in {mode} mode; VM {vm} needs a GPU in {need} mode")]
+    ModeMismatch {
+        host: String,
+        gpu: usize,
+        vm: VmId,
+        mode: GpuMode,
+        need: GpuMode,
+    },
+    /// A request with isolation may not go on a shared GPU (soft shares have no isolation).
+    #[error("VM {vm} asks for isolation but host {host} GPU {gpu} is shared (soft shares have no memory or fault isolation)")]
+    IsolationOnShared { host: String, gpu: usize, vm: VmId },
+    /// The share does not fit in the memory the shared GPU has left.
+    #[error(
+        "host {host} GPU {gpu} has {free} GB of its {total} GB free for shares, VM {vm} asks for {need} GB"
+    )]
+    ShareMemory {
+        host: String,
+        gpu: usize,
+        vm: VmId,
+        need: u32,
+        free: u32,
+        total: u32,
+    },
+    /// A whole GPU is held by another VM.
+    #[error("host {host} GPU {gpu} is held whole by VM {by}")]
+    GpuHeld { host: String, gpu: usize, by: VmId },
+    /// A gang lists one GPU twice.
+    #[error("VM {vm} lists host {host} GPU {gpu} twice")]
+    GpuTwice { host: String, gpu: usize, vm: VmId },
+    /// A mode change on a GPU that still holds work (a mode change is a drain: all leave first).
+    #[error("host {host} GPU {gpu} still holds {residents} instance(s) or share(s): drain it before changing its mode")]
+    GpuBusy {
+        host: String,
+        gpu: usize,
+        residents: usize,
+    },
+    /// MIG mode on a GPU model without MIG.
+    #[error("{model} has no MIG: its GPUs can only be whole or shared")]
+    NoMig { model: String },
     /// No host can take the VM under the policy in use.
     #[error("no host has room for VM {0}")]
     NoRoom(VmId),
     #[error("{0}")]
     BadRequest(String),
+}
+
+/// What a non-MIG shape is called in messages.
+fn shape_word(shape: &Shape) -> &'static str {
+    match shape {
+        Shape::Mig => "GI",
+        Shape::Share { isolation: false, .. } => "share",
+        Shape::Share { isolation: true, .. } => "isolated share",
+        Shape::Gang { .. } => "gang",
+    }
 }
 
 /// Who holds a taken slice, for [`FleetError::SliceTaken`].
@@ -395,6 +621,37 @@ impl Fleet {
 
     /// Validates a VM request on its own: GI classes and profiles, resources.
     pub fn validate_request(&self, vm: &Vm) -> Result<(), FleetError> {
+        let bad = |what: String| Err(FleetError::BadRequest(format!("VM {}: {what}", vm.id)));
+        match vm.shape {
+            Shape::Mig => {}
+            Shape::Share {
+                model, gb, weight, ..
+            } => {
+                if !vm.gis.is_empty() {
+                    return bad("a share lists no MIG profiles".into());
+                }
+                if model >= self.catalog.models.len() {
+                    return bad("unknown GPU model".into());
+                }
+                if gb == 0 {
+                    return bad("a share needs at least 1 GB".into());
+                }
+                if !(weight.is_finite() && weight > 0.0) {
+                    return bad(format!("a share's weight must be a number > 0, not {weight}"));
+                }
+            }
+            Shape::Gang { model, gpus } => {
+                if !vm.gis.is_empty() {
+                    return bad("a gang lists no MIG profiles".into());
+                }
+                if model >= self.catalog.models.len() {
+                    return bad("unknown GPU model".into());
+                }
+                if gpus == 0 {
+                    return bad("a gang needs at least 1 GPU".into());
+                }
+            }
+        }
         if let Some(first) = vm.gis.first() {
             for g in &vm.gis {
                 if g.model >= self.catalog.models.len() {
@@ -533,10 +790,11 @@ impl Fleet {
             .hosts
             .get(placement.host)
             .ok_or(FleetError::UnknownHost(placement.host))?;
-        if placement.gis.len() != vm.gis.len() {
+        let want = vm.shape.slots(vm.gis.len());
+        if placement.gis.len() != want {
             return Err(FleetError::GiCount {
                 vm: vm.id,
-                want: vm.gis.len(),
+                want,
                 got: placement.gis.len(),
             });
         }
@@ -561,6 +819,9 @@ impl Fleet {
                 free: free_ram,
             });
         }
+        if vm.shape != Shape::Mig {
+            return self.validate_whole_or_share(vm, host, placement, same_host);
+        }
         // Occupancy per touched GPU, with the VM's own GIs released when moving within the host.
         let mut occs: BTreeMap<usize, Occupancy> = BTreeMap::new();
         for (req, slot) in vm.gis.iter().zip(&placement.gis) {
@@ -570,6 +831,15 @@ impl Fleet {
             })?;
             let model = self.catalog.model(gpu.model);
             let prof = &self.catalog.model(req.model).profiles[req.profile];
+            if gpu.mode != GpuMode::Mig {
+                return Err(FleetError::ModeMismatch {
+                    host: host.name.clone(),
+                    gpu: slot.gpu,
+                    vm: vm.id,
+                    mode: gpu.mode,
+                    need: GpuMode::Mig,
+                });
+            }
             if !self.catalog.same_class(req.model, gpu.model) {
                 return Err(FleetError::ClassMismatch {
                     gpu_model: model.name.clone(),
@@ -617,6 +887,125 @@ impl Fleet {
         Ok(())
     }
 
+    /// [`Fleet::validate_placement`] for a share or a gang (cores and RAM checked already).
+    fn validate_whole_or_share(
+        &self,
+        vm: &Vm,
+        host: &Host,
+        placement: &Placement,
+        same_host: bool,
+    ) -> Result<(), FleetError> {
+        let (model, need_gb) = match vm.shape {
+            Shape::Mig => return Ok(()),
+            Shape::Share { model, gb, .. } => (model, gb),
+            Shape::Gang { model, .. } => (model, 0),
+        };
+        let need = vm.shape.gpu_mode();
+        let mut seen: Vec<usize> = Vec::new();
+        for slot in &placement.gis {
+            let gpu = host.gpus.get(slot.gpu).ok_or_else(|| FleetError::UnknownGpu {
+                host: host.name.clone(),
+                gpu: slot.gpu,
+            })?;
+            if seen.contains(&slot.gpu) {
+                return Err(FleetError::GpuTwice {
+                    host: host.name.clone(),
+                    gpu: slot.gpu,
+                    vm: vm.id,
+                });
+            }
+            seen.push(slot.gpu);
+            if !self.catalog.same_class(model, gpu.model) {
+                return Err(FleetError::ClassMismatch {
+                    gpu_model: self.catalog.model(gpu.model).name.clone(),
+                    profile: format!("a {} {}", self.catalog.model(model).name, shape_word(&vm.shape)),
+                });
+            }
+            if slot.start != 0 {
+                return Err(FleetError::BadRequest(format!(
+                    "VM {}: a {} has no start slice (GPU@0), not {}",
+                    vm.id,
+                    shape_word(&vm.shape),
+                    slot.start
+                )));
+            }
+            if need == GpuMode::Whole && gpu.mode == GpuMode::Shared {
+                if let Shape::Share { isolation: true, .. } = vm.shape {
+                    return Err(FleetError::IsolationOnShared {
+                        host: host.name.clone(),
+                        gpu: slot.gpu,
+                        vm: vm.id,
+                    });
+                }
+            }
+            if gpu.mode != need {
+                return Err(FleetError::ModeMismatch {
+                    host: host.name.clone(),
+                    gpu: slot.gpu,
+                    vm: vm.id,
+                    mode: gpu.mode,
+                    need,
+                });
+            }
+            match need {
+                GpuMode::Whole => {
+                    if let Some(by) = gpu.holder.filter(|&b| !(same_host && b == vm.id)) {
+                        return Err(FleetError::GpuHeld {
+                            host: host.name.clone(),
+                            gpu: slot.gpu,
+                            by,
+                        });
+                    }
+                }
+                GpuMode::Shared => {
+                    let own: u32 = if same_host {
+                        gpu.shares.iter().filter(|s| s.vm == vm.id).map(|s| s.gb).sum()
+                    } else {
+                        0
+                    };
+                    let free = gpu.free_share_gb(self.catalog) + own;
+                    if need_gb > free {
+                        return Err(FleetError::ShareMemory {
+                            host: host.name.clone(),
+                            gpu: slot.gpu,
+                            vm: vm.id,
+                            need: need_gb,
+                            free,
+                            total: gpu_gb(self.catalog, gpu.model),
+                        });
+                    }
+                }
+                GpuMode::Mig => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the mode of an empty GPU (a mode change is a drain: everything leaves first).
+    pub fn set_gpu_mode(&mut self, h: HostId, k: usize, mode: GpuMode) -> Result<(), FleetError> {
+        let host = self.hosts.get(h).ok_or(FleetError::UnknownHost(h))?;
+        let gpu = host.gpus.get(k).ok_or_else(|| FleetError::UnknownGpu {
+            host: host.name.clone(),
+            gpu: k,
+        })?;
+        if gpu.is_used() {
+            return Err(FleetError::GpuBusy {
+                host: host.name.clone(),
+                gpu: k,
+                residents: gpu.gis.len() + usize::from(gpu.holder.is_some()) + gpu.shares.len(),
+            });
+        }
+        if mode == GpuMode::Mig && !self.catalog.model(gpu.model).mig {
+            return Err(FleetError::NoMig {
+                model: self.catalog.model(gpu.model).name.clone(),
+            });
+        }
+        let host = &mut self.hosts[h];
+        host.gpus[k].mode = mode;
+        self.ff_index.update(self.catalog, h, host);
+        Ok(())
+    }
+
     /// Writes a validated placement into the state.
     fn apply_placement(&mut self, id: VmId, placement: Placement) {
         let catalog = self.catalog;
@@ -634,6 +1023,26 @@ impl Fleet {
         host.used_ram += vm.ram_gb;
         if let Err(pos) = host.vms.binary_search(&id) {
             host.vms.insert(pos, id);
+        }
+        match vm.shape {
+            Shape::Mig => {}
+            Shape::Share {
+                gb,
+                weight,
+                isolation: false,
+                ..
+            } => {
+                for slot in &placement.gis {
+                    let gpu = &mut host.gpus[slot.gpu];
+                    let pos = gpu.shares.partition_point(|s| s.vm < id);
+                    gpu.shares.insert(pos, ResidentShare { vm: id, gb, weight });
+                }
+            }
+            Shape::Share { isolation: true, .. } | Shape::Gang { .. } => {
+                for slot in &placement.gis {
+                    host.gpus[slot.gpu].holder = Some(id);
+                }
+            }
         }
         for (index, (req, slot)) in vm.gis.iter().zip(&placement.gis).enumerate() {
             let gpu = &mut host.gpus[slot.gpu];
@@ -673,6 +1082,15 @@ impl Fleet {
             }
             gap.m0_cores -= vm.cores as u64;
             gap.m0_ram -= vm.ram_gb as u64;
+        }
+        if vm.shape != Shape::Mig {
+            for slot in &placement.gis {
+                let gpu = &mut host.gpus[slot.gpu];
+                gpu.shares.retain(|s| s.vm != id);
+                if gpu.holder == Some(id) {
+                    gpu.holder = None;
+                }
+            }
         }
         for (req, slot) in vm.gis.iter().zip(&placement.gis) {
             let gpu = &mut host.gpus[slot.gpu];
@@ -721,13 +1139,16 @@ impl Fleet {
         if host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
             return None;
         }
+        if vm.shape != Shape::Mig {
+            return self.host_slots_first(vm, h).map(|gis| Placement { host: h, gis });
+        }
         let mut occs: Vec<Occupancy> = host.gpus.iter().map(|g| g.occ).collect();
         let mut slots = vec![GiSlot { gpu: 0, start: 0 }; vm.gis.len()];
         for i in vm.gis_largest_first(self.catalog) {
             let req = vm.gis[i];
             let mut done = false;
             for (k, gpu) in host.gpus.iter().enumerate() {
-                if !self.catalog.same_class(req.model, gpu.model) {
+                if gpu.mode != GpuMode::Mig || !self.catalog.same_class(req.model, gpu.model) {
                     continue;
                 }
                 let model = self.catalog.model(gpu.model);
@@ -743,6 +1164,37 @@ impl Fleet {
             }
         }
         Some(Placement { host: h, gis: slots })
+    }
+
+    /// The GPUs of host `h` a share or gang takes first fit: a share the first GPU of its class in
+    /// the right mode with room, a gang the first `gpus` free whole GPUs of its class. `None` for
+    /// a MIG request or when the host has no room (cores and RAM are not checked here).
+    pub fn host_slots_first(&self, vm: &Vm, h: HostId) -> Option<Vec<GiSlot>> {
+        let host = &self.hosts[h];
+        let fits = |g: &Gpu| match vm.shape {
+            Shape::Mig => false,
+            Shape::Share {
+                model, gb, isolation, ..
+            } => {
+                self.catalog.same_class(model, g.model)
+                    && if isolation {
+                        g.is_free_whole()
+                    } else {
+                        g.mode == GpuMode::Shared && g.free_share_gb(self.catalog) >= gb
+                    }
+            }
+            Shape::Gang { model, .. } => self.catalog.same_class(model, g.model) && g.is_free_whole(),
+        };
+        let want = vm.shape.slots(vm.gis.len());
+        let slots: Vec<GiSlot> = host
+            .gpus
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| fits(g))
+            .take(want)
+            .map(|(k, _)| GiSlot { gpu: k, start: 0 })
+            .collect();
+        (slots.len() == want && want > 0).then_some(slots)
     }
 
     /// Recomputes every derived quantity from the VMs and checks the fleet invariants: no two
@@ -777,8 +1229,54 @@ impl Fleet {
             let Some(host) = self.hosts.get(p.host) else {
                 return Err(format!("VM {} on unknown host {}", vm.id, p.host));
             };
-            if p.gis.len() != vm.gis.len() {
+            if p.gis.len() != vm.shape.slots(vm.gis.len()) {
                 return Err(format!("VM {}: GI count mismatch", vm.id));
+            }
+            if vm.shape != Shape::Mig {
+                if !vm.gis.is_empty() {
+                    return Err(format!("VM {}: a share or gang lists GIs", vm.id));
+                }
+                let model = vm.model().unwrap_or(0);
+                for (n, slot) in p.gis.iter().enumerate() {
+                    let Some(gpu) = host.gpus.get(slot.gpu) else {
+                        return Err(format!("VM {}: no GPU {} on host {}", vm.id, slot.gpu, p.host));
+                    };
+                    if p.gis[..n].iter().any(|o| o.gpu == slot.gpu) {
+                        return Err(format!("VM {}: GPU {} listed twice", vm.id, slot.gpu));
+                    }
+                    if !self.catalog.same_class(model, gpu.model) {
+                        return Err(format!("VM {}: class mismatch on GPU {}", vm.id, slot.gpu));
+                    }
+                    if gpu.mode != vm.shape.gpu_mode() {
+                        return Err(format!(
+                            "VM {} on host {} GPU {}: a {} on a GPU in {} mode",
+                            vm.id,
+                            p.host,
+                            slot.gpu,
+                            shape_word(&vm.shape),
+                            gpu.mode
+                        ));
+                    }
+                    let resident = match vm.shape {
+                        Shape::Share {
+                            gb,
+                            weight,
+                            isolation: false,
+                            ..
+                        } => gpu.shares.iter().filter(|s| s.vm == vm.id).eq([&ResidentShare {
+                            vm: vm.id,
+                            gb,
+                            weight,
+                        }]),
+                        _ => gpu.holder == Some(vm.id),
+                    };
+                    if !resident {
+                        return Err(format!(
+                            "host {} GPU {}: VM {} is not resident where it is placed",
+                            p.host, slot.gpu, vm.id
+                        ));
+                    }
+                }
             }
             let acc = &mut hosts[p.host];
             acc.0 += vm.cores;
@@ -818,6 +1316,37 @@ impl Fleet {
                 return Err(format!("host {h}: VM list is stale"));
             }
             for (k, gpu) in host.gpus.iter().enumerate() {
+                let in_mode = match gpu.mode {
+                    GpuMode::Mig => gpu.holder.is_none() && gpu.shares.is_empty(),
+                    GpuMode::Whole => gpu.gis.is_empty() && gpu.occ.is_empty() && gpu.shares.is_empty(),
+                    GpuMode::Shared => gpu.gis.is_empty() && gpu.occ.is_empty() && gpu.holder.is_none(),
+                };
+                if !in_mode {
+                    return Err(format!(
+                        "host {h} GPU {k}: residents of another mode on a {} GPU",
+                        gpu.mode
+                    ));
+                }
+                if gpu.mode == GpuMode::Mig && !self.catalog.model(gpu.model).mig {
+                    return Err(format!("host {h} GPU {k}: MIG mode on a model without MIG"));
+                }
+                if gpu.shared_gb() > gpu_gb(self.catalog, gpu.model) {
+                    return Err(format!("host {h} GPU {k}: shares exceed the GPU's memory"));
+                }
+                if !gpu.shares.windows(2).all(|w| w[0].vm < w[1].vm) {
+                    return Err(format!("host {h} GPU {k}: share list is not by VM id"));
+                }
+                let residents = gpu.shares.iter().map(|s| s.vm).chain(gpu.holder);
+                for v in residents {
+                    let placed_here = self
+                        .vms
+                        .get(&v)
+                        .and_then(|vm| vm.placement.as_ref())
+                        .is_some_and(|p| p.host == h && p.gis.iter().any(|s| s.gpu == k));
+                    if !placed_here {
+                        return Err(format!("host {h} GPU {k}: resident VM {v} is not placed here"));
+                    }
+                }
                 if gpu.occ != acc.3[k] {
                     return Err(format!("host {h} GPU {k}: occupancy is stale"));
                 }
@@ -849,12 +1378,12 @@ impl Fleet {
         self.hosts.iter().filter(|h| h.is_active()).count()
     }
 
-    /// GPUs holding at least one GI.
+    /// GPUs holding at least one GI, share or whole-GPU holder.
     pub fn active_gpus(&self) -> usize {
         self.hosts
             .iter()
             .flat_map(|h| &h.gpus)
-            .filter(|g| !g.occ.is_empty())
+            .filter(|g| g.is_used())
             .count()
     }
 
@@ -863,13 +1392,18 @@ impl Fleet {
     }
 
     /// Power of one GPU in watts (§6.3): idle + (max - idle) u with u its share of compute
-    /// slices in use; idle when it holds no GI; nothing on an off host.
+    /// slices in use (a held whole GPU: 1; a shared GPU: its weight sum, at most 1); idle when
+    /// it holds nothing; nothing on an off host.
     pub fn gpu_power_w(&self, host: &Host, gpu: &Gpu) -> f64 {
         if !host.is_active() {
             return 0.0;
         }
         let m = self.catalog.model(gpu.model);
-        let u = gpu.occ.used_compute(m) as f64 / m.compute_slices as f64;
+        let u = match gpu.mode {
+            GpuMode::Mig => gpu.occ.used_compute(m) as f64 / m.compute_slices as f64,
+            GpuMode::Whole => f64::from(u8::from(gpu.holder.is_some())),
+            GpuMode::Shared => gpu.weight_sum().min(1.0),
+        };
         m.idle_w + (m.max_w - m.idle_w) * u
     }
 

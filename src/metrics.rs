@@ -7,7 +7,7 @@
 //! it. Only the measurement window (after the warm-up) counts.
 
 use crate::catalog::{GpuModel, ProfileId};
-use crate::fleet::{Fleet, HostId};
+use crate::fleet::{Fleet, GpuMode, HostId, Shape, Vm};
 use crate::mig;
 use serde::Serialize;
 
@@ -51,6 +51,166 @@ impl Stranded {
     }
 }
 
+/// Stranded capacity across GPU modes (docs/simulation.md, "Stranded capacity across modes"):
+/// free capacity that no pending shape can use without moving anything. Free capacity of an
+/// empty GPU is never stranded (any mode and layout can be set on it without a drain); a whole
+/// GPU is either empty or held, so only MIG and shared GPUs that hold work strand capacity.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct StrandedCapacity {
+    /// Free compute slices of the MIG GPUs (the 1g units: seven per A100 or H100).
+    pub mig_free_slices: u32,
+    /// Those of them on GPUs that hold GIs where no reference profile fits.
+    pub mig_stranded_slices: u32,
+    /// Free memory (GB) of the shared GPUs.
+    pub shared_free_gb: u32,
+    /// Free GB on shared GPUs holding shares that no reference share can use.
+    pub shared_stranded_gb: u32,
+    /// Per reference MIG profile: what it alone leaves stranded.
+    pub profiles: Vec<ProfileStranded>,
+    /// The reference shapes are the pending requests' (`true`) or, with none pending, the largest
+    /// profile of each GPU model with MIG GPUs in the fleet and no share (`false`).
+    pub from_pending: bool,
+}
+
+/// Free compute slices that one MIG profile cannot use on the GPUs of its class that hold GIs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileStranded {
+    pub model: String,
+    pub profile: String,
+    pub free_slices: u32,
+    pub stranded_slices: u32,
+}
+
+impl StrandedCapacity {
+    /// Stranded over free capacity, MIG compute slices and shared GB each as a share of its free
+    /// capacity, weighted by free capacity: 0 when nothing is free.
+    pub fn mig_share(&self) -> f64 {
+        ratio_u32(self.mig_stranded_slices, self.mig_free_slices)
+    }
+
+    pub fn shared_share(&self) -> f64 {
+        ratio_u32(self.shared_stranded_gb, self.shared_free_gb)
+    }
+}
+
+fn ratio_u32(a: u32, b: u32) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        f64::from(a) / f64::from(b)
+    }
+}
+
+/// [`stranded_for`] against the fleet's pending queue: the measure the TUI's gauge shows.
+pub fn stranded_capacity(fleet: &Fleet) -> StrandedCapacity {
+    let pending: Vec<&Vm> = fleet.pending().iter().filter_map(|&id| fleet.vm(id)).collect();
+    stranded_for(fleet, &pending)
+}
+
+/// Free capacity that none of `requests` could use without moving anything (see
+/// [`StrandedCapacity`]). On a MIG GPU holding GIs, the usable compute slices are the most that
+/// GIs of one reference profile of its class still take (Table 3's capacity times the profile's
+/// compute slices); on a shared GPU holding shares, the most GB that copies of one reference
+/// share (without isolation, of its class) take. With no request given, the reference is the
+/// largest profile of each MIG class and no share.
+pub fn stranded_for(fleet: &Fleet, requests: &[&Vm]) -> StrandedCapacity {
+    let catalog = fleet.catalog;
+    let from_pending = !requests.is_empty();
+    // Reference MIG profiles per model and share sizes per model (class members expanded).
+    let mut profiles: Vec<(usize, ProfileId)> = Vec::new();
+    let mut shares: Vec<(usize, u32)> = Vec::new();
+    for (m, model) in catalog.models.iter().enumerate() {
+        for v in requests {
+            match v.shape {
+                Shape::Mig => {
+                    for g in &v.gis {
+                        if catalog.same_class(g.model, m) && !profiles.contains(&(m, g.profile)) {
+                            profiles.push((m, g.profile));
+                        }
+                    }
+                }
+                Shape::Share {
+                    model: sm,
+                    gb,
+                    isolation: false,
+                    ..
+                } if catalog.same_class(sm, m) && !shares.contains(&(m, gb)) => shares.push((m, gb)),
+                _ => {}
+            }
+        }
+        let in_fleet = || {
+            fleet
+                .hosts
+                .iter()
+                .flat_map(|h| &h.gpus)
+                .any(|g| g.model == m && g.mode == GpuMode::Mig)
+        };
+        if !from_pending && in_fleet() {
+            let largest = model
+                .cf_profiles()
+                .max_by_key(|&p| (model.profiles[p].size, model.profiles[p].compute));
+            profiles.extend(largest.map(|p| (m, p)));
+        }
+    }
+    profiles.sort_unstable();
+    let mut out = StrandedCapacity {
+        from_pending,
+        profiles: profiles
+            .iter()
+            .map(|&(m, p)| ProfileStranded {
+                model: catalog.model(m).name.clone(),
+                profile: catalog.model(m).profiles[p].name.clone(),
+                free_slices: 0,
+                stranded_slices: 0,
+            })
+            .collect(),
+        ..Default::default()
+    };
+    for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        let model = catalog.model(g.model);
+        match g.mode {
+            GpuMode::Mig => {
+                let free = u32::from(model.compute_slices).saturating_sub(g.occ.used_compute(model));
+                out.mig_free_slices += free;
+                let mut best = 0;
+                for (i, &(m, p)) in profiles.iter().enumerate() {
+                    if m != g.model {
+                        continue;
+                    }
+                    let usable = if g.occ.is_empty() {
+                        free
+                    } else {
+                        (mig::capacity(model, &g.occ, p) * u32::from(model.profiles[p].compute)).min(free)
+                    };
+                    out.profiles[i].free_slices += free;
+                    out.profiles[i].stranded_slices += free - usable;
+                    best = best.max(usable);
+                }
+                if g.occ.is_empty() {
+                    best = free;
+                }
+                out.mig_stranded_slices += free - best;
+            }
+            GpuMode::Shared => {
+                let free = g.free_share_gb(catalog);
+                out.shared_free_gb += free;
+                if g.shares.is_empty() {
+                    continue;
+                }
+                let best = shares
+                    .iter()
+                    .filter(|&&(m, gb)| m == g.model && gb > 0)
+                    .map(|&(_, gb)| free / gb * gb)
+                    .max()
+                    .unwrap_or(0);
+                out.shared_stranded_gb += free - best;
+            }
+            GpuMode::Whole => {}
+        }
+    }
+    out
+}
+
 /// Stranded capacity per (model, profile) of the models in the fleet, the paper's profiles only
 /// (no +me), in catalog order. A slice is usable by a profile when a free permitted start of the
 /// profile covers it; the starts of one profile are disjoint (multiples of its size), so the
@@ -63,7 +223,7 @@ pub fn stranded(fleet: &Fleet) -> Vec<Stranded> {
             .hosts
             .iter()
             .flat_map(|h| &h.gpus)
-            .filter(|g| g.model == m)
+            .filter(|g| g.model == m && g.mode == GpuMode::Mig)
             .map(|g| &g.occ)
             .collect();
         if !gpus.is_empty() {
@@ -123,14 +283,30 @@ impl HostStat {
             ..Default::default()
         };
         for g in &host.gpus {
-            if g.occ.is_empty() {
+            if !g.is_used() {
                 continue;
             }
             let m = fleet.catalog.model(g.model);
             s.active_gpus += 1;
-            s.used_slices += g.occ.used_slices();
             s.active_slices += m.memory_slices as u32;
-            s.gpu_share += g.occ.used_compute(m) as f64 / m.compute_slices as f64;
+            match g.mode {
+                GpuMode::Mig => {
+                    s.used_slices += g.occ.used_slices();
+                    s.gpu_share += g.occ.used_compute(m) as f64 / m.compute_slices as f64;
+                }
+                // A held whole GPU is used in full.
+                GpuMode::Whole => {
+                    s.used_slices += m.memory_slices as u32;
+                    s.gpu_share += 1.0;
+                }
+                // A shared GPU: its shares' memory in slice units (rounded down), its weights
+                // up to 1.
+                GpuMode::Shared => {
+                    let gb = crate::fleet::gpu_gb(fleet.catalog, g.model).max(1);
+                    s.used_slices += (m.memory_slices as u32 * g.shared_gb().min(gb)) / gb;
+                    s.gpu_share += g.weight_sum().min(1.0);
+                }
+            }
         }
         s
     }
@@ -253,7 +429,7 @@ impl StrandTally {
             return None;
         }
         let mut c = vec![0u32; self.totals.len()];
-        for g in &host.gpus {
+        for g in host.gpus.iter().filter(|g| g.mode == GpuMode::Mig) {
             let model = fleet.catalog.model(g.model);
             let b = self.base[g.model];
             c[b] += 1;
@@ -281,7 +457,7 @@ impl StrandTally {
                 }
             }
             None => {
-                for g in &fleet.hosts[h].gpus {
+                for g in fleet.hosts[h].gpus.iter().filter(|g| g.mode == GpuMode::Mig) {
                     let b = self.base[g.model];
                     for (i, &x) in self.empty[g.model].iter().enumerate() {
                         add(&mut self.totals[b + i], x);

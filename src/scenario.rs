@@ -4,7 +4,7 @@
 //! what it writes loads back to the same state.
 
 use crate::catalog::{embedded, Catalog};
-use crate::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmKind};
+use crate::fleet::{Fleet, GiRequest, GiSlot, GpuMode, Host, Placement, Shape, Vm, VmKind};
 use crate::policy_kind::PolicyKind;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -55,6 +55,10 @@ pub struct HostGroupSpec {
     pub cores: u32,
     pub ram_gb: u32,
     pub gpus: Vec<Spanned<String>>,
+    /// GPU modes in GPU order (`mig`, `whole`, `shared`); absent: MIG (whole for models without
+    /// MIG).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<Spanned<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<Spanned<String>>,
 }
@@ -68,6 +72,10 @@ pub struct HostSpec {
     pub ram_gb: u32,
     #[serde(default)]
     pub gpus: Vec<Spanned<String>>,
+    /// GPU modes in GPU order (`mig`, `whole`, `shared`); absent: MIG (whole for models without
+    /// MIG).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<Spanned<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<Spanned<String>>,
     /// A teaching note shown beside the host.
@@ -82,16 +90,34 @@ pub struct HostSpec {
     pub mig_config: Option<String>,
 }
 
-/// One VM: placed when `host` is given (with one `at` entry `GPU@START` per GI), pending otherwise.
+/// One VM: placed when `host` is given (with one `at` entry `GPU@START` per GI, or `GPU` per GPU
+/// of a share or gang), pending otherwise. Its shape: `profiles` (MIG), `share_gb` with `weight`
+/// and `isolation` (a soft share), `gpus` (a gang of whole GPUs), or `memory_gb` alone (the
+/// smallest MIG profile of `model` with that much memory).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct VmSpec {
     pub id: u64,
-    /// GPU model (class) of the GIs; required when `profiles` is not empty.
+    /// GPU model (class) of the GIs, share or gang; required when the VM asks for GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<Spanned<String>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<Spanned<String>>,
+    /// A soft share: its memory limit in GB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share_gb: Option<Spanned<u32>>,
+    /// A soft share's compute weight (default 1 / the shares a GPU of its size holds: gb / GPU GB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weight: Option<Spanned<f64>>,
+    /// A soft share that needs isolation: it never goes on a shared GPU but takes a whole one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<bool>,
+    /// A gang: this many whole GPUs on one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus: Option<Spanned<u32>>,
+    /// A memory need with no shape: the smallest MIG profile of `model` that holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_gb: Option<Spanned<f64>>,
     pub cores: u32,
     pub ram_gb: u32,
     #[serde(default = "default_kind")]
@@ -160,6 +186,73 @@ pub struct WorkloadSettings {
     pub trace_window_days: f64,
     /// Trace replay: GPU model the pods are mapped to (§6.5: the A100-40GB).
     pub trace_model: String,
+    /// The shapes of the synthetic requests (`[workload.mix]`): all MIG when absent.
+    #[serde(skip_serializing_if = "ShapeMix::is_unset")]
+    pub mix: ShapeMix,
+}
+
+/// `[workload.mix]`: which share of the synthetic arrivals are soft shares and gangs
+/// (docs/simulation.md). A share asks for the memory and compute of the GIs it drew (weight:
+/// their compute slices over the GPU's); a gang for `gang_gpus` whole GPUs.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShapeMix {
+    /// Probability that an arrival is a soft share.
+    pub share: f64,
+    /// Probability that a share asks for isolation (it then takes a whole GPU).
+    pub isolated: f64,
+    /// Probability that an arrival is a gang.
+    pub gang: f64,
+    /// GPUs of a gang.
+    pub gang_gpus: u32,
+}
+
+impl Default for ShapeMix {
+    fn default() -> Self {
+        ShapeMix {
+            share: 0.0,
+            isolated: 0.0,
+            gang: 0.0,
+            gang_gpus: 8,
+        }
+    }
+}
+
+impl ShapeMix {
+    /// Some arrivals are shares or gangs.
+    pub fn is_set(&self) -> bool {
+        self.share > 0.0 || self.gang > 0.0
+    }
+
+    fn is_unset(&self) -> bool {
+        *self == ShapeMix::default()
+    }
+
+    /// Probabilities within 0..1 (share + gang at most 1), a gang of 1..=64 GPUs.
+    pub fn check(&self) -> anyhow::Result<()> {
+        for (name, x) in [
+            ("share", self.share),
+            ("isolated", self.isolated),
+            ("gang", self.gang),
+        ] {
+            if !(0.0..=1.0).contains(&x) {
+                anyhow::bail!("workload.mix.{name} must be within 0..1, not {x}");
+            }
+        }
+        if self.share + self.gang > 1.0 {
+            anyhow::bail!(
+                "workload.mix.share + workload.mix.gang must be at most 1, not {}",
+                self.share + self.gang
+            );
+        }
+        if !(1..=64).contains(&self.gang_gpus) {
+            anyhow::bail!(
+                "workload.mix.gang_gpus must be within 1..=64, not {}",
+                self.gang_gpus
+            );
+        }
+        Ok(())
+    }
 }
 
 impl Default for WorkloadSettings {
@@ -184,6 +277,7 @@ impl Default for WorkloadSettings {
             trace: None,
             trace_window_days: 34.0,
             trace_model: "a100-40gb".into(),
+            mix: ShapeMix::default(),
         }
     }
 }
@@ -421,6 +515,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             .map(|m| model_of(&cx, catalog, m, "gpus"))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let curve = curve_of(&cx, catalog, &g.curve)?;
+        let modes = modes_of(&cx, catalog, &models, &g.modes, g.prefix.span())?;
         for i in 0..g.count {
             let name = format!("{}{i}", g.prefix.get_ref());
             if names.insert(name.clone(), g.prefix.span()).is_some() {
@@ -430,7 +525,11 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                     format!("host name `{name}` is used twice"),
                 );
             }
-            hosts.push(Host::new(name, g.cores, g.ram_gb, models.clone(), curve));
+            let mut host = Host::new(name, g.cores, g.ram_gb, models.clone(), curve);
+            for (gpu, &mode) in host.gpus.iter_mut().zip(&modes) {
+                gpu.mode = mode;
+            }
+            hosts.push(host);
         }
         groups.push((g.prefix.get_ref().clone(), g.count));
     }
@@ -448,7 +547,11 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                 format!("host name `{}` is used twice", h.name.get_ref()),
             );
         }
+        let modes = modes_of(&cx, catalog, &models, &h.modes, h.name.span())?;
         let mut host = Host::new(h.name.get_ref().clone(), h.cores, h.ram_gb, models, curve);
+        for (gpu, &mode) in host.gpus.iter_mut().zip(&modes) {
+            gpu.mode = mode;
+        }
         host.note = h.note.clone();
         host.mig_config = h.mig_config.clone();
         for (k, n) in h.gpu_notes.iter().enumerate() {
@@ -484,7 +587,22 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                 "VM ids start at 1",
             );
         }
+        let shape = shape_of(&cx, catalog, &fleet, k, v)?;
         let mut gis = Vec::new();
+        if let Some(gb) = &v.memory_gb {
+            // `shape_of` checked the model and that some profile holds the memory.
+            let m = v.model.as_ref().and_then(|ms| catalog.model_id(ms.get_ref()));
+            match m.and_then(|m| Some((m, catalog.smallest_profile_for(m, *gb.get_ref())?))) {
+                Some((model, profile)) => gis.push(GiRequest { model, profile }),
+                None => {
+                    return cx.err(
+                        gb.span(),
+                        "memory_gb",
+                        format!("VM {}: no MIG profile holds it", v.id),
+                    )
+                }
+            }
+        }
         if !v.profiles.is_empty() {
             let Some(ms) = &v.model else {
                 let span = v.profiles[0].span();
@@ -523,6 +641,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             arrival,
             lifetime: v.lifetime_h.map(|h| h * 3600.0),
             tenant: v.tenant.clone(),
+            shape,
             ..Vm::job(v.id, gis, v.cores, v.ram_gb)
         };
         let result = match &v.host {
@@ -540,30 +659,35 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                         format!("no host named `{}`", hname.get_ref()),
                     );
                 };
-                if v.at.len() != vm.gis.len() {
+                let want = vm.shape.slots(vm.gis.len());
+                if v.at.len() != want {
                     let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
+                    let what = if vm.is_mig() { "GIs" } else { "GPUs" };
+                    let each = if vm.is_mig() { "GPU@START" } else { "GPU" };
                     return cx.err(
                         span,
                         "at",
                         format!(
-                            "VM {} has {} GIs but {} `at` entries (GPU@START each)",
+                            "VM {} has {want} {what} but {} `at` entries ({each} each)",
                             v.id,
-                            vm.gis.len(),
                             v.at.len()
                         ),
                     );
                 }
                 let mut slots = Vec::new();
                 for a in &v.at {
-                    let parsed = a.get_ref().split_once('@').and_then(|(g, z)| {
-                        Some(GiSlot {
-                            gpu: g.trim().parse().ok()?,
-                            start: z.trim().parse().ok()?,
-                        })
-                    });
+                    let text = a.get_ref();
+                    let parsed = match text.split_once('@') {
+                        Some((g, z)) => g.trim().parse().ok().zip(z.trim().parse().ok()),
+                        None if !vm.is_mig() => text.trim().parse().ok().map(|g| (g, 0)),
+                        None => None,
+                    };
                     match parsed {
-                        Some(s) => slots.push(s),
-                        None => return cx.err(a.span(), "at", format!("`{}` is not GPU@START", a.get_ref())),
+                        Some((gpu, start)) => slots.push(GiSlot { gpu, start }),
+                        None if vm.is_mig() => {
+                            return cx.err(a.span(), "at", format!("`{text}` is not GPU@START"))
+                        }
+                        None => return cx.err(a.span(), "at", format!("`{text}` is not a GPU index")),
                     }
                 }
                 let mut vm = vm;
@@ -656,6 +780,204 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
     })
 }
 
+/// The GPU modes of a host: one per GPU as written, or the default of each model (MIG, whole for
+/// a model without MIG). MIG on a model without it is refused.
+fn modes_of(
+    cx: &Ctx,
+    catalog: &Catalog,
+    models: &[usize],
+    modes: &[Spanned<String>],
+    at: Range<usize>,
+) -> anyhow::Result<Vec<GpuMode>> {
+    let default = |m: usize| {
+        if catalog.model(m).mig {
+            GpuMode::Mig
+        } else {
+            GpuMode::Whole
+        }
+    };
+    if modes.is_empty() {
+        return Ok(models.iter().map(|&m| default(m)).collect());
+    }
+    if modes.len() != models.len() {
+        let span = modes.first().map(|m| m.span()).unwrap_or(at);
+        return cx.err(
+            span,
+            "modes",
+            format!(
+                "{} modes for {} GPUs: list one mode per GPU (mig, whole or shared)",
+                modes.len(),
+                models.len()
+            ),
+        );
+    }
+    let mut out = Vec::with_capacity(models.len());
+    for (s, &m) in modes.iter().zip(models) {
+        let Some(mode) = GpuMode::parse(s.get_ref()) else {
+            return cx.err(
+                s.span(),
+                "modes",
+                format!("unknown GPU mode `{}` (known: mig, whole, shared)", s.get_ref()),
+            );
+        };
+        if mode == GpuMode::Mig && !catalog.model(m).mig {
+            return cx.err(
+                s.span(),
+                "modes",
+                format!(
+                    "{} has no MIG: its GPUs can be whole or shared",
+                    catalog.model(m).name
+                ),
+            );
+        }
+        out.push(mode);
+    }
+    Ok(out)
+}
+
+/// The shape of a `[[vm]]`: at most one of `profiles`, `share_gb`, `gpus`, `memory_gb`; a share
+/// no larger than a GPU of its model, a gang no larger than the largest host of its class.
+fn shape_of(cx: &Ctx, catalog: &Catalog, fleet: &Fleet, k: usize, v: &VmSpec) -> anyhow::Result<Shape> {
+    let key = |f: &str| settings::array_key_span(cx.src, "vm", k, f);
+    let given: Vec<&str> = [
+        ("profiles", !v.profiles.is_empty()),
+        ("share_gb", v.share_gb.is_some()),
+        ("gpus", v.gpus.is_some()),
+        ("memory_gb", v.memory_gb.is_some()),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .map(|(f, _)| f)
+    .collect();
+    if given.len() > 1 {
+        return cx.err(
+            key(given[1]),
+            given[1],
+            format!(
+                "VM {} gives both `{}` and `{}`: a VM has one shape",
+                v.id, given[0], given[1]
+            ),
+        );
+    }
+    if v.share_gb.is_none() {
+        for (f, on) in [
+            ("weight", v.weight.is_some()),
+            ("isolation", v.isolation.is_some()),
+        ] {
+            if on {
+                return cx.err(
+                    key(f),
+                    f,
+                    format!("VM {}: `{f}` belongs to a share (`share_gb`)", v.id),
+                );
+            }
+        }
+    }
+    let Some(&field) = given.first() else {
+        return Ok(Shape::Mig);
+    };
+    let Some(ms) = &v.model else {
+        return cx.err(
+            key(field),
+            "model",
+            format!("VM {} gives `{field}` but no `model`", v.id),
+        );
+    };
+    let model = model_of(cx, catalog, ms, "model")?;
+    let gpu_gb = crate::fleet::gpu_gb(catalog, model);
+    let name = &catalog.model(model).name;
+    if let Some(gb) = &v.memory_gb {
+        let x = *gb.get_ref();
+        if !(x.is_finite() && x > 0.0) {
+            return cx.err(
+                gb.span(),
+                "memory_gb",
+                format!("VM {}: must be a number of GB > 0, not {x}", v.id),
+            );
+        }
+        if !catalog.model(model).mig {
+            return cx.err(
+                gb.span(),
+                "memory_gb",
+                format!("VM {}: {name} has no MIG profiles", v.id),
+            );
+        }
+        if catalog.smallest_profile_for(model, x).is_none() {
+            return cx.err(
+                gb.span(),
+                "memory_gb",
+                format!("VM {}: no MIG profile of {name} holds {x} GB", v.id),
+            );
+        }
+        return Ok(Shape::Mig);
+    }
+    if let Some(gb) = &v.share_gb {
+        let g = *gb.get_ref();
+        if g == 0 || g > gpu_gb {
+            return cx.err(
+                gb.span(),
+                "share_gb",
+                format!(
+                    "VM {}: a share of {g} GB on a {name} must be 1..={gpu_gb} GB (the GPU's memory)",
+                    v.id
+                ),
+            );
+        }
+        let weight = match &v.weight {
+            None => f64::from(g) / f64::from(gpu_gb),
+            Some(w) => {
+                let x = *w.get_ref();
+                if !(x.is_finite() && x > 0.0 && x <= crate::limits::MAX_WEIGHT) {
+                    return cx.err(
+                        w.span(),
+                        "weight",
+                        format!(
+                            "VM {}: a share's weight must be > 0 and at most {}, not {}",
+                            v.id,
+                            crate::limits::show(crate::limits::MAX_WEIGHT),
+                            crate::limits::show(x)
+                        ),
+                    );
+                }
+                x
+            }
+        };
+        return Ok(Shape::Share {
+            model,
+            gb: g,
+            weight,
+            isolation: v.isolation.unwrap_or(false),
+        });
+    }
+    if let Some(n) = &v.gpus {
+        let n = *n.get_ref();
+        let largest = fleet
+            .hosts
+            .iter()
+            .map(|h| {
+                h.gpus
+                    .iter()
+                    .filter(|g| catalog.same_class(g.model, model))
+                    .count()
+            })
+            .max()
+            .unwrap_or(0);
+        if n == 0 || n as usize > largest {
+            let span = v.gpus.as_ref().map(|g| g.span()).unwrap_or(0..0);
+            return cx.err(
+                span,
+                "gpus",
+                format!(
+                    "VM {}: a gang of {n} {name} GPUs must be 1..={largest} (the most one host has)",
+                    v.id
+                ),
+            );
+        }
+        return Ok(Shape::Gang { model, gpus: n });
+    }
+    Ok(Shape::Mig)
+}
+
 /// Checks that every quota names a profile some GPU model of the catalog has
 /// (`requests.nvidia.com/mig-3g.40gb`, `nvidia.com/mig-3g.40gb` and `3g.40gb` all name `3g.40gb`).
 fn check_quotas(
@@ -718,6 +1040,21 @@ fn check_vm_times(cx: &Ctx, index: usize, v: &VmSpec) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The `modes` of a host as written: empty when every GPU is in its model's default mode.
+fn modes_to_file(catalog: &Catalog, gpus: &[crate::fleet::Gpu]) -> Vec<Spanned<String>> {
+    let default = |g: &crate::fleet::Gpu| {
+        if catalog.model(g.model).mig {
+            GpuMode::Mig
+        } else {
+            GpuMode::Whole
+        }
+    };
+    if gpus.iter().all(|g| g.mode == default(g)) {
+        return Vec::new();
+    }
+    gpus.iter().map(|g| spanned(g.mode.name().to_string())).collect()
+}
+
 fn spanned<T>(v: T) -> Spanned<T> {
     // Spans are only meaningful on parsed values; a written value carries an empty one.
     toml::Spanned::new(0..0, v)
@@ -746,8 +1083,8 @@ impl Scenario {
                             && h.curve == first.curve
                             && h.gpus
                                 .iter()
-                                .map(|g| g.model)
-                                .eq(first.gpus.iter().map(|g| g.model))
+                                .map(|g| (g.model, g.mode))
+                                .eq(first.gpus.iter().map(|g| (g.model, g.mode)))
                             && h.note.is_none()
                             && h.gpu_notes.is_empty()
                             && h.mig_config.is_none()
@@ -763,6 +1100,7 @@ impl Scenario {
                             .iter()
                             .map(|g| spanned(catalog.model(g.model).name.clone()))
                             .collect(),
+                        modes: modes_to_file(catalog, &first.gpus),
                         curve: Some(spanned(catalog.curves[first.curve].name.clone())),
                     });
                     i += n;
@@ -783,6 +1121,7 @@ impl Scenario {
                     .iter()
                     .map(|g| spanned(catalog.model(g.model).name.clone()))
                     .collect(),
+                modes: modes_to_file(catalog, &h.gpus),
                 curve: Some(spanned(catalog.curves[h.curve].name.clone())),
                 note: h.note.clone(),
                 gpu_notes: if h.gpu_notes.is_empty() {
@@ -806,6 +1145,23 @@ impl Scenario {
                 .iter()
                 .map(|g| spanned(catalog.model(g.model).profiles[g.profile].name.clone()))
                 .collect(),
+            share_gb: match v.shape {
+                Shape::Share { gb, .. } => Some(spanned(gb)),
+                _ => None,
+            },
+            weight: match v.shape {
+                Shape::Share { weight, .. } => Some(spanned(weight)),
+                _ => None,
+            },
+            isolation: match v.shape {
+                Shape::Share { isolation: true, .. } => Some(true),
+                _ => None,
+            },
+            gpus: match v.shape {
+                Shape::Gang { gpus, .. } => Some(spanned(gpus)),
+                _ => None,
+            },
+            memory_gb: None,
             cores: v.cores,
             ram_gb: v.ram_gb,
             kind: v.kind,
@@ -823,7 +1179,13 @@ impl Scenario {
                 .map(|p| {
                     p.gis
                         .iter()
-                        .map(|s| spanned(format!("{}@{}", s.gpu, s.start)))
+                        .map(|s| {
+                            spanned(if v.is_mig() {
+                                format!("{}@{}", s.gpu, s.start)
+                            } else {
+                                s.gpu.to_string()
+                            })
+                        })
                         .collect()
                 })
                 .unwrap_or_default(),

@@ -190,7 +190,45 @@ impl Simulator {
             calls_before_window: None,
         };
         sim.resync();
+        sim.offer_waiting_shapes();
         Ok(sim)
+    }
+
+    /// The scenario's pending shares and gangs are offered to the policy once at the start, as
+    /// arrivals are: placed, or rejected (only MIG requests wait in the queue).
+    fn offer_waiting_shapes(&mut self) {
+        let t = self.now;
+        let waiting: Vec<VmId> = self
+            .fleet
+            .pending()
+            .iter()
+            .copied()
+            .filter(|&id| self.fleet.vm(id).is_some_and(|v| !v.is_mig()))
+            .collect();
+        for id in waiting {
+            let Some(vm) = self.fleet.vm(id).cloned() else {
+                continue;
+            };
+            let placed = match self.policy.on_arrival(&self.fleet, &vm, t) {
+                Some(p) => {
+                    let host = p.host;
+                    let ok = self.fleet.place(id, p).is_ok();
+                    if ok {
+                        if let Some(v) = self.fleet.vm_meta_mut(id) {
+                            v.admitted_at = Some(t);
+                        }
+                        self.admitted(id, t, 0);
+                        self.recorder.refresh_host(&self.fleet, host);
+                    }
+                    ok
+                }
+                None => false,
+            };
+            if !placed && self.fleet.reject_pending(id).is_ok() {
+                self.recorder.on_reject(vm.arrival);
+                self.log(t, EventKind::Reject { vm: id });
+            }
+        }
     }
 
     /// Current simulated time, seconds since the scenario's start date.
@@ -684,7 +722,9 @@ impl Simulator {
                 }
             }
         }
-        if self.policy.queues_unplaced() && self.fleet.add_pending(vm).is_ok() {
+        // Only MIG requests wait in the queue Q (OrigaMIG's admission calls decide MIG work); a
+        // share or a gang that finds no room at its arrival is rejected under every policy.
+        if vm.is_mig() && self.policy.queues_unplaced() && self.fleet.add_pending(vm).is_ok() {
             self.log(t, EventKind::Queued { vm: id });
         } else {
             self.recorder.on_reject(t);

@@ -6,8 +6,8 @@
 //! seed and the class, so one seed fixes every request whatever the policy does with them.
 
 use crate::catalog::{Catalog, ModelId, ProfileId};
-use crate::fleet::{Fleet, GiRequest, Vm, VmKind};
-use crate::scenario::{LifetimeDist, WorkloadSettings};
+use crate::fleet::{Fleet, GiRequest, Shape, Vm, VmKind};
+use crate::scenario::{LifetimeDist, ShapeMix, WorkloadSettings};
 use anyhow::{bail, Context};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -23,19 +23,28 @@ pub struct Request {
     pub kind: VmKind,
     /// Lifetime in seconds from admission.
     pub lifetime: f64,
+    /// The GIs drawn; for a share or a gang ([`Request::shape`]), the draw its size came from.
     pub gis: Vec<GiRequest>,
     pub cores: u32,
     pub ram_gb: u32,
+    /// [`Shape::Mig`] unless `[workload.mix]` made the request a soft share or a gang.
+    pub shape: Shape,
 }
 
 impl Request {
-    /// The request as a fleet VM (not placed) with id `id`.
+    /// The request as a fleet VM (not placed) with id `id`: its GIs, or its share or gang.
     pub fn to_vm(&self, id: u64) -> Vm {
+        let gis = if self.shape == Shape::Mig {
+            self.gis.clone()
+        } else {
+            Vec::new()
+        };
         Vm {
             kind: self.kind,
             arrival: self.arrival,
             lifetime: Some(self.lifetime),
-            ..Vm::job(id, self.gis.clone(), self.cores, self.ram_gb)
+            shape: self.shape,
+            ..Vm::job(id, gis, self.cores, self.ram_gb)
         }
     }
 
@@ -146,6 +155,7 @@ pub struct Synthetic {
     lifetime: Lifetime,
     catalog: &'static Catalog,
     rates: Vec<ClassRate>,
+    mix: ShapeMix,
 }
 
 /// Mean lifetime E[L] in hours.
@@ -210,6 +220,7 @@ impl Synthetic {
         if !(s.large_profile_weight >= 0.0 && s.large_profile_weight.is_finite()) {
             bail!("workload.large_profile_weight must be non-negative");
         }
+        s.mix.check()?;
         let lifetime = Lifetime::new(s)?;
         let mean_l_s = mean_lifetime_h(s) * 3600.0;
         // GPUs per class, keyed by the first model of the class in catalog order.
@@ -259,6 +270,7 @@ impl Synthetic {
                 gis: Vec::new(),
                 cores: 0,
                 ram_gb: 0,
+                shape: Shape::Mig,
             };
             streams.push(ClassStream {
                 model: m,
@@ -278,6 +290,7 @@ impl Synthetic {
             lifetime,
             catalog,
             rates,
+            mix: s.mix,
         };
         for i in 0..gen.streams.len() {
             gen.draw_next(i, t0);
@@ -288,11 +301,12 @@ impl Synthetic {
     /// Draws the request after time `after` for stream `i`; the draws of one request always come
     /// in the same order (gap, kind, lifetime, GI count, profiles).
     fn draw_next(&mut self, i: usize, after: f64) {
-        let (job_share, two, cps, rps) = (
+        let (job_share, two, cps, rps, mix) = (
             self.job_share,
             self.two_gi_prob,
             self.cores_per_slice,
             self.ram_per_slice,
+            self.mix,
         );
         let catalog = self.catalog;
         let st = &mut self.streams[i];
@@ -317,6 +331,28 @@ impl Synthetic {
                 profile: p,
             });
         }
+        // The shape mix draws only when it is set, so the streams of MIG-only workloads (every
+        // figure of the paper) are unchanged.
+        let mut shape = Shape::Mig;
+        if mix.is_set() {
+            let u = st.rng.gen::<f64>();
+            let iso = st.rng.gen::<f64>() < mix.isolated;
+            if u < mix.share {
+                let gb: f64 = gis.iter().map(|g| model.profiles[g.profile].memory_gb).sum();
+                let weight = f64::from(compute) / f64::from(model.compute_slices.max(1));
+                shape = Shape::Share {
+                    model: st.model,
+                    gb: (gb.floor() as u32).clamp(1, crate::fleet::gpu_gb(catalog, st.model).max(1)),
+                    weight,
+                    isolation: iso,
+                };
+            } else if u < mix.share + mix.gang {
+                shape = Shape::Gang {
+                    model: st.model,
+                    gpus: mix.gang_gpus,
+                };
+            }
+        }
         st.next = Request {
             arrival: after + gap,
             kind,
@@ -324,6 +360,7 @@ impl Synthetic {
             gis,
             cores: cps * compute,
             ram_gb: rps * compute,
+            shape,
         };
     }
 
@@ -696,6 +733,7 @@ impl TraceReplay {
                 .collect(),
             cores: self.cores_per_slice * compute,
             ram_gb: self.ram_per_slice * compute,
+            shape: Shape::Mig,
         }
     }
 }

@@ -71,6 +71,10 @@ pub struct Row {
     pub summary: Summary,
     /// Wall-clock seconds the run took.
     pub wall_s: f64,
+    /// Stranded capacity across GPU modes at the end of the run (docs/simulation.md); only for a
+    /// fleet with a whole or shared GPU, so MIG-only runs print what they always did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stranded_end: Option<crate::metrics::StrandedCapacity>,
 }
 
 /// The scalar columns of a CSV row, in order (shared with `sweep`).
@@ -224,6 +228,13 @@ pub fn run_one(scenario: &Scenario, policy_name: &str, progress: &mut dyn FnMut(
         load: scenario.workload.load,
         summary: sim.metrics(),
         wall_s: t.elapsed().as_secs_f64(),
+        stranded_end: sim
+            .fleet()
+            .hosts
+            .iter()
+            .flat_map(|h| &h.gpus)
+            .any(|g| g.mode != crate::fleet::GpuMode::Mig)
+            .then(|| crate::metrics::stranded_capacity(sim.fleet())),
     })
 }
 

@@ -8,3 +8,4 @@ pub mod k8s_export;
 pub mod layouts;
 pub mod planner;
 pub mod relayout;
+pub mod serving;

@@ -8,7 +8,7 @@
 
 use super::cache::{Lazy, Tables};
 use super::Policy;
-use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm};
+use crate::fleet::{Fleet, GiSlot, GpuMode, HostId, Placement, Vm};
 use crate::mig::Occupancy;
 
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,8 @@ pub fn host_placement(tables: &Tables, fleet: &Fleet, vm: &Vm, h: HostId) -> Opt
         // (increase, gpu, start)
         let mut best: Option<(i64, usize, u8)> = None;
         for (k, gpu) in host.gpus.iter().enumerate() {
-            if !catalog.same_class(req.model, gpu.model) {
+            // MFI treats MIG GPUs only; whole and shared GPUs take no GI.
+            if gpu.mode != GpuMode::Mig || !catalog.same_class(req.model, gpu.model) {
                 continue;
             }
             let model = catalog.model(gpu.model);
@@ -77,6 +78,10 @@ impl Policy for Mfi {
     }
 
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) -> Option<Placement> {
+        if !vm.is_mig() {
+            // Shares and gangs: first fit (MFI scores MIG placements only).
+            return fleet.ff_placement(vm);
+        }
         let tables = self.tables.get(fleet.catalog);
         let mut best: Option<(i64, Placement)> = None;
         for h in 0..fleet.hosts.len() {

@@ -17,6 +17,13 @@
 //! each GI takes the GPU where it leaves no free capacity, else the fewest free slices, else the
 //! lowest index.
 //!
+//! The score covers the three GPU modes (docs/model.md, "GPU modes"): GIs go on MIG GPUs only;
+//! a soft share on the shared GPU where it leaves the fewest GB (best fit by bytes), an isolated
+//! share on a free whole GPU, both with the same three terms; a gang only on a host whose GPUs
+//! are all whole and free, without the protection penalty (that space is kept for it). With
+//! w3 > 0 a host with every GPU free scores below any other host with room, so fractional work
+//! never takes a gang-capable host while another host has room.
+//!
 //! Optional defragmentation trigger (periodically compute the stranded capacity and, when it
 //! exceeds a threshold, migrate): with `defrag_stranded_share` > 0, every `check_every_s` the
 //! policy reads [`crate::metrics::stranded`]; when for some GPU model the stranded share of its
@@ -24,7 +31,7 @@
 //! OrigaMIG for a consolidation call of that class and proposes the plan if the call improves
 //! Eq. (5). A call that changes nothing disables the trigger until a VM leaves.
 
-use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm};
+use crate::fleet::{Fleet, GiSlot, GpuMode, HostId, Placement, Shape, Vm};
 use crate::mig::{self, Occupancy};
 use crate::plan::Plan;
 use crate::policy::origamig::bilp::SolveControl;
@@ -146,6 +153,9 @@ impl Packing {
         if host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
             return None;
         }
+        if !vm.is_mig() {
+            return self.candidate_whole_or_share(fleet, vm, h);
+        }
         let mut occs: Vec<Occupancy> = host.gpus.iter().map(|g| g.occ).collect();
         let mut slots = vec![GiSlot { gpu: 0, start: 0 }; vm.gis.len()];
         let mut touched = vec![false; host.gpus.len()];
@@ -154,7 +164,7 @@ impl Packing {
             // (leaves no capacity, free slices after, gpu): best is the smallest with full first.
             let mut best: Option<((bool, u32, usize), u8)> = None;
             for (k, gpu) in host.gpus.iter().enumerate() {
-                if !catalog.same_class(req.model, gpu.model) {
+                if gpu.mode != GpuMode::Mig || !catalog.same_class(req.model, gpu.model) {
                     continue;
                 }
                 let model = catalog.model(gpu.model);
@@ -185,18 +195,82 @@ impl Packing {
             .filter(|&(k, g)| touched[k] && no_capacity(catalog.model(g.model), &occs[k]))
             .count() as u32;
         let in_use = host.is_active();
-        let all_free = !host.gpus.is_empty() && host.gpus.iter().all(|g| g.occ.is_empty());
+        let all_free = !host.gpus.is_empty() && host.gpus.iter().all(|g| !g.is_used());
         let score = self.finish_gpu * finished as f64 + if in_use { self.finish_host } else { 0.0 }
             - if all_free { self.protect_host } else { 0.0 };
         let free_after = host
             .gpus
             .iter()
             .zip(&occs)
+            .filter(|(g, _)| g.mode == GpuMode::Mig)
             .map(|(g, o)| catalog.model(g.model).memory_slices as u32 - o.used_slices())
             .sum();
         Some(Candidate {
             placement: Placement { host: h, gis: slots },
             score,
+            finished_gpus: finished,
+            free_after,
+        })
+    }
+
+    /// [`Packing::candidate`] for a share or a gang (cores and RAM checked already).
+    ///
+    /// - A soft share goes on the shared GPU of its class where it leaves the fewest GB free
+    ///   (best fit by bytes; ties by lowest GPU index); finishing the GPU (no GB left) counts.
+    /// - An isolated share takes the first free whole GPU of its class; it finishes that GPU.
+    /// - A gang goes only on a host whose GPUs are all whole and free (whole-node gangs), on its
+    ///   first `gpus` GPUs of its class; it is not penalized for taking a free host (that space is
+    ///   kept for it), and its GPUs are finished.
+    ///
+    /// `free_after` is the GB left on the share's GPU, or the free whole GPUs left on the host.
+    fn candidate_whole_or_share(&self, fleet: &Fleet, vm: &Vm, h: HostId) -> Option<Candidate> {
+        let catalog = fleet.catalog;
+        let host = &fleet.hosts[h];
+        let in_use = host.is_active();
+        let all_free = !host.gpus.is_empty() && host.gpus.iter().all(|g| !g.is_used());
+        let protect = if all_free { self.protect_host } else { 0.0 };
+        let host_term = if in_use { self.finish_host } else { 0.0 };
+        let (slots, finished, free_after, penalty) = match vm.shape {
+            Shape::Mig => return None,
+            Shape::Share {
+                model,
+                gb,
+                isolation: false,
+                ..
+            } => {
+                let (left, k) = host
+                    .gpus
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| g.mode == GpuMode::Shared && catalog.same_class(model, g.model))
+                    .filter_map(|(k, g)| Some((g.free_share_gb(catalog).checked_sub(gb)?, k)))
+                    .min()?;
+                (vec![k], u32::from(left == 0), left, protect)
+            }
+            Shape::Share { .. } => {
+                let slots = fleet.host_slots_first(vm, h)?;
+                let left = host.gpus.iter().filter(|g| g.is_free_whole()).count() as u32 - 1;
+                (slots.iter().map(|s| s.gpu).collect(), 1, left, protect)
+            }
+            Shape::Gang { gpus, .. } => {
+                if !host.gpus.iter().all(|g| g.is_free_whole()) {
+                    return None;
+                }
+                let slots = fleet.host_slots_first(vm, h)?;
+                (
+                    slots.iter().map(|s| s.gpu).collect(),
+                    gpus,
+                    host.gpus.len() as u32 - gpus,
+                    0.0,
+                )
+            }
+        };
+        Some(Candidate {
+            placement: Placement {
+                host: h,
+                gis: slots.into_iter().map(|gpu| GiSlot { gpu, start: 0 }).collect(),
+            },
+            score: self.finish_gpu * finished as f64 + host_term - penalty,
             finished_gpus: finished,
             free_after,
         })

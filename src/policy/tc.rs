@@ -20,7 +20,7 @@ use super::cache::{Lazy, Tables};
 use super::Policy;
 use crate::catalog::{Catalog, ModelId, MAX_PROFILES};
 use crate::executor;
-use crate::fleet::{Fleet, GiSlot, HostId, Placement, Vm, VmId};
+use crate::fleet::{Fleet, GiSlot, GpuMode, HostId, Placement, Vm, VmId};
 use crate::mig::Occupancy;
 use crate::plan::Plan;
 use crate::scenario::PolicySettings;
@@ -171,7 +171,8 @@ pub fn placement(
             counts: g.occ.counts,
             mem: g.occ.used_slices(),
             comp: g.occ.used_compute(catalog.model(g.model)),
-            allowed: true,
+            // TC treats MIG GPUs only; whole and shared GPUs take no GI.
+            allowed: g.mode == GpuMode::Mig,
         }));
         place_on_host(tables, catalog, vm, &views)
     })
@@ -457,7 +458,9 @@ fn compact_class(
                 }
                 host.gpus
                     .iter()
-                    .position(|g| catalog.same_class(g.model, class_model) && g.occ.is_empty())
+                    .position(|g| {
+                        g.mode == GpuMode::Mig && catalog.same_class(g.model, class_model) && g.occ.is_empty()
+                    })
                     .map(|k| (h, k))
             })
         };
@@ -553,6 +556,10 @@ impl Policy for Tc {
     }
 
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
+        if !vm.is_mig() {
+            // Shares and gangs: first fit (TC scores MIG placements only).
+            return fleet.ff_placement_where(vm, |h| !self.is_busy(h, now_s));
+        }
         let tables = self.tables.get(fleet.catalog);
         placement(&tables, fleet, vm, |h| !self.is_busy(h, now_s))
     }

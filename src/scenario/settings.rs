@@ -167,6 +167,12 @@ pub(super) fn check(
             ),
         ),
     ];
+    let mix = [
+        ("share", Want::Share(w.mix.share)),
+        ("isolated", Want::Share(w.mix.isolated)),
+        ("gang", Want::Share(w.mix.gang)),
+        ("gang_gpus", Want::Within(i64::from(w.mix.gang_gpus), 1, 64)),
+    ];
     let top = [(
         "now_s",
         Want::NonNegative(now_s.unwrap_or(0.0), limits::MAX_NOW_S),
@@ -174,6 +180,7 @@ pub(super) fn check(
     for (table, rules) in [
         ("", &top[..]),
         ("workload", &workload[..]),
+        ("workload.mix", &mix[..]),
         ("policy", &policy[..]),
     ] {
         for (key, want) in rules {
@@ -186,6 +193,17 @@ pub(super) fn check(
                 return fail(cx, table, key, format!("{msg}{why}"));
             }
         }
+    }
+    if w.mix.share + w.mix.gang > 1.0 {
+        return fail(
+            cx,
+            "workload.mix",
+            "gang",
+            format!(
+                "share + gang must be at most 1 (the rest are MIG requests), not {}",
+                limits::show(w.mix.share + w.mix.gang)
+            ),
+        );
     }
     for (key, v) in [
         ("packing_finish_gpu", p.packing_finish_gpu),

@@ -72,6 +72,7 @@ fn a_neighbour_leaving_renormalizes_the_gpu() {
     let mut f = migplan::fleet::Fleet::new(c, vec![Host::new("n", 64, 512, vec![m], 0)]);
     let vm = |id: u64, t: &str, p: &str, life: Option<f64>| Vm {
         id,
+        shape: migplan::fleet::Shape::Mig,
         gis: vec![GiRequest {
             model: m,
             profile: c.model(m).profile(p).unwrap(),
@@ -112,6 +113,7 @@ proptest! {
         for (i, (p, t)) in picks.into_iter().enumerate() {
             let vm = Vm {
                 id: 1000 + i as u64,
+                shape: migplan::fleet::Shape::Mig,
                 gis: vec![GiRequest { model: m, profile: profiles[p % profiles.len()] }],
                 cores: 4,
                 ram_gb: 16,

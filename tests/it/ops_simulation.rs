@@ -114,6 +114,7 @@ fn stranded_capacity_triggers_a_defragmentation() {
     for (i, (h, k)) in [(0, 0), (0, 1), (1, 0), (1, 1)].into_iter().enumerate() {
         let vm = Vm {
             id: i as u64 + 1,
+            shape: migplan::fleet::Shape::Mig,
             gis: vec![GiRequest {
                 model: a100,
                 profile: small,

@@ -37,6 +37,7 @@ fn vm(id: VmId, model: &str, profiles: &[&str]) -> Vm {
     let compute = total_compute(c, &gis);
     Vm {
         id,
+        shape: migplan::fleet::Shape::Mig,
         gis,
         cores: 4 * compute,
         ram_gb: 16 * compute,

@@ -66,6 +66,7 @@ pub fn empty_scenario(name: &str, description: &str, hosts: &[HostDef]) -> anyho
                     .iter()
                     .map(|&m| spanned(catalog.model(m).name.clone()))
                     .collect(),
+                modes: Vec::new(),
                 curve: None,
                 note: h.note.clone(),
                 gpu_notes: if h.gpu_notes.iter().all(String::is_empty) {

@@ -157,6 +157,12 @@ impl Free {
     }
 }
 
+/// OrigaMIG treats hosts whose GPUs are all in MIG mode (docs/model.md, "GPU modes"): a host
+/// with a whole or shared GPU joins no neighborhood, so no call moves anything on it.
+fn all_mig(host: &Host) -> bool {
+    host.gpus.iter().all(|g| g.mode == crate::fleet::GpuMode::Mig)
+}
+
 /// The fit test of §5.2 on a host's free resources now.
 pub fn fits_free(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
     Free::of(fleet, host).fits(fleet, vm)
@@ -243,7 +249,7 @@ pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> N
     let active: Vec<HostId> = scope
         .hosts
         .clone()
-        .filter(|&h| fleet.hosts[h].is_active())
+        .filter(|&h| fleet.hosts[h].is_active() && all_mig(&fleet.hosts[h]))
         .collect();
     let mut b = Builder::new();
     let mut pending: Vec<VmId> = Vec::new();
@@ -252,6 +258,9 @@ pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> N
     let mut off_host: Option<HostId> = None;
     for &i in scope.pending {
         let Some(vm) = fleet.vm(i) else { continue };
+        if !vm.is_mig() {
+            continue;
+        }
         let class: BTreeSet<Class> = [Class::of_vm(fleet, vm)].into_iter().collect();
         // Line 4: active hosts whose free resources fit the VM, fewest VMs first.
         let mut c: Vec<HostId> = active
@@ -280,7 +289,7 @@ pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> N
             // Line 14's switched-off host, chosen now so that a slot of M̂ is kept for it.
             off_host = scope.hosts.clone().find(|&h| {
                 let host = &fleet.hosts[h];
-                !host.is_active() && Free::of(fleet, host).fits(fleet, vm)
+                !host.is_active() && all_mig(host) && Free::of(fleet, host).fits(fleet, vm)
             });
         }
         let cap = m_max - usize::from(off_host.is_some() && m_max >= 2);
@@ -385,7 +394,10 @@ pub fn consolidation_in(
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let of_class: Vec<HostId> = hosts
         .clone()
-        .filter(|&h| fleet.hosts[h].is_active() && class.has_host(fleet, &fleet.hosts[h]))
+        .filter(|&h| {
+            let host = &fleet.hosts[h];
+            host.is_active() && all_mig(host) && class.has_host(fleet, host)
+        })
         .collect();
     // Line 17: sources, fewest VMs first.
     let mut s: Vec<HostId> = of_class.clone();
@@ -511,11 +523,19 @@ pub fn can_empty(fleet: &Fleet, sources: &[HostId], receivers: &[HostId]) -> boo
     true
 }
 
-/// OPT's neighborhood: every host and every pending VM.
+/// OPT's neighborhood: every host and every pending VM (hosts with a whole or shared GPU and
+/// pending shares or gangs left out, as in every call).
 pub fn whole(fleet: &Fleet) -> Neighborhood {
-    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
-    let pending = fleet.pending().to_vec();
-    let n_vms = fleet.hosts.iter().map(|h| h.vms.len()).sum::<usize>() + pending.len();
+    let hosts: Vec<HostId> = (0..fleet.hosts.len())
+        .filter(|&h| all_mig(&fleet.hosts[h]))
+        .collect();
+    let pending: Vec<VmId> = fleet
+        .pending()
+        .iter()
+        .copied()
+        .filter(|&id| fleet.vm(id).is_some_and(|v| v.is_mig()))
+        .collect();
+    let n_vms = hosts.iter().map(|&h| fleet.hosts[h].vms.len()).sum::<usize>() + pending.len();
     Neighborhood {
         kind: CallKind::Whole,
         hosts,
