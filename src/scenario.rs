@@ -340,6 +340,15 @@ pub struct PolicySettings {
     /// the whole fleet, as in the paper. Only `origamig` reads it; saves leave out the default.
     #[serde(skip_serializing_if = "is_one")]
     pub partitions: usize,
+    /// OrigaMIG partitions given by size instead of count: a fleet of n hosts splits into
+    /// ceil(n / N) partitions (sizes as equal as possible, none above N). 0 (the default) leaves
+    /// the count to `partitions`; setting both is refused. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub partition_hosts: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn is_one(n: &usize) -> bool {
@@ -371,6 +380,7 @@ impl Default for PolicySettings {
             packing_protect_host: 2.0,
             defrag_stranded_share: 0.0,
             partitions: 1,
+            partition_hosts: 0,
         }
     }
 }

@@ -31,7 +31,9 @@ pub fn build(kind: PolicyKind, settings: &PolicySettings) -> anyhow::Result<Box<
         PolicyKind::Ff => Box::new(ff::FirstFit),
         PolicyKind::Mfi => Box::new(mfi::Mfi::new()),
         PolicyKind::Tc => Box::new(tc::Tc::new(settings)),
-        PolicyKind::Origamig if settings.partitions > 1 => Box::new(origamig::Partitioned::new(settings)),
+        PolicyKind::Origamig if settings.partitions > 1 || settings.partition_hosts > 0 => {
+            Box::new(origamig::Partitioned::new(settings))
+        }
         PolicyKind::Origamig => Box::new(origamig::Origamig::new(settings)),
         PolicyKind::Opt => Box::new(origamig::Origamig::opt(settings)),
         PolicyKind::Packing => {

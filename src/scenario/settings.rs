@@ -166,6 +166,14 @@ pub(super) fn check(
                 limits::MAX_HOSTS as i64,
             ),
         ),
+        (
+            "partition_hosts",
+            Want::Within(
+                p.partition_hosts.min(i64::MAX as usize) as i64,
+                0,
+                limits::MAX_HOSTS as i64,
+            ),
+        ),
     ];
     let mix = [
         ("share", Want::Share(w.mix.share)),
@@ -222,6 +230,17 @@ pub(super) fn check(
                 ),
             );
         }
+    }
+    if p.partition_hosts > 0 && p.partitions > 1 {
+        return fail(
+            cx,
+            "policy",
+            "partition_hosts",
+            format!(
+                "set either partitions ({}) or partition_hosts ({}), not both",
+                p.partitions, p.partition_hosts
+            ),
+        );
     }
     if catalog.model_id(&w.trace_model).is_none() {
         return fail(

@@ -18,6 +18,13 @@ fn paper32_with(k: &str) -> String {
     src.replace("\n[policy]\n", &format!("\n[policy]\npartitions = {k}\n"))
 }
 
+/// `scenarios/paper-32.toml` with `line` written at the top of its `[policy]` table.
+fn paper32_policy(line: &str) -> String {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
+        .expect("paper-32.toml");
+    src.replace("\n[policy]\n", &format!("\n[policy]\n{line}\n"))
+}
+
 /// `simulate --json` of origamig on `path` (the golden window of the figures test), with
 /// `RAYON_NUM_THREADS` set when given, timing fields removed.
 fn simulate(path: &std::path::Path, threads: Option<&str>) -> Value {
@@ -84,6 +91,97 @@ fn partitioned_figures_do_not_depend_on_the_thread_count() {
     // Four partitions of 8 hosts are not one instance of 32.
     let (_dir1, path1) = temp_file("k1.toml", &paper32_with("1"));
     assert_ne!(one, simulate(&path1, Some("2")));
+}
+
+#[test]
+fn bad_partition_hosts_are_one_line_errors() {
+    for (line, want) in [
+        ("partition_hosts = -1", vec!["partition_hosts"]),
+        ("partition_hosts = \"big\"", vec!["partition_hosts"]),
+        (
+            "partition_hosts = 2000000",
+            vec!["field `policy.partition_hosts`", "1000000"],
+        ),
+        (
+            "partitions = 4\npartition_hosts = 8",
+            vec![
+                "field `policy.partition_hosts`",
+                "set either partitions (4) or partition_hosts (8), not both",
+            ],
+        ),
+    ] {
+        let (_dir, path) = temp_file("bad.toml", &paper32_policy(line));
+        let p = path.to_str().unwrap();
+        let args = ["check", p];
+        let out = migplan().args(args).output().unwrap();
+        let mut want = want.clone();
+        want.push("bad.toml:");
+        assert_one_line_error(&out, &args, &want);
+    }
+}
+
+/// `partition_hosts = 8` on 32 hosts is four partitions of 8 hosts: the figures of
+/// `partitions = 4`, whatever the thread count.
+#[test]
+fn partition_hosts_gives_the_figures_of_the_same_partition_count() {
+    let (_dir, by_size) = temp_file("n8.toml", &paper32_policy("partition_hosts = 8"));
+    let (_dir4, by_count) = temp_file("k4.toml", &paper32_with("4"));
+    let size_one_thread = simulate(&by_size, Some("1"));
+    assert!(
+        size_one_thread["calls_per_h"].as_f64().unwrap() > 0.0,
+        "the partitions made calls: {size_one_thread}"
+    );
+    assert_eq!(size_one_thread, simulate(&by_count, Some("2")));
+    assert_eq!(size_one_thread, simulate(&by_size, Some("2")));
+    // Partitions of 16 hosts are two partitions, not four.
+    let (_dir16, by_16) = temp_file("n16.toml", &paper32_policy("partition_hosts = 16"));
+    assert_ne!(size_one_thread, simulate(&by_16, Some("1")));
+}
+
+/// `experiment fig7` leaves one-instance OrigaMIG out above `--one-instance-max-hosts` and says
+/// so in its table, and refuses a partition size that splits a rack.
+#[test]
+fn fig7_says_which_runs_it_left_out() {
+    let out = migplan()
+        .args([
+            "experiment",
+            "fig7",
+            "--sizes",
+            "32,64",
+            "--warmup",
+            "0",
+            "--hours",
+            "0.05",
+            "--runs",
+            "ff,origamig",
+            "--one-instance-max-hosts",
+            "32",
+            "--threads",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |hosts: &str, policy: &str| {
+        text.lines()
+            .find(|l| {
+                let f: Vec<&str> = l.split('|').map(str::trim).collect();
+                f.get(1) == Some(&hosts) && f.get(2) == Some(&policy)
+            })
+            .unwrap_or_else(|| panic!("no row {hosts} {policy} in:\n{text}"))
+            .to_string()
+    };
+    assert!(!row("32", "origamig").contains("not run"), "{text}");
+    assert!(
+        row("64", "origamig").contains("not run (over 32 hosts)"),
+        "{text}"
+    );
+    assert!(!row("64", "ff").contains("not run"), "{text}");
+    assert!(text.contains("2 threads"), "{text}");
+    let args = ["experiment", "fig7", "--sizes", "64", "--partition-hosts", "48"];
+    let out = migplan().args(args).output().unwrap();
+    assert_one_line_error(&out, &args, &["--partition-hosts", "48", "multiple of 32"]);
 }
 
 #[test]

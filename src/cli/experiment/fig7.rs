@@ -31,10 +31,20 @@ pub struct Fig7Args {
     pub load: f64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Hosts per partition of partitioned OrigaMIG (a multiple of 32); a fleet of n hosts has
-    /// n / this many partitions (at least one).
+    /// Hosts per partition of partitioned OrigaMIG (a multiple of 32): the runs set
+    /// `[policy] partition_hosts` to it, so a fleet of n hosts has n / this many partitions
+    /// (one partition runs one instance).
     #[arg(long, default_value_t = 128)]
     pub partition_hosts: usize,
+    /// One-instance OrigaMIG runs only on fleets of at most this many hosts; the table says
+    /// "not run" for the larger ones (one instance makes one call per 10 s step, and a day of the
+    /// larger fleets takes hours).
+    #[arg(long, default_value_t = 1024)]
+    pub one_instance_max_hosts: usize,
+    /// Threads of the pool that runs the partitions' calls in parallel (0: rayon's default,
+    /// the number of cores or RAYON_NUM_THREADS). The figures do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
     /// Which runs: ff, tc, origamig (one instance), partitioned.
     #[arg(long, value_delimiter = ',', default_value = "ff,tc,origamig,partitioned")]
     pub runs: Vec<String>,
@@ -58,6 +68,32 @@ pub struct Fig7Row {
     pub calls_per_h: f64,
     pub call_s_median: f64,
     pub wall_s: f64,
+    /// CPU seconds of the process (user + system, all threads) during the run, NaN where the
+    /// system does not tell.
+    pub cpu_s: f64,
+    /// Why the run was not made (its figures are then NaN).
+    pub not_run: Option<String>,
+}
+
+/// CPU seconds (user + system, all threads) this process has used so far, from
+/// `/proc/self/stat` (fields 14 and 15, in the kernel's fixed 100 ticks per second); NaN
+/// without it.
+fn process_cpu_s() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    // Fields after the command name, which ends at the last ')': state is field 3.
+    let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+        return f64::NAN;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    match (
+        f.get(11).and_then(|v| v.parse::<f64>().ok()),
+        f.get(12).and_then(|v| v.parse::<f64>().ok()),
+    ) {
+        (Some(u), Some(s)) => (u + s) / 100.0,
+        _ => f64::NAN,
+    }
 }
 
 /// The fleet and workload of one size.
@@ -101,9 +137,28 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
     for &n in &a.sizes {
         scenario(n, a)?;
     }
+    anyhow::ensure!(
+        a.threads <= crate::limits::MAX_THREADS as usize,
+        "--threads: {} is above the limit of {}",
+        a.threads,
+        crate::limits::MAX_THREADS
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(a.threads)
+        .build()
+        .map_err(|e| anyhow::anyhow!("--threads: cannot start the thread pool: {e}"))?;
+    pool.install(|| run_sizes(a))
+}
+
+fn run_sizes(a: &Fig7Args) -> anyhow::Result<()> {
     println!(
-        "Fig. 7: load {}, seed {}, {} h warm-up + {} h measured, partitions of {} hosts",
-        a.load, a.seed, a.warmup, a.hours, a.partition_hosts
+        "Fig. 7: load {}, seed {}, {} h warm-up + {} h measured, partitions of {} hosts, {} threads",
+        a.load,
+        a.seed,
+        a.warmup,
+        a.hours,
+        a.partition_hosts,
+        rayon::current_num_threads()
     );
     println!("{}", header());
     let mut rows: Vec<Fig7Row> = Vec::new();
@@ -113,10 +168,36 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
         for run in &a.runs {
             let mut s = base.clone();
             let (policy, k) = match run.as_str() {
-                "partitioned" => ("origamig", (n / a.partition_hosts).max(1)),
+                "partitioned" => ("origamig", n.div_ceil(a.partition_hosts)),
                 p => (p, 1),
             };
-            s.policy.partitions = k;
+            let label = if run == "partitioned" {
+                format!("origamig x{k}")
+            } else {
+                policy.to_string()
+            };
+            if run == "origamig" && n > a.one_instance_max_hosts {
+                let row = Fig7Row {
+                    hosts: n,
+                    policy: label,
+                    partitions: 1,
+                    active_hosts: f64::NAN,
+                    fewer_than_ff_pct: f64::NAN,
+                    acceptance_pct: f64::NAN,
+                    calls_per_h: f64::NAN,
+                    call_s_median: f64::NAN,
+                    wall_s: f64::NAN,
+                    cpu_s: f64::NAN,
+                    not_run: Some(format!("not run (over {} hosts)", a.one_instance_max_hosts)),
+                };
+                println!("{}", line(&row));
+                rows.push(row);
+                continue;
+            }
+            if k > 1 {
+                s.policy.partition_hosts = a.partition_hosts;
+            }
+            let cpu0 = process_cpu_s();
             let name = simulate::apply(
                 &mut s,
                 &simulate::Overrides {
@@ -125,17 +206,14 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
                 },
             )?;
             let r = simulate::run_one(&s, &name, &mut |_| {})?;
+            let cpu_s = process_cpu_s() - cpu0;
             let m = &r.summary;
             if policy == "ff" {
                 ff = Some(m.active_hosts);
             }
             let row = Fig7Row {
                 hosts: n,
-                policy: if run == "partitioned" {
-                    format!("origamig x{k}")
-                } else {
-                    policy.to_string()
-                },
+                policy: label,
                 partitions: k,
                 active_hosts: m.active_hosts,
                 fewer_than_ff_pct: ff.map_or(f64::NAN, |f| 100.0 * (f - m.active_hosts) / f),
@@ -143,6 +221,8 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
                 calls_per_h: m.calls_per_h,
                 call_s_median: m.call_s_median,
                 wall_s: r.wall_s,
+                cpu_s,
+                not_run: None,
             };
             println!("{}", line(&row));
             rows.push(row);
@@ -156,7 +236,7 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
 
 fn header() -> String {
     format!(
-        "| {:>5} | {:<14} | {:>12} | {:>15} | {:>8} | {:>7} | {:>13} | {:>10} |",
+        "| {:>5} | {:<14} | {:>12} | {:>15} | {:>8} | {:>7} | {:>13} | {:>10} | {:>9} |",
         "hosts",
         "policy",
         "active hosts",
@@ -164,11 +244,25 @@ fn header() -> String {
         "accept %",
         "calls/h",
         "call median s",
-        "run time s"
+        "run time s",
+        "CPU s"
     )
 }
 
 fn line(r: &Fig7Row) -> String {
+    if let Some(why) = &r.not_run {
+        return format!(
+            "| {:>5} | {:<14} | {:>12} | {:>15} | {:>8} | {:>7} | {:>13} | {:>10} | {:>9} |",
+            r.hosts, r.policy, why, "-", "-", "-", "-", "-", "-"
+        );
+    }
+    let num = |v: f64| {
+        if v.is_nan() {
+            "-".to_string()
+        } else {
+            format!("{v:.0}")
+        }
+    };
     let calls = |v: f64| {
         if r.policy.starts_with("origamig") {
             format!("{v:.2}")
@@ -177,7 +271,7 @@ fn line(r: &Fig7Row) -> String {
         }
     };
     format!(
-        "| {:>5} | {:<14} | {:>12.1} | {:>15} | {:>8.2} | {:>7} | {:>13} | {:>10.0} |",
+        "| {:>5} | {:<14} | {:>12.1} | {:>15} | {:>8.2} | {:>7} | {:>13} | {:>10.0} | {:>9} |",
         r.hosts,
         r.policy,
         r.active_hosts,
@@ -189,7 +283,8 @@ fn line(r: &Fig7Row) -> String {
         r.acceptance_pct,
         calls(r.calls_per_h),
         calls(r.call_s_median),
-        r.wall_s
+        r.wall_s,
+        num(r.cpu_s)
     )
 }
 
@@ -204,16 +299,26 @@ pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
         out,
         "\nFleets of racks of 32 hosts (24 with two A100-40GB, 8 with two A30-24GB; 80 cores, \
          512 GB), the synthetic workload of §6.2 at load {}, seed {}, {} h warm-up then {} h \
-         measured. `origamig xK` is OrigaMIG with K partitions of {} hosts, calls in parallel. \
-         Active hosts are the time average over the measured window; calls per hour and the \
-         median call (seconds) count the calls that ran the solver; run time is the wall time of \
-         the whole run on this machine.\n",
-        a.load, a.seed, a.warmup, a.hours, a.partition_hosts
+         measured. `origamig xK` is OrigaMIG with K partitions of {} hosts \
+         (`partition_hosts = {}`), calls in parallel on {} threads; one-instance OrigaMIG runs up \
+         to {} hosts. Active hosts are the time average over the measured window; calls per hour \
+         and the median call (seconds) count the calls that ran the solver (all partitions \
+         together); run time is the wall time of the whole run (warm-up included) on this \
+         machine, CPU s the CPU seconds of all its threads. On a shared machine the wall time \
+         depends on the other work; CPU s does not (much).\n",
+        a.load,
+        a.seed,
+        a.warmup,
+        a.hours,
+        a.partition_hosts,
+        a.partition_hosts,
+        rayon::current_num_threads(),
+        a.one_instance_max_hosts
     );
     let _ = writeln!(out, "{}", header());
     let _ = writeln!(
         out,
-        "|------:|:---------------|-------------:|----------------:|---------:|--------:|--------------:|-----------:|"
+        "|------:|:---------------|-------------:|----------------:|---------:|--------:|--------------:|-----------:|----------:|"
     );
     for r in rows {
         let _ = writeln!(out, "{}", line(r));

@@ -5,7 +5,8 @@
 //! running in parallel. The setting `partitions = K` builds that:
 //!
 //! - Partitions are K contiguous host ranges in fleet order (racks), as equal as possible (the
-//!   first `n mod K` get one host more); K above the host count is cut to it.
+//!   first `n mod K` get one host more); K above the host count is cut to it. The setting
+//!   `partition_hosts = N` gives K = ceil(n / N) instead (no partition above N hosts).
 //! - Each partition runs an OrigaMIG instance with its own triggers (Γh over its hosts), its own
 //!   calls, its own "one call at a time" hold (§5.4), and neighborhoods (Algorithm 1) taken from
 //!   its hosts only.
@@ -83,6 +84,15 @@ pub fn ranges(n: usize, k: usize) -> Vec<Range<HostId>> {
     out
 }
 
+/// The number of partitions of a fleet of `n` hosts: ceil(n / `partition_hosts`) when that is
+/// set, else `partitions`.
+pub fn count(n: usize, settings: &PolicySettings) -> usize {
+    match settings.partition_hosts {
+        0 => settings.partitions,
+        size => n.div_ceil(size).max(1),
+    }
+}
+
 impl Partitioned {
     pub fn new(settings: &PolicySettings) -> Self {
         Partitioned {
@@ -108,7 +118,7 @@ impl Partitioned {
     fn ensure_parts(&mut self, fleet: &Fleet) {
         let n = fleet.hosts.len();
         if self.parts.last().map(|p| p.hosts.end) != Some(n) {
-            self.parts = ranges(n, self.settings.partitions)
+            self.parts = ranges(n, count(n, &self.settings))
                 .into_iter()
                 .map(|hosts| Part {
                     triggers: Triggers::for_hosts(hosts.clone()),
@@ -342,7 +352,8 @@ impl Policy for Partitioned {
 
 #[cfg(test)]
 mod tests {
-    use super::ranges;
+    use super::{count, ranges};
+    use crate::scenario::PolicySettings;
 
     #[test]
     fn ranges_are_contiguous_and_balanced() {
@@ -350,5 +361,26 @@ mod tests {
         assert_eq!(ranges(4, 8), vec![0..1, 1..2, 2..3, 3..4]);
         assert_eq!(ranges(5, 1), vec![0..5]);
         assert_eq!(ranges(0, 3), vec![0..0]);
+    }
+
+    #[test]
+    fn partition_hosts_gives_partitions_of_at_most_that_size() {
+        let by_size = |n: usize, size: usize| {
+            let s = PolicySettings {
+                partition_hosts: size,
+                ..PolicySettings::default()
+            };
+            ranges(n, count(n, &s))
+        };
+        assert_eq!(by_size(4096, 128).len(), 32);
+        assert!(by_size(4096, 128).iter().all(|r| r.len() == 128));
+        // 100 hosts by 32: four partitions of 25, none above 32.
+        assert_eq!(by_size(100, 32), vec![0..25, 25..50, 50..75, 75..100]);
+        assert_eq!(by_size(20, 64), vec![0..20]);
+        let by_count = PolicySettings {
+            partitions: 3,
+            ..PolicySettings::default()
+        };
+        assert_eq!(count(10, &by_count), 3);
     }
 }
