@@ -9,6 +9,8 @@
 //! - `table8` (§6.4, Table 8): FF, MFI, TC and OrigaMIG on a scenario at loads 0.75 and 1.0 over
 //!   some seeds, each metric printed beside the paper's 128-host value.
 //!
+//! - `paired`: OrigaMIG against TC paired by seed, with FF and MFI for energy (the goal of the
+//!   default OrigaMIG, docs/results/origamig-default.md).
 //! - `fig7` (§6.5, Fig. 7): FF, TC and OrigaMIG, one instance and partitioned, on fleets of
 //!   128 to 4096 hosts.
 //!
@@ -49,6 +51,9 @@ pub enum Which {
     Scale(scale::ScaleArgs),
     /// Fig. 7 (§6.5): FF, TC and OrigaMIG, one instance and partitioned, as the fleet grows.
     Fig7(fig7::Fig7Args),
+    /// OrigaMIG against TC paired by seed (active hosts, migrations, acceptance) and energy per
+    /// admitted GPU-hour against TC, FF and MFI, with 95 % intervals over the seeds.
+    Paired(paired::PairedArgs),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -149,6 +154,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::Speed(s) => speed::speed(&s),
         Which::Scale(s) => scale::scale(&s),
         Which::Fig7(f) => fig7::fig7(&f),
+        Which::Paired(p) => paired::paired(&p),
     }
 }
 
@@ -836,6 +842,7 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
 
 pub(crate) mod fig7;
 pub(crate) mod markdown;
+pub(crate) mod paired;
 mod scale;
 #[cfg(test)]
 mod tests;
