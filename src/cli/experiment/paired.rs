@@ -26,7 +26,8 @@ pub struct PairedArgs {
     pub runs: RunsArgs,
     #[arg(long, value_delimiter = ',', default_value = "0.75,1.0")]
     pub loads: Vec<f64>,
-    /// The policies OrigaMIG's energy per admitted GPU-hour is also compared with (TC always runs).
+    /// The policies OrigaMIG's energy per admitted GPU-hour is also compared with (TC always
+    /// runs; `--others ''` for none).
     #[arg(long, value_delimiter = ',', default_value = "ff,mfi")]
     pub others: Vec<String>,
     /// OrigaMIG's preset: `default` or `paper` (Algorithm 1 as written, δ = 10).
@@ -298,7 +299,7 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
 fn run_grid(base: &Scenario, a: &PairedArgs) -> anyhow::Result<Vec<Run>> {
     anyhow::ensure!(!a.loads.is_empty(), "give at least one load");
     let mut policies = vec!["origamig".to_string(), "tc".to_string()];
-    for p in &a.others {
+    for p in a.others.iter().filter(|p| !p.is_empty()) {
         let p = p.to_ascii_lowercase();
         crate::policy::by_name(&p, &base.policy)?;
         anyhow::ensure!(!policies.contains(&p), "--others: `{p}` is already in the table");
