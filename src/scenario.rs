@@ -314,10 +314,16 @@ pub struct PolicySettings {
     /// GIs) unless every GI is a whole GPU (7g); off by default, since the paper's workload puts
     /// two-GI VMs on slices.
     pub multi_gpu_whole_only: bool,
-    /// Algorithm 1, lines 21-22: a source removed from S stays in M̂ as a receiver (the reading
-    /// before December 2026) instead of leaving M̂ with it (as written; the default). It keeps
-    /// fewer hosts active than TC for more moves than TC (figures: docs/results/table8.md).
+    /// Algorithm 1, lines 21-22: a source removed from S stays in M̂ as a receiver (the
+    /// default, with δ = 15) instead of leaving M̂ with it (as written; `preset = "paper"`).
+    /// Figures: docs/results/origamig-default.md.
     pub keep_removed_sources: bool,
+    /// A named set of OrigaMIG settings: `default` (no preset) or `paper`, the literal reading of
+    /// Algorithm 1 with the paper's δ = 10 (`keep_removed_sources = false`, `delta = 10`), kept to
+    /// reproduce the paper's tables. Settings written beside the preset win over it. Saves leave
+    /// out the default.
+    #[serde(skip_serializing_if = "Preset::is_default")]
+    pub preset: Preset,
     /// Read from files that earlier versions saved (they wrote every setting) so that they still
     /// load; nothing uses it and saves leave it out.
     #[serde(default, skip_serializing, rename = "layout_hysteresis")]
@@ -355,6 +361,67 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
+/// Named sets of OrigaMIG settings (`[policy] preset`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// The defaults of [`PolicySettings`]: removed sources stay receivers, δ = 15.
+    #[default]
+    Default,
+    /// Algorithm 1 as written (lines 21-22 drop a removed source from M̂) with the paper's δ = 10.
+    Paper,
+}
+
+impl Preset {
+    fn is_default(&self) -> bool {
+        *self == Preset::Default
+    }
+
+    /// The settings the preset fixes, as (key, value) for the scenario's `[policy]` table.
+    pub fn keys(self) -> &'static [(&'static str, PresetValue)] {
+        match self {
+            Preset::Default => &[],
+            Preset::Paper => &[
+                ("keep_removed_sources", PresetValue::Bool(false)),
+                ("delta", PresetValue::Number(10.0)),
+            ],
+        }
+    }
+}
+
+/// A value a preset gives a setting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PresetValue {
+    Bool(bool),
+    Number(f64),
+}
+
+impl PolicySettings {
+    /// The literal reading of Algorithm 1 with the paper's δ (`preset = "paper"`), the other
+    /// settings at their defaults.
+    pub fn paper() -> Self {
+        let mut s = PolicySettings::default();
+        s.apply_preset(Preset::Paper, &|_| false);
+        s
+    }
+
+    /// Sets `preset` and the values it fixes, leaving out the keys for which `written` is true
+    /// (settings written beside the preset win).
+    pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
+        self.preset = preset;
+        for (key, value) in preset.keys() {
+            if written(key) {
+                continue;
+            }
+            match (*key, *value) {
+                ("keep_removed_sources", PresetValue::Bool(b)) => self.keep_removed_sources = b,
+                ("delta", PresetValue::Number(d)) => self.delta = d,
+                _ => {}
+            }
+        }
+    }
+}
+
 impl Default for PolicySettings {
     fn default() -> Self {
         PolicySettings {
@@ -363,7 +430,7 @@ impl Default for PolicySettings {
             weight_host: 50.0,
             weight_gpu: 20.0,
             weight_free_start: 1.0,
-            delta: 10.0,
+            delta: 15.0,
             m_max: 16,
             n_max: 64,
             time_limit_s: 10.0,
@@ -373,7 +440,8 @@ impl Default for PolicySettings {
             compaction_min: 15.0,
             migration_gbps: 12.5,
             multi_gpu_whole_only: false,
-            keep_removed_sources: false,
+            keep_removed_sources: true,
+            preset: Preset::Default,
             legacy_layout_hysteresis: None,
             packing_finish_gpu: 1.0,
             packing_finish_host: 1.0,
@@ -768,7 +836,10 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             }
         }
     }
-    settings::check(&cx, catalog, spec.now_s, &spec.workload, &spec.policy)?;
+    let mut policy = spec.policy.clone();
+    let preset = policy.preset;
+    policy.apply_preset(preset, &|key| settings::key_span(src, "policy", key) != (0..0));
+    settings::check(&cx, catalog, spec.now_s, &spec.workload, &policy)?;
     fleet
         .check_invariants()
         .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
@@ -784,7 +855,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         now_s: spec.now_s.unwrap_or(0.0),
         fleet,
         workload: spec.workload,
-        policy: spec.policy,
+        policy,
         quotas: spec.quotas,
         groups,
     })

@@ -9,6 +9,9 @@
 //! - `table8` (§6.4, Table 8): FF, MFI, TC and OrigaMIG on a scenario at loads 0.75 and 1.0 over
 //!   some seeds, each metric printed beside the paper's 128-host value.
 //!
+//! - `paired`: OrigaMIG against TC paired by seed, with FF and MFI for energy (the goal of the
+//!   default OrigaMIG, docs/results/origamig-default.md).
+//! - `table9` (§6.5, Table 9): FF, TC and OrigaMIG under the variants where the paper lost to TC.
 //! - `fig7` (§6.5, Fig. 7): FF, TC and OrigaMIG, one instance and partitioned, on fleets of
 //!   128 to 4096 hosts.
 //!
@@ -49,6 +52,12 @@ pub enum Which {
     Scale(scale::ScaleArgs),
     /// Fig. 7 (§6.5): FF, TC and OrigaMIG, one instance and partitioned, as the fleet grows.
     Fig7(fig7::Fig7Args),
+    /// OrigaMIG against TC paired by seed (active hosts, migrations, acceptance) and energy per
+    /// admitted GPU-hour against TC, FF and MFI, with 95 % intervals over the seeds.
+    Paired(paired::PairedArgs),
+    /// Table 9 (§6.5): FF, TC and OrigaMIG under the variants where the paper's OrigaMIG lost to
+    /// TC (larger profiles, two GIs per VM, A30 hosts only), beside the paper.
+    Table9(table9::Table9Args),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -149,6 +158,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::Speed(s) => speed::speed(&s),
         Which::Scale(s) => scale::scale(&s),
         Which::Fig7(f) => fig7::fig7(&f),
+        Which::Paired(p) => paired::paired(&p),
+        Which::Table9(t) => table9::table9(&t),
     }
 }
 
@@ -836,6 +847,8 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
 
 pub(crate) mod fig7;
 pub(crate) mod markdown;
+pub(crate) mod paired;
 mod scale;
+pub(crate) mod table9;
 #[cfg(test)]
 mod tests;

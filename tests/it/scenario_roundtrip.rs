@@ -96,22 +96,23 @@ fn a_file_saved_by_an_earlier_version_still_loads() {
 }
 
 #[test]
-fn the_earlier_reading_of_algorithm_1_is_a_policy_setting() {
-    // Off by default; `keep_removed_sources = true` is read, saved and read back.
+fn the_reading_of_algorithm_1_is_a_policy_setting() {
+    // On by default; `keep_removed_sources = false` (the reading as written) is read, saved and
+    // read back.
     let base =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fig1.toml")).unwrap();
     assert!(
-        !scenario::parse(&base, "a.toml")
+        scenario::parse(&base, "a.toml")
             .unwrap()
             .policy
             .keep_removed_sources
     );
     let s = scenario::parse(
-        &format!("{base}\n[policy]\nkeep_removed_sources = true\n"),
+        &format!("{base}\n[policy]\nkeep_removed_sources = false\n"),
         "b.toml",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert!(s.policy.keep_removed_sources);
+    assert!(!s.policy.keep_removed_sources);
     let again = scenario::parse(&s.to_toml().unwrap(), "c.toml").unwrap();
-    assert!(again.policy.keep_removed_sources);
+    assert!(!again.policy.keep_removed_sources);
 }

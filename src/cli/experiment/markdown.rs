@@ -38,7 +38,7 @@ impl Provenance {
         }
     }
 
-    fn header(&self, out: &mut String) {
+    pub(super) fn header(&self, out: &mut String) {
         let _ = writeln!(out, "- command: `{}`", self.command);
         let _ = writeln!(out, "- commit: {}", self.commit);
         let _ = writeln!(out, "- date: {}", self.date);

@@ -31,7 +31,8 @@
 //!   large at δ = 5, made more moves there than at δ = 10 and more than the paper's at δ = 10
 //!   (docs/results/table8.md and docs/results/gap-to-opt.md for the measured comparison). The setting `keep_removed_sources` selects it: each
 //!   source that can be emptied jointly with those kept before it stays a source, the others
-//!   stay in M̂ as receivers.
+//!   stay in M̂ as receivers. It is the default, with δ = 15; `preset = "paper"` selects the
+//!   reading as written (docs/results/origamig-default.md).
 //! - One case Algorithm 1 leaves without a call: when every active host of the class is a
 //!   source, R is empty and lines 21-22 remove every source. There (small fleets), a removed
 //!   source stays in M̂ as a receiver, so the sources can still be emptied into each other.
