@@ -11,6 +11,7 @@ use crate::executor::{self, Schedule, StepKind};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, Vm, VmId, VmKind};
 use crate::mig::{self, Occupancy};
 use crate::ops::layouts::Layout;
+use crate::ops::mode::{ModePreview, ModeTarget};
 use crate::ops::relayout::DrainPreview;
 use crate::plan::Plan;
 use crate::policy::origamig::{self, bilp, bilp::SolveControl};
@@ -107,6 +108,20 @@ pub enum Action {
     Open(PathBuf),
     /// Switch the arrival policy (ff, mfi, tc, origamig, ...).
     SetPolicy(String),
+    /// Preview a GPU's mode change as a drain (`:mode`): nothing changes, the preview goes to
+    /// the log.
+    PreviewMode {
+        host: HostId,
+        gpu: usize,
+        target: ModeTarget,
+    },
+    /// Change a GPU's mode (`:mode!`): the drain and the re-placement of the preview, one undo
+    /// step.
+    SetMode {
+        host: HostId,
+        gpu: usize,
+        target: ModeTarget,
+    },
 }
 
 /// How a front end shows an outcome's message.
@@ -717,6 +732,12 @@ impl Session {
         )?)
     }
 
+    /// What changing GPU `gpu` of `host` to `target` would do (docs/operations.md, "Mode
+    /// changes"): who leaves and where each goes. Read-only.
+    pub fn mode_preview(&self, host: HostId, gpu: usize, target: &ModeTarget) -> Result<ModePreview> {
+        Ok(crate::ops::mode::mode_preview(self.fleet(), host, gpu, target)?)
+    }
+
     /// The scenario as it would be saved now.
     pub fn to_scenario(&self) -> Scenario {
         let mut sc = self.scenario.clone();
@@ -1025,6 +1046,42 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
                 ));
             }
             Ok(Outcome::Info("plan discarded".into()))
+        }
+        PreviewMode { host, gpu, target } => {
+            let p = s.mode_preview(host, gpu, &target)?;
+            let lines = p.lines(s.fleet());
+            for l in &lines {
+                s.note(EventKind::Plan, format!("mode preview: {l}"));
+            }
+            Ok(Outcome::Info(format!(
+                "{}; {} VM(s) leave, {} stay pending (log); `:mode! ...` applies",
+                lines[0],
+                p.leavers.len(),
+                p.stranded().len()
+            )))
+        }
+        SetMode { host, gpu, target } => {
+            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
+                bail!("a plan is being played: apply it or undo first");
+            }
+            let p = s.mode_preview(host, gpu, &target)?;
+            let lines = p.lines(s.fleet());
+            s.checkpoint();
+            *s.state.engine.fleet_mut() = p.after.clone();
+            let msg = format!(
+                "{}: {} VM(s) drained, {} pending{}",
+                lines[0],
+                p.leavers.len(),
+                p.stranded().len(),
+                if p.needs_reset { "; needs a GPU reset" } else { "" }
+            );
+            for l in &lines[1..] {
+                s.note(EventKind::Setting, format!("mode: {l}"));
+            }
+            s.note(EventKind::Setting, msg.clone());
+            s.state.preview = None;
+            s.changed();
+            Ok(Outcome::Changed(msg))
         }
         Undo => {
             let Some(prev) = s.undo.pop() else {

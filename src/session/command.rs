@@ -33,6 +33,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "relayout",
         "relayout [LAYOUT]: preview a new layout of the selected GPU (drains its host)",
     ),
+    (
+        "mode",
+        "mode GPU whole|shared|mig LAYOUT: preview a GPU's mode change as a drain; mode! applies it",
+    ),
     ("undo", "undo: take back the last change"),
     ("redo", "redo: redo what undo took back"),
     ("policy", "policy NAME|next: switch the arrival policy"),
@@ -124,8 +128,34 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             }
         }
         "add" => Action::AddVm(parse_add(s, &rest)?),
+        "mode" | "mode!" => {
+            let usage = "usage: mode HOST/GPU whole|shared|mig LAYOUT";
+            let Some(gpu) = rest.first() else {
+                bail!("{usage}");
+            };
+            let fleet = s.fleet();
+            let (host, gpu) = crate::ops::mode::parse_gpu_ref(fleet, gpu)
+                .ok_or_else(|| anyhow!("no GPU `{gpu}` (say HOST/GPU, e.g. {})", fleet_example(fleet)))?;
+            let target = crate::ops::mode::parse_target(fleet, host, gpu, &rest[1..])
+                .map_err(|e| anyhow!("{e}; {usage}"))?;
+            if cmd == "mode!" {
+                Action::SetMode { host, gpu, target }
+            } else {
+                Action::PreviewMode { host, gpu, target }
+            }
+        }
         other => bail!("unknown command `{other}` (press ? for the list)"),
     })
+}
+
+/// A GPU reference of this fleet, for messages: its first GPU.
+fn fleet_example(fleet: &Fleet) -> String {
+    fleet
+        .hosts
+        .iter()
+        .position(|h| !h.gpus.is_empty())
+        .map(|h| fleet.gpu_label(h, 0))
+        .unwrap_or_else(|| "node0/0".into())
 }
 
 /// `HOST` and `GPU@START[,GPU@START]` into a placement.

@@ -17,6 +17,7 @@ mod fuzz;
 mod gpu_modes;
 mod kill_writes;
 mod layers;
+mod mode_change;
 mod ops_chargeback;
 mod ops_cli;
 mod ops_export;
