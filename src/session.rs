@@ -530,6 +530,9 @@ pub struct Gauges {
     /// Occupied share of the memory slices of active GPUs.
     pub packing: f64,
     pub stranded: Vec<Stranded>,
+    /// The one stranded-capacity measure across modes (`metrics::stranded_capacity`): MIG
+    /// compute slices and shared GB that no pending shape can use.
+    pub capacity: crate::metrics::StrandedCapacity,
     /// Gamma_h (Eq. 17) per class: (model of the class, gap).
     pub gamma: Vec<(ModelId, i64)>,
     pub power_w: f64,

@@ -48,6 +48,7 @@ mod sim_trace;
 mod sim_workload;
 mod stranded_modes;
 mod sweep_shard;
+mod tui_modes;
 mod tui_screens;
 mod tui_script;
 mod tui_step;
