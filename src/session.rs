@@ -66,6 +66,8 @@ pub struct VmRequest {
     pub tenant: Option<String>,
     /// Pinned placement; `None` lets the arrival policy choose.
     pub pin: Option<Placement>,
+    /// MIG (the `gis`), a soft share or a gang (then `gis` is empty).
+    pub shape: crate::fleet::Shape,
 }
 
 /// Everything a user (or a script) can do to a session.
@@ -1233,6 +1235,7 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
     }
     let fleet = s.fleet();
     let vm = Vm {
+        shape: req.shape,
         kind: req.kind,
         arrival: s.now_s(),
         lifetime: req.lifetime_s,
@@ -1255,6 +1258,11 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
         Outcome::Changed(format!(
             "VM {id} ({shape}) placed on {}",
             p.map(|p| placement_label(s.fleet(), &p)).unwrap_or_default()
+        ))
+    } else if s.fleet().vm(id).is_none() {
+        // Shares and gangs are never queued: with no room the simulator refuses them.
+        Outcome::Pending(format!(
+            "VM {id} ({shape}) refused: no GPU has room for it (shares and gangs do not wait)"
         ))
     } else {
         let v = s.fleet().vm(id).cloned();

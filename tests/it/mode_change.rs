@@ -218,3 +218,42 @@ fn any_sequence_of_mode_changes_keeps_the_invariants() {
         assert_eq!(s.fleet(), &before, "seed {seed}");
     }
 }
+
+fn placed_on(s: &Session, o: &Outcome) -> (String, usize) {
+    let Outcome::Changed(msg) = o else { panic!("{o:?}") };
+    let id: u64 = msg.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let p = s.fleet().vm(id).unwrap().placement.clone().unwrap();
+    (s.fleet().hosts[p.host].name.clone(), p.gis[0].gpu)
+}
+
+#[test]
+fn add_takes_the_three_shapes_and_undo_takes_each_back() {
+    let mut s = session();
+    let before = s.fleet().clone();
+    // mix/2 has 8 GB free, mix/3 80 GB: 10 GB goes to mix/3, 8 GB fits mix/2 exactly.
+    let o = run(&mut s, "add h100-80gb share=10 weight=0.2").unwrap();
+    assert_eq!(placed_on(&s, &o), ("mix".into(), 3));
+    let o = run(&mut s, "add h100-80gb share=8").unwrap();
+    assert_eq!(placed_on(&s, &o), ("mix".into(), 2));
+    // Isolated: a free whole GPU, never a shared one; mix/1 is held, so gang-1/0.
+    let o = run(&mut s, "add h100-80gb share=10 isolation=true").unwrap();
+    assert_eq!(placed_on(&s, &o), ("gang-1".into(), 0));
+    // A gang of 4: gang-1 has GPUs 1-7 free and whole.
+    let o = run(&mut s, "add h100-80gb gang=4 tenant=train").unwrap();
+    assert_eq!(placed_on(&s, &o), ("gang-1".into(), 1));
+    s.fleet().check_invariants().unwrap();
+    for _ in 0..4 {
+        update(&mut s, Action::Undo).unwrap();
+    }
+    assert_eq!(s.fleet(), &before);
+    for (line, want) in [
+        ("add h100-80gb share=81", "1 to 80 GB"),
+        ("add h100-80gb gang=9", "1 to 8 GPUs"),
+        ("add h100-80gb share=10 gang=2", "not both"),
+        ("add h100-80gb share=10 weight=0", "> 0"),
+        ("add h100-80gb share=10 isolation=maybe", "true or false"),
+    ] {
+        let e = format!("{:#}", run(&mut s, line).unwrap_err());
+        assert!(e.contains(want), "{line}: {e}");
+    }
+}
