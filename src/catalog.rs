@@ -50,6 +50,9 @@ pub struct GpuModel {
     /// The model has MIG (`mig = false` in `assets/gpus.toml` for models such as the L40S): a
     /// GPU without it is only ever whole or shared, and its profile list is empty.
     pub mig: bool,
+    /// Switching MIG on needs a GPU reset (`mig_enable_reset = true` for the A100 and A30); on the
+    /// H100 and later models it does not (docs/model.md, "GPU modes").
+    pub mig_enable_reset: bool,
     pub profiles: Vec<Profile>,
 }
 
@@ -163,6 +166,8 @@ struct ModelEntry {
     max_w: f64,
     #[serde(default = "yes")]
     mig: bool,
+    #[serde(default)]
+    mig_enable_reset: bool,
     #[serde(default)]
     profiles: Vec<ProfileEntry>,
 }
@@ -300,6 +305,7 @@ impl Catalog {
                 idle_w: m.idle_w,
                 max_w: m.max_w,
                 mig: m.mig,
+                mig_enable_reset: m.mig_enable_reset,
                 profiles,
             });
         }

@@ -11,6 +11,7 @@ use crate::executor::{self, Schedule, StepKind};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, Vm, VmId, VmKind};
 use crate::mig::{self, Occupancy};
 use crate::ops::layouts::Layout;
+use crate::ops::mode::{ModePreview, ModeTarget};
 use crate::ops::relayout::DrainPreview;
 use crate::plan::Plan;
 use crate::policy::origamig::{self, bilp, bilp::SolveControl};
@@ -65,6 +66,8 @@ pub struct VmRequest {
     pub tenant: Option<String>,
     /// Pinned placement; `None` lets the arrival policy choose.
     pub pin: Option<Placement>,
+    /// MIG (the `gis`), a soft share or a gang (then `gis` is empty).
+    pub shape: crate::fleet::Shape,
 }
 
 /// Everything a user (or a script) can do to a session.
@@ -107,6 +110,20 @@ pub enum Action {
     Open(PathBuf),
     /// Switch the arrival policy (ff, mfi, tc, origamig, ...).
     SetPolicy(String),
+    /// Preview a GPU's mode change as a drain (`:mode`): nothing changes, the preview goes to
+    /// the log.
+    PreviewMode {
+        host: HostId,
+        gpu: usize,
+        target: ModeTarget,
+    },
+    /// Change a GPU's mode (`:mode!`): the drain and the re-placement of the preview, one undo
+    /// step.
+    SetMode {
+        host: HostId,
+        gpu: usize,
+        target: ModeTarget,
+    },
 }
 
 /// How a front end shows an outcome's message.
@@ -515,6 +532,9 @@ pub struct Gauges {
     /// Occupied share of the memory slices of active GPUs.
     pub packing: f64,
     pub stranded: Vec<Stranded>,
+    /// The one stranded-capacity measure across modes (`metrics::stranded_capacity`): MIG
+    /// compute slices and shared GB that no pending shape can use.
+    pub capacity: crate::metrics::StrandedCapacity,
     /// Gamma_h (Eq. 17) per class: (model of the class, gap).
     pub gamma: Vec<(ModelId, i64)>,
     pub power_w: f64,
@@ -715,6 +735,12 @@ impl Session {
             gpu,
             layout,
         )?)
+    }
+
+    /// What changing GPU `gpu` of `host` to `target` would do (docs/operations.md, "Mode
+    /// changes"): who leaves and where each goes. Read-only.
+    pub fn mode_preview(&self, host: HostId, gpu: usize, target: &ModeTarget) -> Result<ModePreview> {
+        Ok(crate::ops::mode::mode_preview(self.fleet(), host, gpu, target)?)
     }
 
     /// The scenario as it would be saved now.
@@ -1026,6 +1052,42 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
             }
             Ok(Outcome::Info("plan discarded".into()))
         }
+        PreviewMode { host, gpu, target } => {
+            let p = s.mode_preview(host, gpu, &target)?;
+            let lines = p.lines(s.fleet());
+            for l in &lines {
+                s.note(EventKind::Plan, format!("mode preview: {l}"));
+            }
+            Ok(Outcome::Info(format!(
+                "{}; {} VM(s) leave, {} stay pending (log); `:mode! ...` applies",
+                lines[0],
+                p.leavers.len(),
+                p.stranded().len()
+            )))
+        }
+        SetMode { host, gpu, target } => {
+            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
+                bail!("a plan is being played: apply it or undo first");
+            }
+            let p = s.mode_preview(host, gpu, &target)?;
+            let lines = p.lines(s.fleet());
+            s.checkpoint();
+            *s.state.engine.fleet_mut() = p.after.clone();
+            let msg = format!(
+                "{}: {} VM(s) drained, {} pending{}",
+                lines[0],
+                p.leavers.len(),
+                p.stranded().len(),
+                if p.needs_reset { "; needs a GPU reset" } else { "" }
+            );
+            for l in &lines[1..] {
+                s.note(EventKind::Setting, format!("mode: {l}"));
+            }
+            s.note(EventKind::Setting, msg.clone());
+            s.state.preview = None;
+            s.changed();
+            Ok(Outcome::Changed(msg))
+        }
         Undo => {
             let Some(prev) = s.undo.pop() else {
                 bail!("nothing to undo");
@@ -1173,6 +1235,7 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
     }
     let fleet = s.fleet();
     let vm = Vm {
+        shape: req.shape,
         kind: req.kind,
         arrival: s.now_s(),
         lifetime: req.lifetime_s,
@@ -1195,6 +1258,11 @@ fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
         Outcome::Changed(format!(
             "VM {id} ({shape}) placed on {}",
             p.map(|p| placement_label(s.fleet(), &p)).unwrap_or_default()
+        ))
+    } else if s.fleet().vm(id).is_none() {
+        // Shares and gangs are never queued: with no room the simulator refuses them.
+        Outcome::Pending(format!(
+            "VM {id} ({shape}) refused: no GPU has room for it (shares and gangs do not wait)"
         ))
     } else {
         let v = s.fleet().vm(id).cloned();

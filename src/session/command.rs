@@ -8,7 +8,7 @@ use super::*;
 pub const COMMANDS: &[(&str, &str)] = &[
     (
         "add",
-        "add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]",
+        "add MODEL PROFILE[,PROFILE]|share=GB [weight=W] [isolation=true]|gang=N [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]",
     ),
     ("remove", "remove VM: take a VM out of the fleet"),
     (
@@ -32,6 +32,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     (
         "relayout",
         "relayout [LAYOUT]: preview a new layout of the selected GPU (drains its host)",
+    ),
+    (
+        "mode",
+        "mode GPU whole|shared|mig LAYOUT: preview a GPU's mode change as a drain; mode! applies it",
     ),
     ("undo", "undo: take back the last change"),
     ("redo", "redo: redo what undo took back"),
@@ -124,8 +128,34 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             }
         }
         "add" => Action::AddVm(parse_add(s, &rest)?),
+        "mode" | "mode!" => {
+            let usage = "usage: mode HOST/GPU whole|shared|mig LAYOUT";
+            let Some(gpu) = rest.first() else {
+                bail!("{usage}");
+            };
+            let fleet = s.fleet();
+            let (host, gpu) = crate::ops::mode::parse_gpu_ref(fleet, gpu)
+                .ok_or_else(|| anyhow!("no GPU `{gpu}` (say HOST/GPU, e.g. {})", fleet_example(fleet)))?;
+            let target = crate::ops::mode::parse_target(fleet, host, gpu, &rest[1..])
+                .map_err(|e| anyhow!("{e}; {usage}"))?;
+            if cmd == "mode!" {
+                Action::SetMode { host, gpu, target }
+            } else {
+                Action::PreviewMode { host, gpu, target }
+            }
+        }
         other => bail!("unknown command `{other}` (press ? for the list)"),
     })
+}
+
+/// A GPU reference of this fleet, for messages: its first GPU.
+fn fleet_example(fleet: &Fleet) -> String {
+    fleet
+        .hosts
+        .iter()
+        .position(|h| !h.gpus.is_empty())
+        .map(|h| fleet.gpu_label(h, 0))
+        .unwrap_or_else(|| "node0/0".into())
 }
 
 /// `HOST` and `GPU@START[,GPU@START]` into a placement.
@@ -159,11 +189,14 @@ pub fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement>
 
 /// `add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START,..]`.
 fn parse_add(s: &Session, words: &[&str]) -> Result<VmRequest> {
-    let usage = "usage: add MODEL PROFILE[,PROFILE] [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] \
-                 [at=HOST:GPU@START]";
+    let usage = "usage: add MODEL PROFILE[,PROFILE]|share=GB [weight=W] [isolation=true]|gang=N [cores=N] \
+                 [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]";
     let (Some(model), Some(profiles)) = (words.first(), words.get(1)) else {
         bail!("{usage}");
     };
+    if profiles.starts_with("share=") || profiles.starts_with("gang=") {
+        return parse_add_shape(s, model, &words[1..], usage);
+    }
     let catalog = s.fleet().catalog;
     let m = catalog
         .model_id(model)
@@ -189,8 +222,96 @@ fn parse_add(s: &Session, words: &[&str]) -> Result<VmRequest> {
         kind: VmKind::Job,
         tenant: None,
         pin: None,
+        shape: crate::fleet::Shape::Mig,
     };
-    for w in &words[2..] {
+    add_options(s, &mut req, &words[2..], usage)?;
+    Ok(req)
+}
+
+/// `add MODEL share=GB [weight=W] [isolation=true|false] ...` or `add MODEL gang=N ...`: a soft
+/// share (default weight: its memory's part of the GPU) or a gang of N whole GPUs on one host.
+fn parse_add_shape(s: &Session, model: &str, words: &[&str], usage: &str) -> Result<VmRequest> {
+    let catalog = s.fleet().catalog;
+    let m = catalog
+        .model_id(model)
+        .ok_or_else(|| anyhow!("unknown GPU model `{model}` (known: {})", catalog.model_names()))?;
+    let mut req = VmRequest {
+        gis: Vec::new(),
+        cores: 4,
+        ram_gb: 16,
+        lifetime_s: None,
+        kind: VmKind::Job,
+        tenant: None,
+        pin: None,
+        shape: crate::fleet::Shape::Mig,
+    };
+    let (mut share, mut weight, mut isolation, mut gang) = (None, None, false, None);
+    let mut rest = Vec::new();
+    for w in words {
+        match w.split_once('=') {
+            Some(("share", v)) => {
+                share = Some(
+                    v.parse::<u32>()
+                        .map_err(|_| anyhow!("share=`{v}` is not a whole number of GB"))?,
+                )
+            }
+            Some(("weight", v)) => {
+                let x: f64 = v.parse().map_err(|_| anyhow!("weight=`{v}` is not a number"))?;
+                if !(x.is_finite() && x > 0.0) {
+                    bail!("weight=`{v}`: a compute weight is a number > 0");
+                }
+                weight = Some(x);
+            }
+            Some(("isolation", v)) => {
+                isolation = match v {
+                    "true" | "yes" => true,
+                    "false" | "no" => false,
+                    _ => bail!("isolation=`{v}`: true or false"),
+                }
+            }
+            Some(("gang", v)) => {
+                gang = Some(
+                    v.parse::<u32>()
+                        .map_err(|_| anyhow!("gang=`{v}` is not a number of GPUs"))?,
+                )
+            }
+            _ => rest.push(*w),
+        }
+    }
+    req.shape = match (share, gang) {
+        (Some(gb), None) => {
+            let cap = crate::fleet::gpu_gb(catalog, m);
+            if gb == 0 || gb > cap {
+                bail!("share={gb}: a share takes 1 to {cap} GB of a {model}");
+            }
+            crate::fleet::Shape::Share {
+                model: m,
+                gb,
+                weight: weight.unwrap_or(gb as f64 / catalog.model(m).memory_gb),
+                isolation,
+            }
+        }
+        (None, Some(n)) => {
+            let most = s.fleet().hosts.iter().map(|h| h.gpus.len()).max().unwrap_or(0) as u32;
+            if n == 0 || n > most {
+                bail!("gang={n}: a gang takes 1 to {most} GPUs of one host (the largest host here)");
+            }
+            req.cores = 8 * n;
+            req.ram_gb = 64 * n;
+            crate::fleet::Shape::Gang { model: m, gpus: n }
+        }
+        _ => bail!("say share=GB or gang=N, not both; {usage}"),
+    };
+    if weight.is_some() && share.is_none() {
+        bail!("weight= goes with share=; {usage}");
+    }
+    add_options(s, &mut req, &rest, usage)?;
+    Ok(req)
+}
+
+/// The `key=value` options every form of `add` takes.
+fn add_options(s: &Session, req: &mut VmRequest, words: &[&str], usage: &str) -> Result<()> {
+    for w in words {
         let (k, v) = w
             .split_once('=')
             .ok_or_else(|| anyhow!("`{w}`: expected key=value; {usage}"))?;
@@ -221,5 +342,5 @@ fn parse_add(s: &Session, words: &[&str]) -> Result<VmRequest> {
             _ => bail!("unknown option `{k}`; {usage}"),
         }
     }
-    Ok(req)
+    Ok(())
 }

@@ -6,8 +6,20 @@ use super::*;
 
 /// `3g.20gb+1g.5gb` (or `no GPU`) and the cores and RAM of a VM.
 pub fn shape(fleet: &Fleet, vm: &Vm) -> String {
-    let gis = profiles_label(fleet, &vm.gis);
-    format!("{gis}, {}c {}G", vm.cores, vm.ram_gb)
+    let gpu = match vm.shape {
+        crate::fleet::Shape::Mig => profiles_label(fleet, &vm.gis),
+        crate::fleet::Shape::Share {
+            gb,
+            weight,
+            isolation,
+            ..
+        } => format!(
+            "share {gb} GB w {weight:.2}{}",
+            if isolation { " isolated" } else { "" }
+        ),
+        crate::fleet::Shape::Gang { gpus, .. } => format!("gang of {gpus} GPUs"),
+    };
+    format!("{gpu}, {}c {}G", vm.cores, vm.ram_gb)
 }
 
 /// The profiles of a list of GIs, `+`-joined.
@@ -243,6 +255,7 @@ pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Ga
             used as f64 / total_active as f64
         },
         stranded: stranded(fleet),
+        capacity: crate::metrics::stranded_capacity(fleet),
         gamma,
         power_w: fleet.power_w(),
         energy_kwh,

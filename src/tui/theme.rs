@@ -183,6 +183,21 @@ impl Theme {
         self.gi[(vm as usize) % self.gi.len()]
     }
 
+    /// The colour of a tenant (a share or a whole GPU on the fleet view): one palette entry per
+    /// tenant name, so all of a tenant's shares look alike; a VM with no tenant takes its own.
+    pub fn tenant_style(&self, tenant: Option<&str>, vm: u64) -> Style {
+        match tenant {
+            Some(t) => {
+                // FNV-1a of the name: stable across runs and platforms.
+                let h = t.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+                });
+                self.gi[(h as usize) % self.gi.len()]
+            }
+            None => self.gi_style(vm),
+        }
+    }
+
     /// The style of the label on the GI block of a VM.
     pub fn gi_label_style(&self, vm: u64) -> Style {
         self.gi_label.unwrap_or_else(|| self.gi_style(vm))

@@ -4,9 +4,14 @@
 //! buffer rather than on a canvas: each memory slice gets `width / slices` columns; a GI is one
 //! block over its slices, labelled with as much of `profile VM` as fits; a free slice shows the
 //! compute size (`Ng`) of the largest profile that could start there, or `·` when none can.
+//!
+//! A GPU out of MIG mode takes the same width: a whole GPU is one block (its holder, `whole #VM`
+//! or `gang #VM`, or `whole free`), a shared GPU a memory bar with one segment per share, as wide
+//! as its memory limit and in its tenant's colour, labelled with the VM and its compute weight,
+//! then the free GB.
 
 use super::theme::Theme;
-use crate::fleet::{Fleet, Gpu, VmId};
+use crate::fleet::{gpu_gb, Fleet, Gpu, GpuMode, Shape, VmId};
 use crate::session;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -93,8 +98,122 @@ fn fill(buf: &mut Buffer, area: Rect, ch: char, style: Style) {
     }
 }
 
+impl SliceMap<'_> {
+    /// A whole GPU: one block for its holder, or free.
+    fn render_whole(&self, area: Rect, buf: &mut Buffer) {
+        let g = &self.theme.glyphs;
+        let mid = area.y + (area.height - 1) / 2;
+        match self.gpu.holder.and_then(|id| self.fleet.vm(id)) {
+            Some(vm) => {
+                let style = self.theme.tenant_style(vm.tenant.as_deref(), vm.id);
+                fill(buf, area, g.gi, style);
+                let what = if matches!(vm.shape, Shape::Gang { .. }) {
+                    "gang"
+                } else {
+                    "whole"
+                };
+                let room = area.width.saturating_sub(1) as usize;
+                let label = [
+                    format!("{what} VM {}", vm.id),
+                    format!("{what} #{}", vm.id),
+                    format!("#{}", vm.id),
+                ]
+                .into_iter()
+                .find(|c| c.chars().count() <= room)
+                .unwrap_or_default();
+                let label_style = self.theme.gi_label.unwrap_or(style);
+                put_centred(buf, area.x, mid, area.width, &label, label_style);
+            }
+            None => {
+                fill(buf, area, g.free, self.theme.free);
+                let label = ["whole free", "whole", "W"]
+                    .into_iter()
+                    .find(|c| c.chars().count() as u16 <= area.width.saturating_sub(1))
+                    .unwrap_or_default();
+                put_centred(buf, area.x, mid, area.width, label, self.theme.free);
+            }
+        }
+    }
+
+    /// A shared GPU: a memory bar, one segment per share (its GB, its tenant's colour).
+    fn render_shared(&self, area: Rect, buf: &mut Buffer) {
+        let g = &self.theme.glyphs;
+        let mid = area.y + (area.height - 1) / 2;
+        let cap = gpu_gb(self.fleet.catalog, self.gpu.model).max(1) as u64;
+        let w = area.width as u64;
+        let mut x = 0u64;
+        let mut used = 0u64;
+        for sh in &self.gpu.shares {
+            used += sh.gb as u64;
+            // Segment ends at the rounded share of the bar, at least one column per share.
+            let end = ((used * w + cap / 2) / cap).clamp(x + 1, w);
+            if x >= w {
+                break;
+            }
+            let r = Rect::new(area.x + x as u16, area.y, (end - x) as u16, area.height);
+            let tenant = self.fleet.vm(sh.vm).and_then(|v| v.tenant.as_deref());
+            let style = self.theme.tenant_style(tenant, sh.vm);
+            fill(buf, r, g.gi, style);
+            let room = r.width.saturating_sub(1) as usize;
+            let label = [
+                format!("#{} {}G w{:.2}", sh.vm, sh.gb, sh.weight),
+                format!("#{} w{:.2}", sh.vm, sh.weight),
+                format!("#{}", sh.vm),
+            ]
+            .into_iter()
+            .find(|c| c.chars().count() <= room)
+            .unwrap_or_default();
+            put_centred(
+                buf,
+                r.x,
+                mid,
+                r.width,
+                &label,
+                self.theme.gi_label.unwrap_or(style),
+            );
+            x = end;
+        }
+        if x < w {
+            let r = Rect::new(area.x + x as u16, area.y, (w - x) as u16, area.height);
+            fill(buf, r, g.free, self.theme.free);
+            let free = cap.saturating_sub(used);
+            let over = if self.gpu.weight_sum() > 1.0 + 1e-9 {
+                "!"
+            } else {
+                ""
+            };
+            let label = [
+                format!("S {free}G free{over}"),
+                format!("S {free}G{over}"),
+                format!("{free}{over}"),
+            ]
+            .into_iter()
+            .find(|c| c.chars().count() as u16 <= r.width.saturating_sub(1))
+            .unwrap_or_default();
+            put_centred(buf, r.x, mid, r.width, &label, self.theme.free);
+        } else if self.gpu.weight_sum() > 1.0 + 1e-9 {
+            // Full and oversubscribed: the last column says so.
+            buf.set_string(area.right() - 1, mid, "!", self.theme.warn);
+        }
+    }
+}
+
 impl Widget for SliceMap<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
+        if area.width == 0 || area.height == 0 {
+            return;
+        }
+        match self.gpu.mode {
+            GpuMode::Mig => {}
+            GpuMode::Whole => {
+                self.render_whole(area, buf);
+                return self.draw_cursor(area, buf);
+            }
+            GpuMode::Shared => {
+                self.render_shared(area, buf);
+                return self.draw_cursor(area, buf);
+            }
+        }
         let catalog = self.fleet.catalog;
         let model = catalog.model(self.gpu.model);
         let n = model.memory_slices as u16;
@@ -170,7 +289,17 @@ impl Widget for SliceMap<'_> {
             }
             u += 1;
         }
-        if let Some(c) = self.cursor.filter(|&c| (c as u16) < n) {
+        self.draw_cursor(area, buf);
+    }
+}
+
+impl SliceMap<'_> {
+    /// The cursor's cell: a memory slice's columns (on any mode, the GPU keeps its slice grid).
+    fn draw_cursor(&self, area: Rect, buf: &mut Buffer) {
+        let n = self.fleet.catalog.model(self.gpu.model).memory_slices.max(1) as u16;
+        let cw = area.width / n;
+        let mid = area.y + (area.height - 1) / 2;
+        if let Some(c) = self.cursor.filter(|&c| (c as u16) < n && cw > 0) {
             buf.set_style(Rect::new(area.x + c as u16 * cw, mid, cw, 1), self.theme.cursor);
         }
     }

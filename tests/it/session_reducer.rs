@@ -29,6 +29,7 @@ fn req(model: &str, profiles: &[&str]) -> VmRequest {
         kind: VmKind::Job,
         tenant: None,
         pin: None,
+        shape: migplan::fleet::Shape::Mig,
     }
 }
 

@@ -233,6 +233,7 @@ impl AddForm {
             kind: self.kind,
             tenant: None,
             pin,
+            shape: crate::fleet::Shape::Mig,
         })
     }
 }

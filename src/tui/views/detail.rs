@@ -30,6 +30,9 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     };
     let model = fleet.catalog.model(gpu.model);
+    if gpu.mode != crate::fleet::GpuMode::Mig {
+        return render_out_of_mig(app, host, gpu, block, area, buf);
+    }
     let cf = mig::cf(model, &gpu.occ);
     let title = Line::from(vec![
         Span::styled(format!(" GPU {}/{} ", host.name, app.view.sel.gpu), t.title),
@@ -99,6 +102,105 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Paragraph::new(lines)
             .wrap(Wrap { trim: false })
             .render(Rect::new(rest.x + 1, rest.y, rest.width - 1, rest.height), buf);
+    }
+}
+
+/// A whole or shared GPU: its bar drawn large, then its residents (holder, or each share with its
+/// GB, weight and tenant) and, for a shared GPU, the weight sum (above 1: oversubscribed).
+fn render_out_of_mig(
+    app: &App,
+    host: &crate::fleet::Host,
+    gpu: &crate::fleet::Gpu,
+    block: Block,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    use crate::fleet::GpuMode;
+    let t = &app.theme;
+    let fleet = app.session.fleet();
+    let model = fleet.catalog.model(gpu.model);
+    let cap = crate::fleet::gpu_gb(fleet.catalog, gpu.model);
+    let what = match gpu.mode {
+        GpuMode::Whole => "whole (MIG off, one holder)".to_string(),
+        _ => format!("shared (soft shares) · {}/{cap} GB", gpu.shared_gb()),
+    };
+    let title = Line::from(vec![
+        Span::styled(format!(" GPU {}/{} ", host.name, app.view.sel.gpu), t.title),
+        Span::styled(format!("{} · {what} ", model.name), t.desc),
+    ]);
+    let block = block.title(title);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height < 3 || inner.width < 4 {
+        return;
+    }
+    let map_h: u16 = if inner.height >= 14 { 3 } else { 1 };
+    let map_w = inner.width.saturating_sub(2);
+    SliceMap::new(fleet, gpu, t).render(Rect::new(inner.x + 1, inner.y + 1, map_w, map_h), buf);
+    let mut lines: Vec<Line> = Vec::new();
+    let who = |id: crate::fleet::VmId| -> String {
+        match fleet.vm(id) {
+            Some(vm) => format!(
+                "VM {id}{} · {}",
+                vm.tenant
+                    .as_deref()
+                    .map(|x| format!(" [{x}]"))
+                    .unwrap_or_default(),
+                crate::session::shape(fleet, vm)
+            ),
+            None => format!("VM {id}"),
+        }
+    };
+    match gpu.mode {
+        GpuMode::Whole => {
+            lines.push(Line::from(Span::styled(
+                match gpu.holder {
+                    Some(id) => format!("held by {}", who(id)),
+                    None => "free: takes a single-GPU tenant, an isolated share or a gang member".into(),
+                },
+                t.base,
+            )));
+        }
+        _ => {
+            for sh in &gpu.shares {
+                let tenant = fleet.vm(sh.vm).and_then(|v| v.tenant.as_deref());
+                lines.push(Line::from(vec![
+                    Span::styled("██ ", t.tenant_style(tenant, sh.vm)),
+                    Span::styled(
+                        format!("{} GB w {:.2} · {}", sh.gb, sh.weight, who(sh.vm)),
+                        t.base,
+                    ),
+                ]));
+            }
+            let w = gpu.weight_sum();
+            lines.push(Line::from(Span::styled(
+                format!(
+                    "{} GB free · weights sum to {w:.2}{}",
+                    cap.saturating_sub(gpu.shared_gb()),
+                    if w > 1.0 + 1e-9 {
+                        ": oversubscribed, the shares time-slice the compute"
+                    } else {
+                        ""
+                    }
+                ),
+                if w > 1.0 + 1e-9 { t.warn } else { t.desc },
+            )));
+            lines.push(Line::from(Span::styled(
+                "no memory or fault isolation: an isolated request never lands here",
+                t.dim,
+            )));
+        }
+    }
+    lines.push(Line::from(Span::styled(
+        ":mode HOST/GPU whole|shared|mig LAYOUT previews a mode change (a drain)",
+        t.dim,
+    )));
+    let y = inner.y + 1 + map_h + 1;
+    if y < inner.bottom() {
+        Paragraph::new(lines).wrap(Wrap { trim: false }).render(
+            Rect::new(inner.x + 1, y, inner.width.saturating_sub(2), inner.bottom() - y),
+            buf,
+        );
     }
 }
 

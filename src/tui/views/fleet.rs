@@ -298,6 +298,9 @@ pub fn describe_cursor(app: &App) -> String {
         return format!("{}: no GPU; {} VMs", host.name, host.vms.len());
     };
     let model = fleet.catalog.model(gpu.model);
+    if gpu.mode != crate::fleet::GpuMode::Mig {
+        return describe_gpu_mode(fleet, &format!("{}/{}", host.name, app.view.sel.gpu), gpu);
+    }
     let u = app.view.sel.slice;
     let at = format!("{}/{} slice {u}", host.name, app.view.sel.gpu);
     if let Some(gi) = gpu.gi_at(fleet.catalog, u) {
@@ -321,5 +324,31 @@ pub fn describe_cursor(app: &App) -> String {
             model.profiles[p].name
         ),
         None => format!("{at}: free, but no profile can start here (stranded)"),
+    }
+}
+
+/// A whole or shared GPU in one line: its mode and residents.
+pub fn describe_gpu_mode(fleet: &Fleet, at: &str, gpu: &crate::fleet::Gpu) -> String {
+    use crate::fleet::GpuMode;
+    match gpu.mode {
+        GpuMode::Whole => match gpu.holder.and_then(|id| fleet.vm(id)) {
+            Some(vm) => format!(
+                "{at}: whole GPU held by VM {} ({})",
+                vm.id,
+                session::shape(fleet, vm)
+            ),
+            None => format!("{at}: whole GPU, free (a single-GPU tenant or a gang member)"),
+        },
+        GpuMode::Shared => {
+            let cap = crate::fleet::gpu_gb(fleet.catalog, gpu.model);
+            let w = gpu.weight_sum();
+            format!(
+                "{at}: shared, {} share(s), {}/{cap} GB, weights {w:.2}{}",
+                gpu.shares.len(),
+                gpu.shared_gb(),
+                if w > 1.0 + 1e-9 { " (oversubscribed)" } else { "" }
+            )
+        }
+        GpuMode::Mig => format!("{at}: MIG"),
     }
 }

@@ -1,6 +1,8 @@
 //! The gauges: simulated clock, active hosts and GPUs, packing, power and energy, acceptance,
-//! Γh per class (Eq. 17), stranded capacity per profile (free slices no instance of the profile
-//! can use without moving anything) and the pending queue with its waits. Figures come
+//! Γh per class (Eq. 17), stranded capacity (first the one measure across modes,
+//! `metrics::stranded_capacity`: stranded over free MIG compute slices and shared GB against the
+//! pending shapes; then per profile, free slices no instance of the profile can use without
+//! moving anything) and the pending queue with its waits. Figures come
 //! precomputed from the session.
 
 use super::super::app::App;
@@ -168,9 +170,16 @@ fn stranded_text(app: &App) -> String {
     let s = &app.session;
     let catalog = s.fleet().catalog;
     let g = s.gauges();
+    // The one measure across modes first: MIG compute slices and shared GB no pending shape uses.
+    let c = &g.capacity;
+    let mut head = format!("{}/{} slices", c.mig_stranded_slices, c.mig_free_slices);
+    if c.shared_free_gb > 0 {
+        head += &format!(" · {}/{} GB shared", c.shared_stranded_gb, c.shared_free_gb);
+    }
+    head += " · ";
     let mut worst: Vec<&session::Stranded> = g.stranded.iter().filter(|x| x.count > 0).collect();
     if worst.is_empty() {
-        return "none: every free slice can take every profile".into();
+        return head + "every free slice can take every profile";
     }
     worst.sort_by(|a, b| b.share.total_cmp(&a.share).then(b.count.cmp(&a.count)));
     worst
@@ -183,6 +192,11 @@ fn stranded_text(app: &App) -> String {
                 100.0 * x.share
             )
         })
-        .collect::<Vec<_>>()
-        .join(" · ")
+        .fold(head, |acc, x| {
+            if acc.ends_with(" · ") {
+                acc + &x
+            } else {
+                acc + " · " + &x
+            }
+        })
 }
