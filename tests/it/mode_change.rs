@@ -9,10 +9,10 @@ use migplan::scenario;
 use migplan::session::{parse_command, update, Action, Outcome, Session};
 use rand::{Rng, SeedableRng};
 
-const MODES: &str = include_str!("fixtures/modes.toml");
-
+/// The fixture as the file places it (see `modes_without_pending_shapes`).
 fn session() -> Session {
-    Session::new(scenario::parse(MODES, "modes.toml").unwrap(), None).unwrap()
+    let text = crate::common::fleet::modes_without_pending_shapes();
+    Session::new(scenario::parse(&text, "modes.toml").unwrap(), None).unwrap()
 }
 
 fn host(s: &Session, name: &str) -> usize {

@@ -9,10 +9,9 @@ use migplan::scenario;
 use migplan::session::Session;
 use migplan::tui::theme::Theme;
 
-const MODES: &str = include_str!("fixtures/modes.toml");
-
 fn harness(w: u16, h: u16) -> Harness {
-    let s = Session::new(scenario::parse(MODES, "modes.toml").unwrap(), None).unwrap();
+    let text = crate::common::fleet::modes_without_pending_shapes();
+    let s = Session::new(scenario::parse(&text, "modes.toml").unwrap(), None).unwrap();
     Harness::new(s, w, h, Theme::mono())
 }
 

@@ -67,3 +67,19 @@ pub fn put(f: &mut Fleet, vm: Vm, p: Placement) {
         panic!("placing VM {id}: {e}");
     }
 }
+
+/// The three-mode fixture (`fixtures/modes.toml`) without its pending share (VM 6) and pending
+/// gang (VM 8). A session offers pending shares and gangs to the policy when it opens, which
+/// would place them on mix/3 and gang-1; tests that work out destinations by hand, or show free
+/// whole GPUs, start from the fleet as the file places it.
+pub fn modes_without_pending_shapes() -> String {
+    let text = include_str!("../fixtures/modes.toml");
+    let blocks: Vec<&str> = text.split("\n[[vm]]\n").collect();
+    let kept: Vec<&str> = blocks
+        .iter()
+        .copied()
+        .filter(|b| !b.starts_with("id = 6\n") && !b.starts_with("id = 8\n"))
+        .collect();
+    assert_eq!(kept.len() + 2, blocks.len(), "VMs 6 and 8 are in the fixture");
+    kept.join("\n[[vm]]\n")
+}
