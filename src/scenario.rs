@@ -242,6 +242,17 @@ pub struct PolicySettings {
     /// the whole fleet, as in the paper. Only `origamig` reads it; saves leave out the default.
     #[serde(skip_serializing_if = "is_one")]
     pub partitions: usize,
+    /// OrigaMIG's host-content budget, a multiplier (1 ..= `limits::MAX_HOST_COLUMNS_BUDGET`) of
+    /// the enumeration's limits per call (configuration combinations and cutting steps per host,
+    /// content columns per model); a call over it builds the pattern formulation instead
+    /// (docs/optimizer.md). Both formulations are exact, but ties may resolve differently, so
+    /// figures can change with it. Saves leave out the default 1.
+    #[serde(skip_serializing_if = "is_one_u32")]
+    pub host_columns_budget: u32,
+}
+
+fn is_one_u32(n: &u32) -> bool {
+    *n == 1
 }
 
 fn is_one(n: &usize) -> bool {
@@ -273,6 +284,7 @@ impl Default for PolicySettings {
             packing_protect_host: 2.0,
             defrag_stranded_share: 0.0,
             partitions: 1,
+            host_columns_budget: 1,
         }
     }
 }

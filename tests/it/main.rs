@@ -14,6 +14,7 @@ mod figures;
 mod fleet_import;
 mod fleet_props;
 mod fuzz;
+mod host_budget;
 mod kill_writes;
 mod layers;
 mod ops_chargeback;
