@@ -18,6 +18,9 @@ pub const MAX_SEEDS: u64 = 10_000;
 
 /// Most solver threads (`policy.threads`).
 pub const MAX_THREADS: u32 = 64;
+/// `policy.host_columns_budget`: the multiplier of the host-content enumeration's limits (at
+/// 32, up to 12.8 million cutting steps per host and 1.92 million columns per model).
+pub const MAX_HOST_COLUMNS_BUDGET: u32 = 32;
 
 /// Largest weight: profile weights (`large_profile_weight`, `profile_mix`), the rewards and costs
 /// of the optimizer's objective (`weight_*`, `delta`) and the packing policy's weights.

@@ -351,10 +351,21 @@ pub struct PolicySettings {
     /// the count to `partitions`; setting both is refused. Saves leave out the default.
     #[serde(skip_serializing_if = "is_zero")]
     pub partition_hosts: usize,
+    /// OrigaMIG's host-content budget, a multiplier (1 ..= `limits::MAX_HOST_COLUMNS_BUDGET`) of
+    /// the enumeration's limits per call (configuration combinations and cutting steps per host,
+    /// content columns per model); a call over it builds the pattern formulation instead
+    /// (docs/optimizer.md). Both formulations are exact, but ties may resolve differently, so
+    /// figures can change with it. Saves leave out the default 1.
+    #[serde(skip_serializing_if = "is_one_u32")]
+    pub host_columns_budget: u32,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+fn is_one_u32(n: &u32) -> bool {
+    *n == 1
 }
 
 fn is_one(n: &usize) -> bool {
@@ -449,6 +460,7 @@ impl Default for PolicySettings {
             defrag_stranded_share: 0.0,
             partitions: 1,
             partition_hosts: 0,
+            host_columns_budget: 1,
         }
     }
 }

@@ -174,6 +174,14 @@ pub(super) fn check(
                 limits::MAX_HOSTS as i64,
             ),
         ),
+        (
+            "host_columns_budget",
+            Want::Within(
+                p.host_columns_budget as i64,
+                1,
+                limits::MAX_HOST_COLUMNS_BUDGET as i64,
+            ),
+        ),
     ];
     let mix = [
         ("share", Want::Share(w.mix.share)),

@@ -17,6 +17,7 @@ mod fleet_import_dra;
 mod fleet_props;
 mod fuzz;
 mod gpu_modes;
+mod host_budget;
 mod kill_writes;
 mod layers;
 mod mode_change;

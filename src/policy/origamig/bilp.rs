@@ -265,6 +265,9 @@ pub(crate) struct Inst<'a> {
     pub phi_fix: Vec<Option<bool>>,
     /// Add the conflict-clique rows (pattern formulation; see `pattern.rs`).
     pub cliques: bool,
+    /// The host-content enumeration's budget, a multiplier of its limits (`hostcols.rs`;
+    /// `policy.host_columns_budget`).
+    pub budget: u32,
 }
 
 impl<'a> Inst<'a> {
@@ -327,6 +330,7 @@ impl<'a> Inst<'a> {
             w,
             phi_fix: vec![None; hosts.len()],
             cliques: true,
+            budget: 1,
         })
     }
 
@@ -370,6 +374,9 @@ pub fn solve_with(
     let w = Weights::from_settings(settings);
     #[cfg_attr(not(feature = "solver-lab"), allow(unused_mut))]
     let mut inst = Inst::new(fleet, hosts, pending, w)?;
+    inst.budget = settings
+        .host_columns_budget
+        .clamp(1, crate::limits::MAX_HOST_COLUMNS_BUDGET);
     #[cfg(feature = "solver-lab")]
     {
         inst.cliques = control.conflict_cliques;
@@ -567,7 +574,7 @@ fn build(inst: &Inst, form: Formulation) -> toolkit::Built {
 fn build_with(inst: &Inst, form: Formulation, relax: bool, named: bool) -> toolkit::Built {
     match form {
         Formulation::Host => {
-            hostcols::build(inst, relax, named).unwrap_or_else(|| pattern::build(inst, relax, named))
+            hostcols::build(inst, relax, named).unwrap_or_else(|_| pattern::build(inst, relax, named))
         }
         Formulation::Pattern => pattern::build(inst, relax, named),
         #[cfg(feature = "solver-lab")]
@@ -604,7 +611,10 @@ pub fn lp_relaxation(
     fix_on: &[(usize, bool)],
 ) -> anyhow::Result<(f64, Vec<(String, f64)>)> {
     let w = Weights::from_settings(settings);
-    let inst = Inst::new(fleet, hosts, pending, w)?;
+    let mut inst = Inst::new(fleet, hosts, pending, w)?;
+    inst.budget = settings
+        .host_columns_budget
+        .clamp(1, crate::limits::MAX_HOST_COLUMNS_BUDGET);
     let built = build_with(&inst, formulation, true, true);
     let offset = built.offset;
     let names = built.names.unwrap_or_default();

@@ -46,13 +46,30 @@ use good_lp::{constraint, Constraint};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// Most GPU-configuration combinations enumerated for one host.
+/// Most GPU-configuration combinations enumerated for one host, at budget 1
+/// (`policy.host_columns_budget` multiplies the three limits).
 const MAX_LAYOUTS: usize = 20_000;
-/// Most steps of cutting arrangements into VMs for one host; beyond it the host's contents are
-/// not enumerated and the call uses the pattern model.
+/// Most steps of cutting arrangements into VMs for one host, at budget 1; beyond it the host's
+/// contents are not enumerated and the call uses the pattern model.
 const MAX_STEPS: u64 = 400_000;
-/// Most content columns in one model.
+/// Most content columns in one model, at budget 1.
 const MAX_COLUMNS: usize = 60_000;
+
+/// Why a neighborhood is built in the pattern formulation instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// A VM without GIs (the columns hold GI arrangements only).
+    NoGis,
+    /// A host's configuration combinations exceed the layouts limit.
+    Layouts,
+    /// A host's cutting steps exceed the steps limit.
+    Steps,
+    /// The model's content columns exceed the columns limit.
+    Columns,
+    /// A host that must stay on has no content, or the current placement has no column (cannot
+    /// happen for a valid fleet; kept as a refusal rather than a panic).
+    NoColumn,
+}
 
 /// A VM slot of an arrangement: (type, one GI slot per position of the type key).
 type Slot = (usize, Vec<GiSlot>);
@@ -165,13 +182,13 @@ pub(crate) struct Decode {
     ncols: usize,
 }
 
-/// Builds the host-content model, or `None` when the neighborhood is outside its reach (see the
-/// module notes).
-pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
+/// Builds the host-content model, or why the neighborhood is outside its reach within the
+/// budget `inst.budget` (see the module notes).
+pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over> {
     let fleet = inst.fleet;
     let w = &inst.w;
     if inst.vms.iter().any(|v| v.gis.is_empty()) {
-        return None;
+        return Err(Over::NoGis);
     }
 
     // --- types ------------------------------------------------------------------------------
@@ -271,8 +288,8 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
         let list = memo_enumerate(inst, h, &keys, &total, &own, &exact, delta)?;
         let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
         contents.extend(list);
-        if contents.len() > MAX_COLUMNS {
-            return None;
+        if contents.len() > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
+            return Err(Over::Columns);
         }
         per_group.push(ids);
     }
@@ -311,7 +328,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
         let must = n == 1 && (forced[h] || inst.phi_fix[h] == Some(true));
         if must {
             if row.is_empty() {
-                return None;
+                return Err(Over::NoColumn);
             }
             rows.push(constraint::eq(sum(&cols, &row), 1.0));
         } else if !row.is_empty() {
@@ -346,7 +363,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
         ntypes: nt,
         ncols: cols.len(),
     };
-    let start = decode.start_from(inst, &current)?;
+    let start = decode.start_from(inst, &current).ok_or(Over::NoColumn)?;
     let mut built = finish(
         cols,
         &obj,
@@ -356,7 +373,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Option<Built> {
         w.integral(),
     );
     built.start = start;
-    Some(built)
+    Ok(built)
 }
 
 /// Everything [`enumerate`] reads for one host: the catalog, the host's GPUs with the GIs they
@@ -374,15 +391,16 @@ struct EnumKey {
     exact: Vec<ExactGis>,
     /// host, gpu, free_start and delta, as bits.
     weights: [u64; 4],
+    budget: u32,
 }
 
 /// Most contents kept in the memo of [`memo_enumerate`] (about 200 bytes each); it is emptied
 /// when full.
 const MEMO_CONTENTS: usize = 400_000;
 
-/// The memo of [`memo_enumerate`]: contents (or `None`: outside the budget) per key, and the
+/// The memo of [`memo_enumerate`]: contents (or why not: outside the budget) per key, and the
 /// number of contents it holds.
-type Memo = (FxMap<EnumKey, Option<Vec<Content>>>, usize);
+type Memo = (FxMap<EnumKey, Result<Vec<Content>, Over>>, usize);
 
 thread_local! {
     static MEMO: std::cell::RefCell<Memo> = std::cell::RefCell::new((FxMap::default(), 0));
@@ -400,7 +418,7 @@ fn memo_enumerate(
     own: &[u16],
     exact: &Exact,
     delta: f64,
-) -> Option<Vec<Content>> {
+) -> Result<Vec<Content>, Over> {
     let host = &inst.fleet.hosts[inst.hosts[h]];
     let mut ex: Vec<_> = exact.iter().cloned().collect();
     ex.sort_unstable();
@@ -423,6 +441,7 @@ fn memo_enumerate(
             inst.w.free_start.to_bits(),
             delta.to_bits(),
         ],
+        budget: inst.budget,
     };
     if let Some(hit) = MEMO.with(|m| m.borrow().0.get(&key).cloned()) {
         return hit;
@@ -447,8 +466,8 @@ fn memo_enumerate(
     list
 }
 
-/// Every content of host position `h` with its best arrangement, or `None` when the host has
-/// too many configuration combinations.
+/// Every content of host position `h` with its best arrangement, or which limit (scaled by
+/// `inst.budget`) the host exceeds.
 fn enumerate(
     inst: &Inst,
     h: usize,
@@ -457,7 +476,7 @@ fn enumerate(
     own: &[u16],
     exact: &Exact,
     delta: f64,
-) -> Option<FxMap<Vec<u16>, Content>> {
+) -> Result<FxMap<Vec<u16>, Content>, Over> {
     let fleet = inst.fleet;
     let cat = fleet.catalog;
     let w = &inst.w;
@@ -496,8 +515,8 @@ fn enumerate(
         layouts = layouts.saturating_mul(list.len());
         per_gpu.push(list);
     }
-    if layouts > MAX_LAYOUTS {
-        return None;
+    if layouts > MAX_LAYOUTS.saturating_mul(inst.budget as usize) {
+        return Err(Over::Layouts);
     }
     // Class of a model: the first model of the catalog with its class string, so that two
     // models are of the same class exactly when their class ids are equal.
@@ -558,6 +577,7 @@ fn enumerate(
         delta,
         out: FxMap::default(),
         steps: 0,
+        max_steps: MAX_STEPS.saturating_mul(inst.budget as u64),
     };
     loop {
         let mut active = 0u32;
@@ -581,15 +601,15 @@ fn enumerate(
             st.used.clear();
             st.used.resize(st.gis.len(), false);
             st.cut(0, 0, 0);
-            if st.steps > MAX_STEPS {
-                return None;
+            if st.steps > st.max_steps {
+                return Err(Over::Steps);
             }
         }
         if !toolkit::next_combination(&mut idx, &per_gpu) {
             break;
         }
     }
-    Some(st.out)
+    Ok(st.out)
 }
 
 /// Cuts one arrangement's GIs into VMs of the neighborhood's types, and keeps the best
@@ -626,8 +646,9 @@ struct Search<'a> {
     delta: f64,
     /// Best arrangement found so far per content.
     out: FxMap<Vec<u16>, Content>,
-    /// Calls of `cut` so far (the work budget).
+    /// Calls of `cut` so far, and the most allowed (the work budget).
     steps: u64,
+    max_steps: u64,
 }
 
 impl Search<'_> {
@@ -679,7 +700,7 @@ impl Search<'_> {
     /// Assigns every GI from the first unused one on; `cores`/`ram` are those used so far.
     fn cut(&mut self, from: usize, cores: u32, ram: u32) {
         self.steps += 1;
-        if self.steps > MAX_STEPS {
+        if self.steps > self.max_steps {
             return;
         }
         let Some(first) = (from..self.gis.len()).find(|&g| !self.used[g]) else {
