@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 mod form;
 mod workers;
-pub use form::{AddForm, Field};
+pub use form::{AddForm, Field, FormShape};
 
 /// What the loop reacts to.
 #[derive(Debug)]

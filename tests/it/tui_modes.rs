@@ -4,7 +4,7 @@
 //! previews from the palette, `:mode!` applies and undo restores the fleet exactly.
 
 use crate::common::Harness;
-use migplan::fleet::GpuMode;
+use migplan::fleet::{GpuMode, Shape};
 use migplan::scenario;
 use migplan::session::Session;
 use migplan::tui::theme::Theme;
@@ -89,4 +89,68 @@ fn mode_from_the_palette_previews_applies_and_undoes() {
     insta::assert_snapshot!("modes_after_mode_change_160x48", h.screen());
     h.keys("u");
     assert_eq!(h.app.session.fleet(), &before, "undo restores the fleet exactly");
+}
+
+/// The add form's shape field: a soft share of 10 GB (weight 10/80) goes to the first shared
+/// GPU with 10 GB free (mix/2 has 8, mix/3 80), an isolated one to a free whole GPU (mix/1 is
+/// held, gang-0 is the gang's, so gang-1/0), a gang of 2 to gang-1's next free whole GPUs; each
+/// is one undo step.
+#[test]
+fn the_add_form_asks_for_a_share_an_isolated_share_or_a_gang() {
+    let mut h = harness(160, 48);
+    select(&mut h, "mix", 2);
+    let before = h.app.session.fleet().clone();
+    let newest = |h: &Harness| {
+        let f = h.app.session.fleet();
+        let v = f.vms().max_by_key(|v| v.id).unwrap().clone();
+        let p = v.placement.clone().expect("placed");
+        (
+            v.shape,
+            f.hosts[p.host].name.clone(),
+            p.gis.iter().map(|s| s.gpu).collect::<Vec<_>>(),
+        )
+    };
+    // The form opens on the profile; Up goes to the shape, Right to "soft share".
+    h.keys("a <Up> <Right>");
+    let screen = h.screen();
+    assert!(screen.contains("◂ soft share ▸"), "{screen}");
+    assert!(screen.contains("GB of 80 GB; weight 0.12"), "{screen}");
+    h.keys("<Enter>");
+    let (shape, host, gpus) = newest(&h);
+    assert_eq!(
+        shape,
+        Shape::Share {
+            model: before.catalog.model_id("h100-80gb").unwrap(),
+            gb: 10,
+            weight: 0.125,
+            isolation: false
+        }
+    );
+    assert_eq!((host.as_str(), gpus), ("mix", vec![3]));
+    h.keys("a <Up> <Right> <Right> <Enter>");
+    let (shape, host, gpus) = newest(&h);
+    assert!(
+        matches!(
+            shape,
+            Shape::Share {
+                isolation: true,
+                gb: 10,
+                ..
+            }
+        ),
+        "{shape:?}"
+    );
+    assert_eq!((host.as_str(), gpus), ("gang-1", vec![0]));
+    // Gang: the amount field (Down from the shape, past the profile) from 1 to 2 GPUs.
+    h.keys("a <Up> <Right> <Right> <Right> <Down> <Down> <Right>");
+    let screen = h.screen();
+    assert!(screen.contains("◂ gang of whole GPUs ▸"), "{screen}");
+    assert!(screen.contains("whole GPUs of one host"), "{screen}");
+    h.keys("<Enter>");
+    let (shape, host, gpus) = newest(&h);
+    assert!(matches!(shape, Shape::Gang { gpus: 2, .. }), "{shape:?}");
+    assert_eq!((host.as_str(), gpus), ("gang-1", vec![1, 2]));
+    h.app.session.fleet().check_invariants().unwrap();
+    h.keys("u u u");
+    assert_eq!(h.app.session.fleet(), &before);
 }

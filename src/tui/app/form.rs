@@ -6,6 +6,7 @@ use super::*;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
     Model,
+    Shape,
     Profile,
     Count,
     Cores,
@@ -16,8 +17,9 @@ pub enum Field {
 }
 
 impl Field {
-    pub const ALL: [Field; 8] = [
+    pub const ALL: [Field; 9] = [
         Field::Model,
+        Field::Shape,
         Field::Profile,
         Field::Count,
         Field::Cores,
@@ -30,8 +32,9 @@ impl Field {
     pub fn label(self) -> &'static str {
         match self {
             Field::Model => "GPU model",
+            Field::Shape => "Shape",
             Field::Profile => "Profile",
-            Field::Count => "GIs",
+            Field::Count => "Amount",
             Field::Cores => "Cores",
             Field::Ram => "RAM (GB)",
             Field::Lifetime => "Lifetime",
@@ -45,6 +48,37 @@ impl Field {
     }
 }
 
+/// What the add-VM form asks for: MIG GIs, a soft share on a shared GPU (with or without
+/// isolation), or a gang of whole GPUs of one host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormShape {
+    Mig,
+    Share,
+    IsolatedShare,
+    Gang,
+}
+
+impl FormShape {
+    const ALL: [FormShape; 4] = [
+        FormShape::Mig,
+        FormShape::Share,
+        FormShape::IsolatedShare,
+        FormShape::Gang,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            FormShape::Mig => "MIG profile",
+            FormShape::Share => "soft share",
+            FormShape::IsolatedShare => "soft share, isolated",
+            FormShape::Gang => "gang of whole GPUs",
+        }
+    }
+}
+
+/// The GB a soft share cycles through on the amount field (those up to the GPU's memory).
+const SHARE_GB: [u32; 10] = [5, 8, 10, 12, 16, 20, 24, 32, 40, 80];
+
 /// The add-VM form.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AddForm {
@@ -52,7 +86,9 @@ pub struct AddForm {
     /// Models present in the fleet, by catalog id.
     pub models: Vec<usize>,
     pub model: usize,
+    pub shape: FormShape,
     pub profile: usize,
+    /// GIs of the profile (MIG), GB (share) or GPUs (gang).
     pub count: u32,
     pub cores: String,
     pub ram: String,
@@ -87,9 +123,10 @@ impl AddForm {
             .and_then(|m| models.iter().position(|&x| x == m))
             .unwrap_or(0);
         let mut f = AddForm {
-            field: 1,
+            field: 2,
             models,
             model,
+            shape: FormShape::Mig,
             profile: 0,
             count: 1,
             cores: String::new(),
@@ -126,10 +163,39 @@ impl AddForm {
 
     fn default_resources(&mut self, fleet: &crate::fleet::Fleet) {
         if !self.resources_edited {
-            // The paper's sizing (§6.2): 4 cores and 16 GB RAM per compute slice.
-            let c = self.compute(fleet);
-            self.cores = (4 * c).to_string();
-            self.ram = (16 * c).to_string();
+            let (cores, ram) = match self.shape {
+                // The paper's sizing (§6.2): 4 cores and 16 GB RAM per compute slice.
+                FormShape::Mig => {
+                    let c = self.compute(fleet);
+                    (4 * c, 16 * c)
+                }
+                // As `:add share=`: the sizing of the smallest slice.
+                FormShape::Share | FormShape::IsolatedShare => (4, 16),
+                // As `:add gang=`: 8 cores and 64 GB per GPU.
+                FormShape::Gang => (8 * self.count, 64 * self.count),
+            };
+            self.cores = cores.to_string();
+            self.ram = ram.to_string();
+        }
+    }
+
+    /// The amounts the amount field cycles through for the current shape: GIs 1 to 4, the GB of
+    /// [`SHARE_GB`] that fit the GPU, or 1 to the most GPUs of one host.
+    fn amounts(&self, fleet: &crate::fleet::Fleet) -> Vec<u32> {
+        match self.shape {
+            FormShape::Mig => (1..=4).collect(),
+            FormShape::Share | FormShape::IsolatedShare => {
+                let cap = crate::fleet::gpu_gb(fleet.catalog, self.model_id());
+                let mut v: Vec<u32> = SHARE_GB.iter().copied().filter(|&g| g <= cap).collect();
+                if !v.contains(&cap) {
+                    v.push(cap);
+                }
+                v
+            }
+            FormShape::Gang => {
+                let most = fleet.hosts.iter().map(|h| h.gpus.len()).max().unwrap_or(1).max(1);
+                (1..=most as u32).collect()
+            }
         }
     }
 
@@ -137,7 +203,7 @@ impl AddForm {
     /// permitted start of the profile on the selected GPU.
     pub fn place_choices(&self, fleet: &crate::fleet::Fleet, sel: Selection) -> Vec<String> {
         let mut out = vec!["policy".to_string()];
-        if self.count != 1 {
+        if self.count != 1 || self.shape != FormShape::Mig {
             return out;
         }
         if let Some(g) = fleet.hosts.get(sel.host).and_then(|h| h.gpus.get(sel.gpu)) {
@@ -152,23 +218,39 @@ impl AddForm {
     }
 
     pub(super) fn cycle(&mut self, fleet: &crate::fleet::Fleet, sel: Selection, dir: Dir) {
-        let fwd = dir == Dir::Next;
         let step = |i: usize, n: usize| dir.step(i, n);
         match Field::ALL[self.field] {
             Field::Model => {
                 self.model = step(self.model, self.models.len());
                 self.profile = 0;
+                let a = self.amounts(fleet);
+                if !a.contains(&self.count) {
+                    self.count = a[0];
+                }
+            }
+            Field::Shape => {
+                let i = FormShape::ALL.iter().position(|&x| x == self.shape).unwrap_or(0);
+                self.shape = FormShape::ALL[step(i, FormShape::ALL.len())];
+                self.count = match self.shape {
+                    FormShape::Mig | FormShape::Gang => 1,
+                    FormShape::Share | FormShape::IsolatedShare => 10,
+                };
+                let a = self.amounts(fleet);
+                if !a.contains(&self.count) {
+                    self.count = a[0];
+                }
+                self.place = "policy".into();
             }
             Field::Profile => {
-                let n = fleet.catalog.model(self.model_id()).profiles.len();
-                self.profile = step(self.profile, n);
+                if self.shape == FormShape::Mig {
+                    let n = fleet.catalog.model(self.model_id()).profiles.len();
+                    self.profile = step(self.profile, n);
+                }
             }
             Field::Count => {
-                self.count = if fwd {
-                    (self.count % 4) + 1
-                } else {
-                    (self.count + 2) % 4 + 1
-                }
+                let a = self.amounts(fleet);
+                let i = a.iter().position(|&x| x == self.count).unwrap_or(0);
+                self.count = a[step(i, a.len())];
             }
             Field::Kind => {
                 self.kind = match self.kind {
@@ -219,21 +301,46 @@ impl AddForm {
                 Some(session::parse_placement(fleet, h, at).map_err(|e| anyhow::anyhow!("placement: {e}"))?)
             }
         };
-        Ok(VmRequest {
-            gis: vec![
-                GiRequest {
+        let memory_gb = fleet.catalog.model(m).memory_gb;
+        let (gis, shape) = match self.shape {
+            FormShape::Mig => (
+                vec![
+                    GiRequest {
+                        model: m,
+                        profile: self.profile
+                    };
+                    self.count as usize
+                ],
+                crate::fleet::Shape::Mig,
+            ),
+            // The weight is the share's part of the GPU's memory, as `:add share=` without
+            // `weight=`.
+            FormShape::Share | FormShape::IsolatedShare => (
+                Vec::new(),
+                crate::fleet::Shape::Share {
                     model: m,
-                    profile: self.profile
-                };
-                self.count as usize
-            ],
+                    gb: self.count,
+                    weight: self.count as f64 / memory_gb,
+                    isolation: self.shape == FormShape::IsolatedShare,
+                },
+            ),
+            FormShape::Gang => (
+                Vec::new(),
+                crate::fleet::Shape::Gang {
+                    model: m,
+                    gpus: self.count,
+                },
+            ),
+        };
+        Ok(VmRequest {
+            gis,
             cores,
             ram_gb,
             lifetime_s,
             kind: self.kind,
             tenant: None,
             pin,
-            shape: crate::fleet::Shape::Mig,
+            shape,
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Overlays: the add-VM form, solve progress, confirmations, the `:` palette and the help. The
 //! help is generated from the key map (and the palette's command list), never written by hand.
 
-use super::super::app::{AddForm, App, Confirm, Field, Palette};
+use super::super::app::{AddForm, App, Confirm, Field, FormShape, Palette};
 use super::super::keymap::Layer;
 use super::super::ui::centred;
 use super::fleet::truncate;
@@ -26,7 +26,7 @@ pub fn popup(app: &App, title: String, area: Rect, buf: &mut Buffer) -> Rect {
 pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let fleet = app.session.fleet();
-    let r = centred(area, 72, 15);
+    let r = centred(area, 72, 16);
     let inner = popup(app, " Add a VM ".into(), r, buf);
     let model = fleet.catalog.model(f.model_id());
     let prof = &model.profiles[f.profile.min(model.profiles.len() - 1)];
@@ -36,6 +36,17 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
         let focused = i == f.field;
         let (value, hint) = match field {
             Field::Model => (format!("◂ {} ▸", model.name), String::new()),
+            Field::Shape => (
+                format!("◂ {} ▸", f.shape.label()),
+                match f.shape {
+                    FormShape::Mig => "isolated slices of a MIG GPU",
+                    FormShape::Share => "memory limit on a shared GPU",
+                    FormShape::IsolatedShare => "a whole GPU, never a shared one",
+                    FormShape::Gang => "free whole GPUs of one host",
+                }
+                .into(),
+            ),
+            Field::Profile if f.shape != FormShape::Mig => ("-".into(), "MIG only".into()),
             Field::Profile => (
                 format!("◂ {} ▸", prof.name),
                 format!(
@@ -46,7 +57,18 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
                     prof.memory_gb
                 ),
             ),
-            Field::Count => (format!("◂ {} ▸", f.count), "GIs of this profile".into()),
+            Field::Count => (
+                format!("◂ {} ▸", f.count),
+                match f.shape {
+                    FormShape::Mig => "GIs of this profile".into(),
+                    FormShape::Share | FormShape::IsolatedShare => format!(
+                        "GB of {} GB; weight {:.2}",
+                        model.memory_gb,
+                        f.count as f64 / model.memory_gb
+                    ),
+                    FormShape::Gang => "whole GPUs of one host".into(),
+                },
+            ),
             Field::Cores => (f.cores.clone(), "4 per compute slice by default".into()),
             Field::Ram => (f.ram.clone(), "16 GB per compute slice by default".into()),
             Field::Lifetime => (f.lifetime.clone(), "e.g. 2h, 90m; open = open-ended".into()),
