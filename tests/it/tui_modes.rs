@@ -154,3 +154,22 @@ fn the_add_form_asks_for_a_share_an_isolated_share_or_a_gang() {
     h.keys("u u u");
     assert_eq!(h.app.session.fleet(), &before);
 }
+
+/// The form's hints follow the shape: a share's default resources and its refusal when nothing
+/// has room, a gang's resources per GPU.
+#[test]
+fn the_add_form_hints_follow_the_shape() {
+    let mut h = harness(160, 48);
+    h.keys("a");
+    let mig = h.screen();
+    assert!(mig.contains("4 per compute slice by default"), "{mig}");
+    assert!(mig.contains("waits in the queue"), "{mig}");
+    h.keys("<Up> <Right>");
+    let share = h.screen();
+    assert!(share.contains("16 GB by default"), "{share}");
+    assert!(share.contains("refused, not queued"), "{share}");
+    h.keys("<Right> <Right>");
+    let gang = h.screen();
+    assert!(gang.contains("8 per GPU by default"), "{gang}");
+    assert!(gang.contains("64 GB per GPU by default"), "{gang}");
+}

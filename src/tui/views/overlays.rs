@@ -69,8 +69,24 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
                     FormShape::Gang => "whole GPUs of one host".into(),
                 },
             ),
-            Field::Cores => (f.cores.clone(), "4 per compute slice by default".into()),
-            Field::Ram => (f.ram.clone(), "16 GB per compute slice by default".into()),
+            Field::Cores => (
+                f.cores.clone(),
+                match f.shape {
+                    FormShape::Mig => "4 per compute slice by default",
+                    FormShape::Share | FormShape::IsolatedShare => "4 by default",
+                    FormShape::Gang => "8 per GPU by default",
+                }
+                .into(),
+            ),
+            Field::Ram => (
+                f.ram.clone(),
+                match f.shape {
+                    FormShape::Mig => "16 GB per compute slice by default",
+                    FormShape::Share | FormShape::IsolatedShare => "16 GB by default",
+                    FormShape::Gang => "64 GB per GPU by default",
+                }
+                .into(),
+            ),
             Field::Lifetime => (f.lifetime.clone(), "e.g. 2h, 90m; open = open-ended".into()),
             Field::Kind => (
                 format!(
@@ -111,7 +127,11 @@ pub fn form(app: &App, f: &AddForm, area: Rect, buf: &mut Buffer) {
     match &f.error {
         Some(e) => lines.push(Line::from(Span::styled(e.clone(), t.error))),
         None => lines.push(Line::from(Span::styled(
-            "A request that fits nowhere waits in the queue, with the reason.",
+            if f.shape == FormShape::Mig {
+                "A request that fits nowhere waits in the queue, with the reason."
+            } else {
+                "A share or a gang that fits nowhere is refused, not queued."
+            },
             t.dim,
         ))),
     }
