@@ -845,6 +845,18 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The thread pool of an experiment's independent runs: `threads` runs at once (default: every
+/// core), within 1 ..= `limits::MAX_THREADS`.
+fn runs_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
+    let threads = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+        .clamp(1, crate::limits::MAX_THREADS as usize);
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| anyhow::anyhow!("--threads: {e}"))
+}
+
 pub(crate) mod fig7;
 pub(crate) mod markdown;
 pub(crate) mod paired;

@@ -327,14 +327,7 @@ fn run_grid(base: &Scenario, a: &PairedArgs) -> anyhow::Result<Vec<Run>> {
             }
         }
     }
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .clamp(1, crate::limits::MAX_THREADS as usize);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
+    let pool = super::runs_pool(a.threads)?;
     let rows: Vec<anyhow::Result<Run>> = pool.install(|| {
         jobs.par_iter()
             .map(|(s, name)| {

@@ -143,14 +143,7 @@ pub fn table9(a: &Table9Args) -> anyhow::Result<()> {
             }
         }
     }
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .clamp(1, crate::limits::MAX_THREADS as usize);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| anyhow::anyhow!("--threads: {e}"))?;
+    let pool = super::runs_pool(a.threads)?;
     let runs: Vec<anyhow::Result<(String, simulate::Row)>> = pool.install(|| {
         jobs.par_iter()
             .map(|(v, s, name)| {
