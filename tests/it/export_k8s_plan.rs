@@ -3,8 +3,8 @@
 //! exactly the plan's layout and every other GPU what `export k8s S.toml` gives it, the files
 //! round-trip through `import k8s --mig-config`, and a plan that does not fit is one line.
 
-use crate::common::cli::migplan;
-use crate::fleet_import::{fails, findings, fixture, k8s_import, ok};
+use crate::common::cli::{fails, migplan, ok};
+use crate::common::import::{export_k8s, findings, fixture, fixture_text, k8s_import, k8s_import_of};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -95,11 +95,7 @@ fn a_layout_plan_is_exported_onto_the_fleet_and_round_trips_through_import() {
     std::fs::write(&plan_file, &plan_json).unwrap();
 
     let (before, after) = (d.join("before"), d.join("after"));
-    ok(migplan()
-        .args(["export", "k8s"])
-        .arg(&y)
-        .arg("--out")
-        .arg(&before));
+    export_k8s(&y, &before);
     let said = ok(migplan()
         .args(["export", "k8s"])
         .arg(&plan_file)
@@ -138,8 +134,7 @@ fn a_layout_plan_is_exported_onto_the_fleet_and_round_trips_through_import() {
     // Round trip: the nodes relabelled as labels.sh says, imported with the exported ConfigMap
     // (no captures), hold exactly the instances the exported configs name. gpu-mixed-1 is left
     // out: its labels say two A100s where its capture shows an A100 and an A30.
-    let mut nodes: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap()).unwrap();
+    let mut nodes: Value = serde_json::from_str(&fixture_text("k8s/nodes.json")).unwrap();
     let lab = labels(&after);
     let items = nodes["items"].as_array_mut().unwrap();
     items.retain(|n| n["metadata"]["name"] != "gpu-mixed-1");
@@ -159,11 +154,7 @@ fn a_layout_plan_is_exported_onto_the_fleet_and_round_trips_through_import() {
     }
     let nf = d.join("relabelled.json");
     std::fs::write(&nf, serde_json::to_string(&nodes).unwrap()).unwrap();
-    let v: Value = serde_json::from_str(&ok(migplan()
-        .args(["import", "k8s", "--nodes"])
-        .arg(&nf)
-        .arg("--pods")
-        .arg(fixture("k8s/pods.json"))
+    let v: Value = serde_json::from_str(&ok(k8s_import_of(&nf, &fixture("k8s/pods.json"))
         .arg("--mig-config")
         .arg(after.join("mig-parted-config.yaml"))
         .arg("-o")

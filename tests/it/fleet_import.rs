@@ -4,59 +4,14 @@
 //! `import k8s --mig-config`, `relayout --k8s` prints the node runbook, and bad input is one line
 //! naming file, line (or JSON path) and field, with nothing written.
 
-use crate::common::cli::migplan;
-use assert_cmd::Command;
+use crate::common::cli::{fails, migplan, ok};
+use crate::common::import::{
+    export_k8s, findings, fixture, fixture_text, host, instances, k8s_fixture_import, k8s_import,
+    k8s_import_of, nvidia_smi_import,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-pub(crate) fn fixture(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/it/fixtures")
-        .join(p)
-}
-
-pub(crate) fn ok(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "status {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs a command that must fail: exit 2, one stderr line, no panic; returns the line.
-pub(crate) fn fails(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
-    assert!(!err.contains("panicked"), "{err}");
-    err.trim_end().to_string()
-}
-
-/// (host, GPU, profile name, start) of every instance of a scenario.
-pub(crate) fn instances(s: &migplan::scenario::Scenario) -> Vec<(String, usize, String, u8)> {
-    let f = &s.fleet;
-    let mut v = Vec::new();
-    for h in &f.hosts {
-        for (k, g) in h.gpus.iter().enumerate() {
-            let m = f.catalog.model(g.model);
-            for gi in &g.gis {
-                v.push((h.name.clone(), k, m.profiles[gi.profile].name.clone(), gi.start));
-            }
-        }
-    }
-    v.sort();
-    v
-}
+use std::path::Path;
 
 /// The `-lgi` rows of the capture files, read independently of the importer: (host, GPU, profile
 /// name without `MIG `, start).
@@ -91,13 +46,7 @@ fn nvidia_smi_import_keeps_every_instance_where_the_capture_puts_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("x.toml");
     let caps = fixture("nvidia-smi/fleet");
-    let json: Value = serde_json::from_str(&ok(migplan()
-        .args(["import", "nvidia-smi"])
-        .arg(&caps)
-        .arg("-o")
-        .arg(&out)
-        .arg("--json")))
-    .unwrap();
+    let json: Value = serde_json::from_str(&ok(nvidia_smi_import(&caps, &out).arg("--json"))).unwrap();
     assert_eq!(json["hosts"], 4);
     assert_eq!(json["gpus"], 10);
     assert_eq!(json["mig_disabled"], 2);
@@ -109,14 +58,9 @@ fn nvidia_smi_import_keeps_every_instance_where_the_capture_puts_it() {
     assert_eq!(expected.len(), 20);
     assert_eq!(instances(&s), expected);
     // Hosts: hostname line, else the file stem; cores and RAM from nproc and free -g.
-    let h = s
-        .fleet
-        .hosts
-        .iter()
-        .find(|h| h.name == "gpu-a100-80-off")
-        .unwrap();
+    let h = host(&s, "gpu-a100-80-off");
     assert_eq!((h.cores, h.ram_gb, h.gpus.len()), (96, 754, 2));
-    let mixed = s.fleet.hosts.iter().find(|h| h.name == "gpu-mixed-1").unwrap();
+    let mixed = host(&s, "gpu-mixed-1");
     let models: Vec<&str> = mixed
         .gpus
         .iter()
@@ -150,7 +94,7 @@ fn the_tui_opens_an_imported_fleet() {
 
 #[test]
 fn bad_captures_are_one_line_errors_and_write_nothing() {
-    let good = std::fs::read_to_string(fixture("nvidia-smi/fleet/gpu-a100-1.txt")).unwrap();
+    let good = fixture_text("nvidia-smi/fleet/gpu-a100-1.txt");
     let cases: Vec<(&str, String, &str)> = vec![
         (
             "truncated table",
@@ -192,13 +136,7 @@ fn bad_captures_are_one_line_errors_and_write_nothing() {
         let cap = dir.path().join("gpu-a100-1.txt");
         std::fs::write(&cap, text).unwrap();
         let out = dir.path().join("x.toml");
-        let err = fails(
-            migplan()
-                .args(["import", "nvidia-smi"])
-                .arg(&cap)
-                .arg("-o")
-                .arg(&out),
-        );
+        let err = fails(&mut nvidia_smi_import(&cap, &out));
         assert!(err.contains("gpu-a100-1.txt:"), "{what}: {err}");
         assert!(err.contains(want), "{what}: {err}");
         assert!(!out.exists(), "{what}: nothing is written on error");
@@ -213,44 +151,11 @@ fn bad_captures_are_one_line_errors_and_write_nothing() {
     let cap = dir.path().join("bare.txt");
     std::fs::write(&cap, good.lines().skip(5).collect::<Vec<_>>().join("\n")).unwrap();
     let out = dir.path().join("x.toml");
-    let err = fails(
-        migplan()
-            .args(["import", "nvidia-smi"])
-            .arg(&cap)
-            .arg("-o")
-            .arg(&out),
-    );
+    let err = fails(&mut nvidia_smi_import(&cap, &out));
     assert!(err.contains("bare.txt: cores:"), "{err}");
-    ok(migplan()
-        .args(["import", "nvidia-smi"])
-        .arg(&cap)
-        .arg("-o")
-        .arg(&out)
-        .args(["--cores", "64", "--ram-gb", "512"]));
+    ok(nvidia_smi_import(&cap, &out).args(["--cores", "64", "--ram-gb", "512"]));
     let s = migplan::scenario::load(&out).unwrap();
     assert_eq!(s.fleet.hosts[0].name, "bare");
-}
-
-pub(crate) fn k8s_import(out: &Path, extra: &[&str]) -> Value {
-    let mut cmd = migplan();
-    cmd.args(["import", "k8s", "--nodes"])
-        .arg(fixture("k8s/nodes.json"))
-        .arg("--pods")
-        .arg(fixture("k8s/pods.json"))
-        .args(extra)
-        .arg("-o")
-        .arg(out)
-        .arg("--json");
-    serde_json::from_str(&ok(&mut cmd)).unwrap()
-}
-
-pub(crate) fn findings(v: &Value) -> Vec<String> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f.as_str().unwrap().to_string())
-        .collect()
 }
 
 #[test]
@@ -322,7 +227,7 @@ fn k8s_import_with_captures_is_exact_and_reports_findings() {
     // Placements on captured nodes are the captured instances.
     let smi_s = {
         let o = dir.path().join("x.toml");
-        ok(migplan().args(["import", "nvidia-smi", &smi, "-o"]).arg(&o));
+        ok(&mut nvidia_smi_import(Path::new(&smi), &o));
         migplan::scenario::load(&o).unwrap()
     };
     let on = |s: &migplan::scenario::Scenario, host: &str| -> Vec<(usize, String, u8)> {
@@ -344,11 +249,7 @@ fn k8s_import_with_captures_is_exact_and_reports_findings() {
     ok(migplan().arg("solve").arg(&out));
     // --report prints the findings.
     let o2 = dir.path().join("z.toml");
-    let text = ok(migplan()
-        .args(["import", "k8s", "--nodes"])
-        .arg(fixture("k8s/nodes.json"))
-        .arg("--pods")
-        .arg(fixture("k8s/pods.json"))
+    let text = ok(k8s_fixture_import()
         .args(["--smi", &smi, "--mig-config", &cfg, "--report", "-o"])
         .arg(&o2));
     assert!(
@@ -390,20 +291,9 @@ fn k8s_import_without_captures_infers_placements_from_layouts() {
         .collect();
     assert_eq!(placed_3g.len(), 2);
     // Single strategy: nvidia.com/gpu on a -MIG-1g.5gb node is 1g.5gb instances (2 + 1).
-    let single = s
-        .fleet
-        .hosts
-        .iter()
-        .find(|h| h.name == "gpu-a100-single-1")
-        .unwrap();
-    assert_eq!(single.gpus[0].gis.len(), 3);
+    assert_eq!(host(&s, "gpu-a100-single-1").gpus[0].gis.len(), 3);
     // A whole-GPU pod on a MIG-disabled node holds the whole GPU.
-    let off = s
-        .fleet
-        .hosts
-        .iter()
-        .find(|h| h.name == "gpu-a100-80-off")
-        .unwrap();
+    let off = host(&s, "gpu-a100-80-off");
     assert_eq!(off.gpus[0].occ.used_slices(), 8);
     assert_eq!(off.gpus[1].gis.len(), 0);
 }
@@ -411,23 +301,15 @@ fn k8s_import_without_captures_infers_placements_from_layouts() {
 #[test]
 fn bad_kubernetes_input_names_file_and_json_path() {
     let dir = tempfile::tempdir().unwrap();
-    let nodes = std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap();
-    let pods = std::fs::read_to_string(fixture("k8s/pods.json")).unwrap();
+    let nodes = fixture_text("k8s/nodes.json");
+    let pods = fixture_text("k8s/pods.json");
     let out = dir.path().join("y.toml");
     let run = |n: &str, p: &str| {
         let nf = dir.path().join("n.json");
         let pf = dir.path().join("p.json");
         std::fs::write(&nf, n).unwrap();
         std::fs::write(&pf, p).unwrap();
-        let err = fails(
-            migplan()
-                .args(["import", "k8s", "--nodes"])
-                .arg(&nf)
-                .arg("--pods")
-                .arg(&pf)
-                .arg("-o")
-                .arg(&out),
-        );
+        let err = fails(k8s_import_of(&nf, &pf).arg("-o").arg(&out));
         assert!(!out.exists());
         err
     };
@@ -454,7 +336,7 @@ fn bad_kubernetes_input_names_file_and_json_path() {
 }
 
 /// The per-GPU instance counts of every host: host -> GPU -> profile -> count.
-pub(crate) fn counts(s: &migplan::scenario::Scenario) -> BTreeMap<String, Vec<BTreeMap<String, u32>>> {
+fn counts(s: &migplan::scenario::Scenario) -> BTreeMap<String, Vec<BTreeMap<String, u32>>> {
     let f = &s.fleet;
     f.hosts
         .iter()
@@ -484,7 +366,7 @@ fn export_k8s_writes_parsing_yaml_that_round_trips_through_import() {
     let cfg = fixture("k8s/mig-config.yaml").display().to_string();
     k8s_import(&y, &["--smi", &smi, "--mig-config", &cfg]);
     let art = dir.path().join("k8s");
-    ok(migplan().args(["export", "k8s"]).arg(&y).arg("--out").arg(&art));
+    export_k8s(&y, &art);
     let labels = std::fs::read_to_string(art.join("labels.sh")).unwrap();
     let cm = std::fs::read_to_string(art.join("mig-parted-config.yaml")).unwrap();
     let rq = std::fs::read_to_string(art.join("resourcequotas.yaml")).unwrap();
@@ -523,8 +405,7 @@ fn export_k8s_writes_parsing_yaml_that_round_trips_through_import() {
     }
     // Round trip: relabel the nodes as labels.sh says, import with the exported ConfigMap, and
     // every GPU holds the same instances as the exported scenario.
-    let mut nodes: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap()).unwrap();
+    let mut nodes: Value = serde_json::from_str(&fixture_text("k8s/nodes.json")).unwrap();
     for n in nodes["items"].as_array_mut().unwrap() {
         let name = n["metadata"]["name"].as_str().unwrap().to_string();
         if let Some(l) = label_of.get(&name) {
@@ -534,11 +415,7 @@ fn export_k8s_writes_parsing_yaml_that_round_trips_through_import() {
     let nf = dir.path().join("relabelled.json");
     std::fs::write(&nf, serde_json::to_string(&nodes).unwrap()).unwrap();
     let back = dir.path().join("back.toml");
-    ok(migplan()
-        .args(["import", "k8s", "--nodes"])
-        .arg(&nf)
-        .arg("--pods")
-        .arg(fixture("k8s/pods.json"))
+    ok(k8s_import_of(&nf, &fixture("k8s/pods.json"))
         .arg("--mig-config")
         .arg(art.join("mig-parted-config.yaml"))
         .arg("-o")
@@ -589,7 +466,7 @@ fn export_k8s_keeps_an_imported_label_while_the_pods_fit_its_layout() {
     // instances: the node keeps its label and the config holds the whole layout (1g.10gb x 2,
     // 2g.20gb, 3g.40gb per GPU), not just the instances in use.
     let art = dir.path().join("k8s");
-    ok(migplan().args(["export", "k8s"]).arg(&y).arg("--out").arg(&art));
+    export_k8s(&y, &art);
     let labels = std::fs::read_to_string(art.join("labels.sh")).unwrap();
     let cm = std::fs::read_to_string(art.join("mig-parted-config.yaml")).unwrap();
     assert!(
@@ -620,7 +497,7 @@ fn export_k8s_keeps_an_imported_label_while_the_pods_fit_its_layout() {
     let e = dir.path().join("edited.toml");
     std::fs::write(&e, edited).unwrap();
     let art2 = dir.path().join("k8s2");
-    ok(migplan().args(["export", "k8s"]).arg(&e).arg("--out").arg(&art2));
+    export_k8s(&e, &art2);
     let labels2 = std::fs::read_to_string(art2.join("labels.sh")).unwrap();
     assert!(
         labels2.contains("kubectl label node gpu-h100-1 nvidia.com/mig.config=gpu-h100-1 --overwrite"),
@@ -634,11 +511,7 @@ fn export_k8s_keeps_an_imported_label_while_the_pods_fit_its_layout() {
 fn export_k8s_writes_resource_quotas_from_the_scenario() {
     let dir = tempfile::tempdir().unwrap();
     let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/h100-four-tenants.toml");
-    ok(migplan()
-        .args(["export", "k8s"])
-        .arg(&s)
-        .arg("--out")
-        .arg(dir.path()));
+    export_k8s(&s, dir.path());
     let rq = std::fs::read_to_string(dir.path().join("resourcequotas.yaml")).unwrap();
     let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&rq)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
@@ -663,17 +536,22 @@ fn relayout_k8s_prints_the_node_runbook_naming_every_gpu_pod() {
     let smi = fixture("nvidia-smi/fleet").display().to_string();
     k8s_import(&y, &["--smi", &smi]);
     let pods = fixture("k8s/pods.json").display().to_string();
-    let text = ok(migplan().arg("relayout").arg(&y).args([
-        "--host",
-        "gpu-h100-1",
-        "--gpu",
-        "0",
-        "--layout",
-        "all-1g.10gb",
-        "--k8s",
-        "--pods",
-        &pods,
-    ]));
+    let relayout = |extra: &[&str]| {
+        ok(migplan()
+            .arg("relayout")
+            .arg(&y)
+            .args([
+                "--host",
+                "gpu-h100-1",
+                "--gpu",
+                "0",
+                "--layout",
+                "all-1g.10gb",
+                "--k8s",
+            ])
+            .args(extra))
+    };
+    let text = relayout(&["--pods", &pods]);
     let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no `{s}` in:\n{text}"));
     let steps = [
         at("kubectl cordon gpu-h100-1"),
@@ -705,15 +583,7 @@ fn relayout_k8s_prints_the_node_runbook_naming_every_gpu_pod() {
         "{text}"
     );
     // Without --pods, VMs and tenants are named instead.
-    let text = ok(migplan().arg("relayout").arg(&y).args([
-        "--host",
-        "gpu-h100-1",
-        "--gpu",
-        "0",
-        "--layout",
-        "all-1g.10gb",
-        "--k8s",
-    ]));
+    let text = relayout(&[]);
     assert!(
         text.contains("--field-selector spec.nodeName=gpu-h100-1"),
         "{text}"
@@ -722,8 +592,8 @@ fn relayout_k8s_prints_the_node_runbook_naming_every_gpu_pod() {
 
 #[test]
 fn truncated_kubernetes_json_is_an_error_never_a_panic() {
-    let nodes = std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap();
-    let pods = std::fs::read_to_string(fixture("k8s/pods.json")).unwrap();
+    let nodes = fixture_text("k8s/nodes.json");
+    let pods = fixture_text("k8s/pods.json");
     let none = BTreeMap::new();
     for cut in (0..nodes.len()).step_by(97) {
         let r =
@@ -757,7 +627,7 @@ fn k8s_import_reads_nodes_or_pods_from_standard_input() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.toml"), dir.path().join("b.toml"));
     k8s_import(&a, &[]);
-    let nodes = std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap();
+    let nodes = fixture_text("k8s/nodes.json");
     ok(migplan()
         .args(["import", "k8s", "--nodes", "-", "--pods"])
         .arg(fixture("k8s/pods.json"))

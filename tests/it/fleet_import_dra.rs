@@ -3,15 +3,15 @@
 //! node and against an independent reading of the fixture), devices named without placements are
 //! arranged and said to be inferred, and bad slices are one line naming file, JSON path and field.
 
-use crate::common::cli::migplan;
-use crate::fleet_import::{fails, findings, fixture, k8s_import, ok};
+use crate::common::cli::{fails, migplan, ok};
+use crate::common::import::{findings, fixture, fixture_text, instances, k8s_fixture_import, k8s_import};
 use migplan::catalog::embedded;
 use migplan::ops::import::{nvidia_smi, resourceslices};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 fn slices_text() -> String {
-    std::fs::read_to_string(fixture("k8s/resourceslices.json")).unwrap()
+    fixture_text("k8s/resourceslices.json")
 }
 
 /// (GPU minor, profile name, start) of every MIG device of node `node` of the fixture, read from
@@ -76,7 +76,7 @@ fn published_memory_slices_place_instances_exactly_as_the_capture_does() {
     assert_eq!(got, published("gpu-a100-1"));
     // The nvidia-smi capture of the same node, read by the capture importer, agrees instance for
     // instance (GPU index = minor here).
-    let text = std::fs::read_to_string(fixture("nvidia-smi/fleet/gpu-a100-1.txt")).unwrap();
+    let text = fixture_text("nvidia-smi/fleet/gpu-a100-1.txt");
     let cap = nvidia_smi::parse(&text, "gpu-a100-1.txt", "gpu-a100-1", embedded()).unwrap();
     let mut from_smi: Vec<_> = cap
         .gpus
@@ -142,7 +142,7 @@ fn k8s_import_with_resourceslices_reports_exact_and_inferred_nodes() {
     let a = migplan::scenario::load(&out).unwrap();
     let b = migplan::scenario::load(&with_smi).unwrap();
     let on = |s: &migplan::scenario::Scenario| {
-        crate::fleet_import::instances(s)
+        instances(s)
             .into_iter()
             .filter(|(h, ..)| h == "gpu-a100-1")
             .collect::<Vec<_>>()
@@ -150,11 +150,7 @@ fn k8s_import_with_resourceslices_reports_exact_and_inferred_nodes() {
     assert!(!on(&a).is_empty());
     assert_eq!(on(&a), on(&b));
     // The text summary says which placements are inferred and why.
-    let text = ok(migplan()
-        .args(["import", "k8s", "--nodes"])
-        .arg(fixture("k8s/nodes.json"))
-        .arg("--pods")
-        .arg(fixture("k8s/pods.json"))
+    let text = ok(k8s_fixture_import()
         .args(["--resourceslices", &rs, "-o"])
         .arg(dir.path().join("t.toml")));
     assert!(
@@ -277,11 +273,7 @@ fn bad_resourceslices_are_one_line_errors_naming_the_json_path() {
         std::fs::write(&rs, body).unwrap();
         let out = dir.path().join(format!("{what}.toml"));
         let err = fails(
-            migplan()
-                .args(["import", "k8s", "--nodes"])
-                .arg(fixture("k8s/nodes.json"))
-                .arg("--pods")
-                .arg(fixture("k8s/pods.json"))
+            k8s_fixture_import()
                 .arg("--resourceslices")
                 .arg(&rs)
                 .arg("-o")
@@ -297,8 +289,8 @@ fn bad_resourceslices_are_one_line_errors_naming_the_json_path() {
 
 #[test]
 fn a_strategy_label_that_disagrees_with_the_product_is_a_finding() {
-    let nodes = std::fs::read_to_string(fixture("k8s/nodes.json")).unwrap();
-    let pods = std::fs::read_to_string(fixture("k8s/pods.json")).unwrap();
+    let nodes = fixture_text("k8s/nodes.json");
+    let pods = fixture_text("k8s/pods.json");
     let none = BTreeMap::new();
     let run = |nodes: &str| {
         let (_, rep) =

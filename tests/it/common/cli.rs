@@ -22,6 +22,33 @@ pub fn stdout_of(args: &[&str]) -> Vec<u8> {
         .clone()
 }
 
+/// Runs a command that must succeed; its standard output.
+pub fn ok(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "status {:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a command that must fail: exit 2, one stderr line, no panic; returns the line.
+pub fn fails(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    err.trim_end().to_string()
+}
+
 /// Bad input: exit 2, one line on stderr containing each of `want`, nothing on stdout. `args`
 /// names the run in the failure messages.
 pub fn assert_one_line_error(out: &Output, args: &[&str], want: &[&str]) {

@@ -1,10 +1,11 @@
 //! Helpers shared by the integration tests: driving the planner's loop with real key sequences
-//! against a `TestBackend` (here), running the binary (`cli`), and scenarios and VM requests
-//! (`fleet`).
+//! against a `TestBackend` (here), running the binary (`cli`), scenarios and VM requests
+//! (`fleet`), and the import fixtures and commands (`import`).
 #![allow(dead_code)]
 
 pub mod cli;
 pub mod fleet;
+pub mod import;
 
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use migplan::session::Session;
