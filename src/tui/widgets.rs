@@ -349,7 +349,7 @@ impl Widget for Bar<'_> {
 mod tests {
     use super::*;
     use crate::catalog::embedded;
-    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm};
+    use crate::fleet::{GiRequest, GiSlot, Host, Placement, Vm, VmId};
 
     fn lines(buf: &Buffer) -> Vec<String> {
         let a = buf.area;
@@ -358,12 +358,12 @@ mod tests {
             .collect()
     }
 
-    /// One A100 with 1g.5gb at 0 (VM 1) and 3g.20gb at 4 (VM 2).
-    fn fleet() -> Fleet {
+    /// One host with one A100 holding a single-GI VM (id, profile, start) per entry.
+    fn one_a100(gis: &[(VmId, &str, u8)]) -> Fleet {
         let c = embedded();
         let m = c.model_id("a100-40gb").unwrap();
         let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
-        for (id, p, z) in [(1, "1g.5gb", 0), (2, "3g.20gb", 4)] {
+        for &(id, p, z) in gis {
             let vm = Vm::job(id, GiRequest::named(c, "a100-40gb", &[p]).unwrap(), 4, 16);
             f.add_placed(
                 vm,
@@ -375,6 +375,11 @@ mod tests {
             .unwrap();
         }
         f
+    }
+
+    /// One A100 with 1g.5gb at 0 (VM 1) and 3g.20gb at 4 (VM 2).
+    fn fleet() -> Fleet {
+        one_a100(&[(1, "1g.5gb", 0), (2, "3g.20gb", 4)])
     }
 
     #[test]
@@ -395,18 +400,7 @@ mod tests {
     #[test]
     fn stranded_slice_shows_a_dot() {
         // A 1g.5gb at 6 leaves slice 7 free where nothing can start (1g.5gb starts end at 6).
-        let c = embedded();
-        let m = c.model_id("a100-40gb").unwrap();
-        let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
-        let vm = Vm::job(3, GiRequest::named(c, "a100-40gb", &["1g.5gb"]).unwrap(), 1, 1);
-        f.add_placed(
-            vm,
-            Placement {
-                host: 0,
-                gis: vec![GiSlot { gpu: 0, start: 6 }],
-            },
-        )
-        .unwrap();
+        let f = one_a100(&[(3, "1g.5gb", 6)]);
         let theme = Theme::mono();
         let mut buf = Buffer::empty(Rect::new(0, 0, 8, 1));
         SliceMap::new(&f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);

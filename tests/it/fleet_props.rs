@@ -2,23 +2,19 @@
 //! A100/A30 fleet. After every operation the invariants hold, and a refused operation leaves the
 //! fleet exactly as it was.
 
+use crate::common::fleet::{at, fleet_of};
 use migplan::catalog::{embedded, ModelId};
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm};
+use migplan::fleet::{Fleet, GiRequest, Vm};
 use proptest::prelude::*;
 
+/// Four hosts: two A100s, an A30 beside an A100, two A30s, and one without GPUs.
 fn fleet() -> Fleet {
-    let c = embedded();
-    let a100 = c.model_id("a100-40gb").unwrap();
-    let a30 = c.model_id("a30-24gb").unwrap();
-    Fleet::new(
-        c,
-        vec![
-            Host::new("h0", 40, 256, vec![a100, a100], 0),
-            Host::new("h1", 24, 96, vec![a30, a100], 0),
-            Host::new("h2", 16, 64, vec![a30, a30], 0),
-            Host::new("h3", 8, 32, vec![], 0),
-        ],
-    )
+    fleet_of(&[
+        ("h0", 40, 256, &["a100-40gb", "a100-40gb"]),
+        ("h1", 24, 96, &["a30-24gb", "a100-40gb"]),
+        ("h2", 16, 64, &["a30-24gb", "a30-24gb"]),
+        ("h3", 8, 32, &[]),
+    ])
 }
 
 #[derive(Debug, Clone)]
@@ -111,13 +107,6 @@ fn model(a30: bool) -> ModelId {
         .unwrap()
 }
 
-fn placement(host: usize, slots: &[(usize, u8)]) -> Placement {
-    Placement {
-        host,
-        gis: slots.iter().map(|&(gpu, start)| GiSlot { gpu, start }).collect(),
-    }
-}
-
 fn placed(f: &Fleet) -> Vec<u64> {
     f.vms().filter(|v| v.placement.is_some()).map(|v| v.id).collect()
 }
@@ -168,7 +157,7 @@ fn apply(f: &mut Fleet, op: &Op) -> bool {
             if !extra {
                 slots.resize(want, (0, 0));
             }
-            f.place(id, placement(*host, &slots)).is_ok()
+            f.place(id, at(*host, &slots)).is_ok()
         }
         Op::AddPlaced {
             a30,
@@ -180,7 +169,7 @@ fn apply(f: &mut Fleet, op: &Op) -> bool {
             let mut slots = slots.clone();
             slots.resize(picks.len(), (1, 4));
             let vm = make_vm(model(*a30), picks, *cores, 8);
-            f.add_placed(vm, placement(*host, &slots)).is_ok()
+            f.add_placed(vm, at(*host, &slots)).is_ok()
         }
         Op::Move { pick, host, slots } => {
             let ids = placed(f);
@@ -189,7 +178,7 @@ fn apply(f: &mut Fleet, op: &Op) -> bool {
             };
             let mut slots = slots.clone();
             slots.resize(f.vm(id).unwrap().gis.len(), (0, 0));
-            f.move_vm(id, placement(*host, &slots)).is_ok()
+            f.move_vm(id, at(*host, &slots)).is_ok()
         }
         Op::MoveDefault { pick, host } => {
             let ids = placed(f);

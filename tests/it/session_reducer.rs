@@ -2,8 +2,8 @@
 //! against what the action must do, the fleet's invariants (no shared memory slice, permitted
 //! starts, cores and RAM within capacity), and that undo restores the state exactly.
 
-use crate::common::fleet::{gi_requests, total_compute};
-use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId, VmKind};
+use crate::common::fleet::{at, fleet_of, gi_requests, put, total_compute};
+use migplan::fleet::{Fleet, GiSlot, Placement, Vm, VmId, VmKind};
 use migplan::session::{self, update, update_blocking, Action, EventKind, Outcome, Session, VmRequest};
 
 fn demo() -> Session {
@@ -94,19 +94,10 @@ fn unplaced_job(id: u64, r: VmRequest) -> Vm {
 
 /// One host with one A100 holding 1g.5gb GIs at the given starts.
 fn small_gis_at(starts: &[u8]) -> Fleet {
-    let c = migplan::catalog::embedded();
-    let m = c.model_id("a100-40gb").unwrap();
-    let mut f = Fleet::new(c, vec![Host::new("h", 80, 512, vec![m], 0)]);
+    let mut f = fleet_of(&[("h", 80, 512, &["a100-40gb"])]);
     for &z in starts {
         let vm = unplaced_job(0, req("a100-40gb", &["1g.5gb"]));
-        f.add_placed(
-            vm,
-            Placement {
-                host: 0,
-                gis: vec![GiSlot { gpu: 0, start: z }],
-            },
-        )
-        .unwrap();
+        put(&mut f, vm, at(0, &[(0, z)]));
     }
     f
 }

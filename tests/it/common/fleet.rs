@@ -2,7 +2,7 @@
 
 use migplan::catalog::embedded;
 use migplan::catalog::Catalog;
-use migplan::fleet::{Fleet, GiRequest, GiSlot, Placement, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, Placement, Vm, VmId, VmKind};
 use migplan::scenario::{self, Scenario};
 
 /// One H100 node of four tenants (a training team, two inference services and a development
@@ -23,6 +23,22 @@ pub fn h100_four_tenants() -> Scenario {
 
 pub fn paper_128() -> Scenario {
     scenario::load(std::path::Path::new(PAPER_128)).unwrap()
+}
+
+/// A fleet of the embedded catalog, empty: one host per (name, cores, GB of RAM, GPU models).
+pub fn fleet_of(hosts: &[(&str, u32, u32, &[&str])]) -> Fleet {
+    let c = embedded();
+    let hosts = hosts
+        .iter()
+        .map(|&(name, cores, ram_gb, models)| {
+            let gpus = models
+                .iter()
+                .map(|m| c.model_id(m).unwrap_or_else(|| panic!("no GPU model `{m}`")))
+                .collect();
+            Host::new(name, cores, ram_gb, gpus, 0)
+        })
+        .collect();
+    Fleet::new(c, hosts)
 }
 
 /// One GI request of `model` per profile.
