@@ -11,30 +11,9 @@
 //! `MIGPLAN_BLESS_GOLDEN=1 cargo test --test it figures`
 
 use crate::common::cli::migplan;
-use crate::common::{without_timing, TIMING_FIELDS};
+use crate::common::{golden_args, without_timing, TIMING_FIELDS};
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// The run of `policy`, with its arguments (also written in the failure message).
-fn args(policy: &str) -> Vec<String> {
-    [
-        "simulate",
-        "scenarios/paper-32.toml",
-        "--policy",
-        policy,
-        "--seed",
-        "1",
-        "--load",
-        "0.85",
-        "--warmup",
-        "2",
-        "--hours",
-        "2",
-        "--json",
-    ]
-    .map(String::from)
-    .to_vec()
-}
 
 fn golden_path(policy: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -43,7 +22,7 @@ fn golden_path(policy: &str) -> PathBuf {
 }
 
 fn figures_match_the_golden_file(policy: &str) {
-    let args = args(policy);
+    let args = golden_args("scenarios/paper-32.toml", policy);
     let out = migplan().args(&args).output().unwrap();
     assert!(
         out.status.success(),

@@ -1,8 +1,8 @@
 //! The OrigaMIG default and the paper preset (`[policy] preset = "paper"`), and
 //! `experiment paired` against separate `simulate` runs.
 
+use crate::common;
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
-use crate::common::without_timing;
 use migplan::scenario::{self, PolicySettings, Preset};
 use serde_json::Value;
 
@@ -72,15 +72,9 @@ fn an_unknown_preset_is_a_one_line_error_naming_the_field() {
     assert_one_line_error(&out, &args, &["p.toml:", "preset", "fast", "paper"]);
 }
 
-/// The run of the golden figures (tests/it/figures.rs) on `scenario`.
+/// The run of the golden figures (tests/it/figures.rs) of origamig on `scenario`.
 fn golden_run(scenario: &str) -> Value {
-    let args = [
-        "simulate", scenario, "--policy", "origamig", "--seed", "1", "--load", "0.85", "--warmup", "2",
-        "--hours", "2", "--json",
-    ];
-    let out = migplan().args(args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    without_timing(serde_json::from_slice(&out.stdout).unwrap())
+    common::golden_run(scenario, "origamig", None)
 }
 
 #[test]

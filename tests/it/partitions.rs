@@ -3,7 +3,7 @@
 //! and no call reaches beyond its partition.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
-use crate::common::without_timing;
+use crate::common::{golden_run, without_timing};
 use migplan::policy::origamig::neighborhood::{self, Scope};
 use migplan::policy::origamig::partitioned::{ranges, Partitioned};
 use migplan::policy::origamig::triggers::{CallKind, Class};
@@ -12,34 +12,31 @@ use serde_json::Value;
 
 /// `scenarios/paper-32.toml` with `partitions = k` written in its `[policy]` table.
 fn paper32_with(k: &str) -> String {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
-        .expect("paper-32.toml");
-    assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
-    src.replace("\n[policy]\n", &format!("\n[policy]\npartitions = {k}\n"))
+    paper32_policy(&format!("partitions = {k}"))
 }
 
 /// `scenarios/paper-32.toml` with `line` written at the top of its `[policy]` table.
 fn paper32_policy(line: &str) -> String {
     let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
         .expect("paper-32.toml");
+    assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
     src.replace("\n[policy]\n", &format!("\n[policy]\n{line}\n"))
 }
 
-/// `simulate --json` of origamig on `path` (the golden window of the figures test), with
-/// `RAYON_NUM_THREADS` set when given, timing fields removed.
+/// `migplan check` of `text` saved as `bad.toml` is a one-line error naming the file and holding
+/// each of `want`.
+fn check_fails(text: &str, want: &[&str]) {
+    let (_dir, path) = temp_file("bad.toml", text);
+    let args = ["check", path.to_str().unwrap()];
+    let out = migplan().args(args).output().unwrap();
+    let mut want = want.to_vec();
+    want.push("bad.toml:");
+    assert_one_line_error(&out, &args, &want);
+}
+
+/// The golden run of origamig on `path`, with `RAYON_NUM_THREADS` set when given.
 fn simulate(path: &std::path::Path, threads: Option<&str>) -> Value {
-    let p = path.to_str().unwrap();
-    let args = [
-        "simulate", p, "--policy", "origamig", "--seed", "1", "--load", "0.85", "--warmup", "2", "--hours",
-        "2", "--json",
-    ];
-    let mut cmd = migplan();
-    if let Some(t) = threads {
-        cmd.env("RAYON_NUM_THREADS", t);
-    }
-    let out = cmd.args(args).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    without_timing(serde_json::from_slice(&out.stdout).expect("JSON"))
+    golden_run(path.to_str().unwrap(), "origamig", threads)
 }
 
 #[test]
@@ -52,13 +49,7 @@ fn bad_partitions_are_one_line_errors() {
         ("-2", vec!["partitions"]),
         ("\"four\"", vec!["partitions"]),
     ] {
-        let (_dir, path) = temp_file("bad.toml", &paper32_with(value));
-        let p = path.to_str().unwrap();
-        let args = ["check", p];
-        let out = migplan().args(args).output().unwrap();
-        let mut want = want.clone();
-        want.push("bad.toml:");
-        assert_one_line_error(&out, &args, &want);
+        check_fails(&paper32_with(value), &want);
     }
     let (_dir, path) = temp_file("good.toml", &paper32_with("3"));
     migplan()
@@ -110,13 +101,7 @@ fn bad_partition_hosts_are_one_line_errors() {
             ],
         ),
     ] {
-        let (_dir, path) = temp_file("bad.toml", &paper32_policy(line));
-        let p = path.to_str().unwrap();
-        let args = ["check", p];
-        let out = migplan().args(args).output().unwrap();
-        let mut want = want.clone();
-        want.push("bad.toml:");
-        assert_one_line_error(&out, &args, &want);
+        check_fails(&paper32_policy(line), &want);
     }
 }
 

@@ -166,6 +166,30 @@ pub const TIMING_FIELDS: &[&str] = &[
     "trigger_check_s_total",
 ];
 
+/// The arguments of the golden figures' run (tests/it/figures.rs) of `policy` on `scenario`:
+/// seed 1, load 0.85, two hours of warm-up, two measured hours, JSON out. The window is short so
+/// that OrigaMIG's solves end well inside their time limit.
+pub fn golden_args(scenario: &str, policy: &str) -> Vec<String> {
+    [
+        "simulate", scenario, "--policy", policy, "--seed", "1", "--load", "0.85", "--warmup", "2",
+        "--hours", "2", "--json",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+/// `simulate --json` of the golden run of `policy` on `scenario`, with `RAYON_NUM_THREADS` set
+/// when given, timing fields removed.
+pub fn golden_run(scenario: &str, policy: &str, threads: Option<&str>) -> serde_json::Value {
+    let mut cmd = cli::migplan();
+    if let Some(t) = threads {
+        cmd.env("RAYON_NUM_THREADS", t);
+    }
+    let out = cmd.args(golden_args(scenario, policy)).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    without_timing(serde_json::from_slice(&out.stdout).expect("simulate --json prints JSON"))
+}
+
 /// `v` without the timing fields, at any depth.
 pub fn without_timing(v: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
