@@ -3,12 +3,6 @@
 
 use std::path::PathBuf;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(subcommand)]
-    pub format: Format,
-}
-
 #[derive(clap::Subcommand, Debug)]
 pub enum Format {
     /// A mig-parted config (`version: v1`, `mig-configs`), one config per host.
@@ -26,8 +20,8 @@ pub struct MigPartedArgs {
     pub host: Option<String>,
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
-    match a.format {
+pub fn run(format: Format) -> anyhow::Result<()> {
+    match format {
         Format::MigParted(m) => mig_parted(m),
         Format::K8s(k) => super::export_k8s::run(k),
     }

@@ -16,12 +16,6 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::PathBuf;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    #[command(subcommand)]
-    pub format: Format,
-}
-
 #[derive(clap::Subcommand, Debug)]
 pub enum Format {
     /// A mig-parted config (`version: v1`, `mig-configs`) whose config names are host names.
@@ -43,8 +37,8 @@ pub struct MigPartedArgs {
     pub json: bool,
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
-    match a.format {
+pub fn run(format: Format) -> anyhow::Result<()> {
+    match format {
         Format::MigParted(m) => mig_parted(m),
         Format::NvidiaSmi(n) => super::import_nvidia_smi::run(n),
         Format::K8s(k) => super::import_k8s::run(k),

@@ -42,10 +42,12 @@ pub enum Command {
     /// GPU-hours per tenant by the chargeback rule.
     Chargeback(chargeback::Args),
     /// Export the fleet's current layouts (mig-parted config, Kubernetes artefacts).
-    Export(export::Args),
+    #[command(subcommand)]
+    Export(export::Format),
     /// Read a mig-parted config against a scenario, or a real fleet (nvidia-smi, Kubernetes)
     /// into a new scenario.
-    Import(import::Args),
+    #[command(subcommand)]
+    Import(import::Format),
     /// Configuration-space statistics of a GPU model (paper §3).
     Explore(explore::Args),
     /// One GPU with given GIs: slice map, CF, free starts, capacity, and why a profile fits or not.
