@@ -209,9 +209,10 @@ const HOSTS_TOML: &str = include_str!("../assets/hosts.toml");
 pub fn embedded() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| {
-        // The embedded assets are validated by a test; failing here is a build defect.
-        Catalog::parse(GPUS_TOML, "assets/gpus.toml", HOSTS_TOML, "assets/hosts.toml")
-            .expect("embedded catalog is valid")
+        Catalog::parse(GPUS_TOML, "assets/gpus.toml", HOSTS_TOML, "assets/hosts.toml").expect(
+            "assets/gpus.toml and assets/hosts.toml are fixed at build time and parsed by the \
+             catalog's unit tests",
+        )
     })
 }
 

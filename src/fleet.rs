@@ -734,12 +734,11 @@ impl Fleet {
 
     /// Removes a VM (placed or pending) from the fleet and returns it.
     pub fn remove(&mut self, id: VmId) -> Result<Vm, FleetError> {
-        if !self.vms.contains_key(&id) {
-            return Err(FleetError::UnknownVm(id));
-        }
+        // `release` reads the VM, so it runs first; for an unknown VM it changes nothing.
         self.release(id);
+        let vm = self.vms.remove(&id).ok_or(FleetError::UnknownVm(id))?;
         self.pending.retain(|&p| p != id);
-        Ok(self.vms.remove(&id).expect("checked above"))
+        Ok(vm)
     }
 
     /// Takes a placed VM off its host and puts it back on the pending queue (at the back).
@@ -1009,7 +1008,10 @@ impl Fleet {
     /// Writes a validated placement into the state.
     fn apply_placement(&mut self, id: VmId, placement: Placement) {
         let catalog = self.catalog;
-        let vm = self.vms.get_mut(&id).expect("VM exists");
+        let vm = self
+            .vms
+            .get_mut(&id)
+            .expect("every caller has found the VM in the fleet and validated the placement");
         let host = &mut self.hosts[placement.host];
         let gap = &mut self.gap;
         if host.gpus.is_empty() {

@@ -796,7 +796,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
     }
     let start = match &spec.start {
         None => chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
-            .expect("valid")
+            .expect("a constant RFC 3339 date")
             .to_utc(),
         Some(s) => match chrono::DateTime::parse_from_rfc3339(s) {
             Ok(d) => d.to_utc(),

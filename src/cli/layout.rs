@@ -125,19 +125,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let demand_text = layouts::describe_counts(model, &demand);
     if a.json {
-        let mut out = json!({
-            "gpu": model.name,
-            "gpus": a.gpus,
-            "demand": instances_by_name(model, &demand),
-        });
-        let obj = out.as_object_mut().expect("object");
+        let mut obj = serde_json::Map::new();
+        obj.insert("gpu".into(), json!(model.name));
+        obj.insert("gpus".into(), json!(a.gpus));
+        obj.insert("demand".into(), json!(instances_by_name(model, &demand)));
         if let serde_json::Value::Object(g) = plan_json(model, &greedy) {
             obj.extend(g);
         }
         if let Some(x) = &exact {
             obj.insert("exact".into(), plan_json(model, x));
         }
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", serde_json::to_string_pretty(&obj)?);
         return Ok(());
     }
     println!(
