@@ -36,6 +36,29 @@ fn ff_places_and_remove_restores() {
 }
 
 #[test]
+fn removing_an_unknown_vm_is_refused_and_changes_nothing() {
+    let mut f = fleet();
+    let pending = f.add_pending(vm("a100-40gb", &["1g.5gb"])).unwrap();
+    let placed = f
+        .add_placed(
+            vm("a100-40gb", &["3g.20gb"]),
+            Placement {
+                host: 0,
+                gis: vec![GiSlot { gpu: 0, start: 4 }],
+            },
+        )
+        .unwrap();
+    let before = f.clone();
+    let ghost = placed + pending + 100;
+    assert_eq!(f.remove(ghost), Err(FleetError::UnknownVm(ghost)));
+    assert_eq!(f, before);
+    assert_eq!(f.remove(pending).unwrap().id, pending);
+    assert_eq!(f.remove(placed).unwrap().id, placed);
+    assert!(f.pending().is_empty() && f.vms().next().is_none());
+    f.check_invariants().unwrap();
+}
+
+#[test]
 fn refused_operations_change_nothing() {
     let mut f = fleet();
     let a = f
