@@ -4,6 +4,7 @@
 //! formulations reach the same Eq. (5) value.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
+use crate::common::fleet::paper_32_with_policy;
 use migplan::catalog::embedded;
 use migplan::fleet::{Fleet, GiRequest, Host, HostId, Vm};
 use migplan::limits::MAX_HOST_COLUMNS_BUDGET;
@@ -13,13 +14,7 @@ use migplan::scenario::{self, PolicySettings};
 
 /// `scenarios/paper-32.toml` with `host_columns_budget = v` written in its `[policy]` table.
 fn paper32_with(v: &str) -> String {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
-        .expect("paper-32.toml");
-    assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
-    src.replace(
-        "\n[policy]\n",
-        &format!("\n[policy]\nhost_columns_budget = {v}\n"),
-    )
+    paper_32_with_policy(&format!("host_columns_budget = {v}"))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! and no call reaches beyond its partition.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
+use crate::common::fleet::paper_32_with_policy;
 use crate::common::{golden_run, without_timing};
 use migplan::policy::origamig::neighborhood::{self, Scope};
 use migplan::policy::origamig::partitioned::{ranges, Partitioned};
@@ -12,15 +13,7 @@ use serde_json::Value;
 
 /// `scenarios/paper-32.toml` with `partitions = k` written in its `[policy]` table.
 fn paper32_with(k: &str) -> String {
-    paper32_policy(&format!("partitions = {k}"))
-}
-
-/// `scenarios/paper-32.toml` with `line` written at the top of its `[policy]` table.
-fn paper32_policy(line: &str) -> String {
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
-        .expect("paper-32.toml");
-    assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
-    src.replace("\n[policy]\n", &format!("\n[policy]\n{line}\n"))
+    paper_32_with_policy(&format!("partitions = {k}"))
 }
 
 /// `migplan check` of `text` saved as `bad.toml` is a one-line error naming the file and holding
@@ -101,7 +94,7 @@ fn bad_partition_hosts_are_one_line_errors() {
             ],
         ),
     ] {
-        check_fails(&paper32_policy(line), &want);
+        check_fails(&paper_32_with_policy(line), &want);
     }
 }
 
@@ -110,7 +103,7 @@ fn bad_partition_hosts_are_one_line_errors() {
 /// short window differ between partitions of 8 and of 16 hosts (the default's do not).
 #[test]
 fn partition_hosts_gives_the_figures_of_the_same_partition_count() {
-    let paper = |line: &str| paper32_policy(&format!("preset = \"paper\"\n{line}"));
+    let paper = |line: &str| paper_32_with_policy(&format!("preset = \"paper\"\n{line}"));
     let (_dir, by_size) = temp_file("n8.toml", &paper("partition_hosts = 8"));
     let (_dir4, by_count) = temp_file("k4.toml", &paper("partitions = 4"));
     let size_one_thread = simulate(&by_size, Some("1"));

@@ -21,6 +21,15 @@ pub fn h100_four_tenants() -> Scenario {
     scenario::load(std::path::Path::new(H100_FOUR_TENANTS)).unwrap()
 }
 
+/// The text of `scenarios/paper-32.toml` (32 hosts of the paper's mix) with `line` written at
+/// the top of its `[policy]` table.
+pub fn paper_32_with_policy(line: &str) -> String {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml"))
+        .expect("paper-32.toml");
+    assert!(src.contains("\n[policy]\n"), "paper-32.toml has a [policy] table");
+    src.replace("\n[policy]\n", &format!("\n[policy]\n{line}\n"))
+}
+
 pub fn paper_128() -> Scenario {
     scenario::load(std::path::Path::new(PAPER_128)).unwrap()
 }
