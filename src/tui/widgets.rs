@@ -145,11 +145,13 @@ impl SliceMap<'_> {
         let mut used = 0u64;
         for sh in &self.gpu.shares {
             used += sh.gb as u64;
-            // Segment ends at the rounded share of the bar, at least one column per share.
-            let end = ((used * w + cap / 2) / cap).clamp(x + 1, w);
+            // A bar narrower than its shares is full: the rest do not show (and `clamp` below
+            // needs x + 1 <= w).
             if x >= w {
                 break;
             }
+            // Segment ends at the rounded share of the bar, at least one column per share.
+            let end = ((used * w + cap / 2) / cap).clamp(x + 1, w);
             let r = Rect::new(area.x + x as u16, area.y, (end - x) as u16, area.height);
             let tenant = self.fleet.vm(sh.vm).and_then(|v| v.tenant.as_deref());
             let style = self.theme.tenant_style(tenant, sh.vm);
