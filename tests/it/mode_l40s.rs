@@ -62,6 +62,11 @@ fn check_refuses_mig_on_an_l40s_naming_file_line_and_field() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The slice rules' commands say there are no slices rather than drawing one.
+    for args in [["gpu", "--model", "l40s-48gb"], ["explore", "--gpu", "l4-24gb"]] {
+        let out = migplan().args(args).output().unwrap();
+        assert_one_line_error(&out, &args, &["has no MIG", "whole or shared"]);
+    }
     let out = migplan().args(["check", SCENARIO]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let s = String::from_utf8(out.stdout).unwrap();
@@ -232,4 +237,26 @@ fn the_mode_overlay_shows_the_leavers_applies_and_undoes() {
         &before,
         "one undo restores the fleet exactly"
     );
+}
+
+/// The overlay follows the fleet: a share added from the palette while it is open lands on the
+/// GPU being changed (l40s-0/0 has 8 GB free), and the preview then lists three leavers: VM 3
+/// (24 GB) and the new 4 GB share fit l40s-0/1 (28 GB free, then 4, then 0), VM 4 waits. Undo
+/// from the palette brings the preview back to two leavers.
+#[test]
+fn the_mode_overlay_is_recomputed_when_the_fleet_changes_under_it() {
+    let s = Session::new(load(), None).unwrap();
+    let mut h = Harness::new(s, 160, 48, Theme::mono());
+    h.keys(":mode<Space>l40s-0/0<Space>whole<Enter>");
+    assert!(h.screen().contains("2 VM(s) leave: 1 moved"), "{}", h.screen());
+    h.keys(":add<Space>l40s-48gb<Space>share=4<Enter>");
+    assert_eq!(h.app.layer(), Layer::Mode, "{}", h.message());
+    let screen = h.screen();
+    assert!(
+        screen.contains("3 VM(s) leave: 2 moved, 0 restarted in place, 1 stay pending."),
+        "{screen}"
+    );
+    assert!(screen.contains("share 4 GB w 0.08 on gpu 0"), "{screen}");
+    h.keys(":undo<Enter>");
+    assert!(h.screen().contains("2 VM(s) leave: 1 moved"), "{}", h.screen());
 }
