@@ -239,6 +239,11 @@ impl Synthetic {
         let mut rates = Vec::new();
         for (m, gpus) in classes {
             let model = catalog.model(m);
+            // A class without MIG (the L40S, the L4) has no profile to draw: its GPUs carry
+            // no synthetic stream and take only the shares and holders a scenario places.
+            if !model.mig {
+                continue;
+            }
             let pw = profile_weights(catalog, m, s)?;
             let total: f64 = pw.iter().map(|x| x.1).sum();
             let mean_size: f64 = pw

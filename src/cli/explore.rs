@@ -19,8 +19,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let catalog = embedded();
+    // The configuration space is that of MIG: `all` means every model with MIG.
     let models: Vec<&GpuModel> = if a.gpu.eq_ignore_ascii_case("all") {
-        catalog.models.iter().collect()
+        catalog.models.iter().filter(|m| m.mig).collect()
     } else {
         let id = catalog.model_id(&a.gpu).ok_or_else(|| {
             anyhow::anyhow!(
@@ -29,7 +30,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 catalog.model_names()
             )
         })?;
-        vec![catalog.model(id)]
+        let m = catalog.model(id);
+        if !m.mig {
+            anyhow::bail!(
+                "--gpu: {} has no MIG, so no configuration space (its GPUs are whole or shared)",
+                m.name
+            );
+        }
+        vec![m]
     };
     let stats: Vec<SpaceStats> = models
         .iter()

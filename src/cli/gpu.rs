@@ -76,6 +76,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )
     })?;
     let model = catalog.model(id);
+    if !model.mig {
+        anyhow::bail!(
+            "--model: {} has no MIG, so no slice map (its GPUs are whole or shared)",
+            model.name
+        );
+    }
     let gis = parse_gis(model, &a.place)?;
     let occ = explore::build(model, &gis)?;
     let explanation = match &a.explain {

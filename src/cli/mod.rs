@@ -14,6 +14,7 @@ mod import;
 mod import_k8s;
 mod import_nvidia_smi;
 mod layout;
+mod mode;
 mod relayout;
 pub mod simulate;
 mod solve;
@@ -37,6 +38,8 @@ pub enum Command {
     Layout(layout::Args),
     /// Preview a GPU's re-layout: every VM its host's drain displaces, and where each could go.
     Relayout(relayout::Args),
+    /// Preview a GPU's mode change (whole, shared, MIG with a layout) as a drain; --apply writes it.
+    Mode(mode::Args),
     /// One OrigaMIG optimizer call on a scenario's current state (§5).
     Solve(solve::Args),
     /// GPU-hours per tenant by the chargeback rule.
@@ -142,6 +145,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Check(a)) => check::run(a),
         Some(Command::Layout(a)) => layout::run(a),
         Some(Command::Relayout(a)) => relayout::run(a),
+        Some(Command::Mode(a)) => mode::run(a),
         Some(Command::Solve(a)) => solve::run(a),
         Some(Command::Chargeback(a)) => chargeback::run(a),
         Some(Command::Export(a)) => export::run(a),

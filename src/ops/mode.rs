@@ -20,6 +20,7 @@
 use crate::catalog::Catalog;
 use crate::fleet::{Fleet, GpuMode, HostId, Placement, Shape, VmId};
 use crate::ops::layouts::{self, Layout};
+use crate::ops::relayout::{drained_gpu, DrainError};
 
 /// The mode asked for: MIG takes a layout of the menu (of the GPU's class, MIG on).
 #[derive(Debug, Clone, PartialEq)]
@@ -99,6 +100,25 @@ impl ModePreview {
             .collect()
     }
 
+    /// Active hosts and GPUs (running at least one VM) before the change, in `fleet`, and after
+    /// it: ((hosts, GPUs) before, (hosts, GPUs) after).
+    pub fn active(&self, fleet: &Fleet) -> ((usize, usize), (usize, usize)) {
+        (
+            (fleet.active_hosts(), fleet.active_gpus()),
+            (self.after.active_hosts(), self.after.active_gpus()),
+        )
+    }
+
+    /// Where a leaver goes, in words: `restarts in place`, `-> HOST gpu K`, `nowhere: stays
+    /// pending`.
+    pub fn destination(&self, l: &Leaver) -> String {
+        match &l.to {
+            Destination::InPlace => "restarts in place".to_string(),
+            Destination::Moved(p) => format!("-> {}", place_label(&self.after, p)),
+            Destination::Pending => "nowhere: stays pending".to_string(),
+        }
+    }
+
     /// The preview in lines of text (the CLI prints them, the TUI shows them).
     pub fn lines(&self, fleet: &Fleet) -> Vec<String> {
         let mut out = vec![format!(
@@ -136,11 +156,7 @@ impl ModePreview {
             out.push("nobody leaves".into());
         }
         for l in &self.leavers {
-            let to = match &l.to {
-                Destination::InPlace => "restarts in place".to_string(),
-                Destination::Moved(p) => format!("-> {}", place_label(&self.after, p)),
-                Destination::Pending => "nowhere: stays pending".to_string(),
-            };
+            let to = self.destination(l);
             out.push(format!(
                 "VM {}{} ({}): {to}",
                 l.vm,
@@ -155,20 +171,10 @@ impl ModePreview {
 /// Why a mode change cannot be previewed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModeError {
-    #[error("no host {0}")]
-    UnknownHost(HostId),
-    #[error("host {host} has no GPU {gpu}")]
-    UnknownGpu { host: String, gpu: usize },
-    #[error("GPU {host}/{gpu} is a {model}, which has no MIG: it can only be whole or shared")]
-    NoMig { host: String, gpu: usize, model: String },
-    #[error("layout `{layout}` is for {layout_model} GPUs; GPU {host}/{gpu} is a {gpu_model}")]
-    OtherClass {
-        layout: String,
-        layout_model: String,
-        host: String,
-        gpu: usize,
-        gpu_model: String,
-    },
+    /// The host or GPU does not exist, or the layout does not suit the GPU
+    /// ([`crate::ops::relayout::drained_gpu`], shared with re-layouts).
+    #[error(transparent)]
+    Gpu(#[from] DrainError),
     #[error("layout `{0}` has MIG off: say `whole` or `shared` instead")]
     MigOff(String),
     #[error("GPU {host}/{gpu} is already {mode}")]
@@ -195,6 +201,11 @@ pub fn parse_target(fleet: &Fleet, host: HostId, gpu: usize, words: &[&str]) -> 
     match words {
         ["whole"] => Ok(ModeTarget::Whole),
         ["shared"] => Ok(ModeTarget::Shared),
+        ["mig", ..] if !fleet.catalog.model(g.model).mig => Err(format!(
+            "GPU {}/{gpu} is a {}, which has no MIG: say whole or shared",
+            fleet.hosts[host].name,
+            fleet.catalog.model(g.model).name
+        )),
         ["mig", name] => {
             let menu = layouts::embedded();
             let l = menu
@@ -232,31 +243,15 @@ pub fn mode_preview(
     target: &ModeTarget,
 ) -> Result<ModePreview, ModeError> {
     let catalog = fleet.catalog;
-    let h = fleet.hosts.get(host).ok_or(ModeError::UnknownHost(host))?;
-    let g = h.gpus.get(gpu).ok_or_else(|| ModeError::UnknownGpu {
-        host: h.name.clone(),
-        gpu,
-    })?;
+    let layout = match target {
+        ModeTarget::Mig(l) => Some(l),
+        _ => None,
+    };
+    let (h, g) = drained_gpu(fleet, host, gpu, layout)?;
     let model = catalog.model(g.model);
-    if let ModeTarget::Mig(l) = target {
-        if !model.mig {
-            return Err(ModeError::NoMig {
-                host: h.name.clone(),
-                gpu,
-                model: model.name.clone(),
-            });
-        }
+    if let Some(l) = layout {
         if !l.mig_enabled {
             return Err(ModeError::MigOff(l.name.clone()));
-        }
-        if !catalog.same_class(l.model, g.model) {
-            return Err(ModeError::OtherClass {
-                layout: l.name.clone(),
-                layout_model: catalog.model(l.model).name.clone(),
-                host: h.name.clone(),
-                gpu,
-                gpu_model: model.name.clone(),
-            });
         }
     } else if target.mode() == g.mode {
         return Err(ModeError::Same {

@@ -12,7 +12,7 @@
 //!
 //! The preview only reads the fleet; applying a re-layout is the caller's business.
 
-use crate::fleet::{Fleet, HostId, Placement, VmId};
+use crate::fleet::{Fleet, Gpu, Host, HostId, Placement, VmId};
 use crate::ops::layouts::{self, Layout};
 
 /// One VM the drain would displace.
@@ -74,13 +74,17 @@ impl DrainPreview {
     }
 }
 
-/// Why a drain cannot be previewed.
+/// Why a GPU cannot be drained for a change: re-layouts and mode changes
+/// ([`crate::ops::mode`]) check the GPU they change through the one function [`drained_gpu`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DrainError {
     #[error("no host {0}")]
     UnknownHost(HostId),
     #[error("host {host} has no GPU {gpu}")]
     UnknownGpu { host: String, gpu: usize },
+    /// A MIG layout asked of a GPU whose model has no MIG.
+    #[error("GPU {gpu} of host {host} is a {model}, which has no MIG: it can only be whole or shared")]
+    NoMig { host: String, gpu: usize, model: String },
     /// The layout is for another GPU class than the GPU's.
     #[error("layout `{layout}` is for {layout_model} GPUs; GPU {gpu} of host {host} is a {gpu_model}")]
     OtherClass {
@@ -92,6 +96,42 @@ pub enum DrainError {
     },
 }
 
+/// The host and the GPU a drain changes, checked: both exist and, when a MIG layout is asked
+/// for, the GPU's model has MIG and the layout is of the GPU's class.
+pub fn drained_gpu<'a>(
+    fleet: &'a Fleet,
+    host: HostId,
+    gpu: usize,
+    layout: Option<&Layout>,
+) -> Result<(&'a Host, &'a Gpu), DrainError> {
+    let catalog = fleet.catalog;
+    let h = fleet.hosts.get(host).ok_or(DrainError::UnknownHost(host))?;
+    let g = h.gpus.get(gpu).ok_or_else(|| DrainError::UnknownGpu {
+        host: h.name.clone(),
+        gpu,
+    })?;
+    if let Some(layout) = layout {
+        let model = catalog.model(g.model);
+        if !model.mig {
+            return Err(DrainError::NoMig {
+                host: h.name.clone(),
+                gpu,
+                model: model.name.clone(),
+            });
+        }
+        if !catalog.same_class(layout.model, g.model) {
+            return Err(DrainError::OtherClass {
+                layout: layout.name.clone(),
+                layout_model: catalog.model(layout.model).name.clone(),
+                host: h.name.clone(),
+                gpu,
+                gpu_model: model.name.clone(),
+            });
+        }
+    }
+    Ok((h, g))
+}
+
 /// Previews giving GPU `gpu` of host `host` the layout `layout` (see the module documentation).
 /// `Err` when the host or GPU does not exist or the layout is for another GPU class.
 pub fn drain_preview(
@@ -101,20 +141,7 @@ pub fn drain_preview(
     layout: &Layout,
 ) -> Result<DrainPreview, DrainError> {
     let catalog = fleet.catalog;
-    let h = fleet.hosts.get(host).ok_or(DrainError::UnknownHost(host))?;
-    let g = h.gpus.get(gpu).ok_or_else(|| DrainError::UnknownGpu {
-        host: h.name.clone(),
-        gpu,
-    })?;
-    if !catalog.same_class(layout.model, g.model) {
-        return Err(DrainError::OtherClass {
-            layout: layout.name.clone(),
-            layout_model: catalog.model(layout.model).name.clone(),
-            host: h.name.clone(),
-            gpu,
-            gpu_model: catalog.model(g.model).name.clone(),
-        });
-    }
+    let (h, g) = drained_gpu(fleet, host, gpu, Some(layout))?;
     let model = catalog.model(g.model);
     let current: Vec<u32> = (0..model.profiles.len())
         .map(|p| g.occ.counts[p] as u32)

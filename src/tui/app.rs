@@ -130,6 +130,19 @@ impl RelayoutView {
     }
 }
 
+/// The preview of a GPU's mode change (`:mode HOST/GPU MODE`): what the drain does, kept until
+/// it is applied (as `:mode!`, one undo step) or discarded.
+pub struct ModeView {
+    pub host: HostId,
+    pub gpu: usize,
+    pub target: crate::ops::mode::ModeTarget,
+    pub preview: crate::ops::mode::ModePreview,
+    /// Scroll of the leaving VMs.
+    pub scroll: u16,
+    /// The session's revision the preview was computed on.
+    pub revision: u64,
+}
+
 /// A solve running on a worker thread.
 pub struct Solving {
     pub mode: session::OptimizeMode,
@@ -197,6 +210,7 @@ pub struct Overlays {
     pub palette: Option<Palette>,
     pub form: Option<AddForm>,
     pub relayout: Option<RelayoutView>,
+    pub mode: Option<ModeView>,
     /// The VM being moved by hand.
     pub moving: Option<VmId>,
 }
@@ -231,12 +245,13 @@ pub struct App {
 
 /// The overlays, bottom to top. A confirmation sits above the palette and the form, since it
 /// asks about what they started; the help explains the layer under it, so it is the top.
-pub const OVERLAYS: [Layer; 9] = [
+pub const OVERLAYS: [Layer; 10] = [
     Layer::Preview,
     Layer::Move,
     Layer::Step,
     Layer::Solve,
     Layer::Relayout,
+    Layer::Mode,
     Layer::Dialog,
     Layer::Palette,
     Layer::Confirm,
@@ -296,6 +311,7 @@ impl App {
             Layer::Step => self.workers.stepping.is_some(),
             Layer::Solve => self.workers.solving.is_some(),
             Layer::Relayout => self.overlays.relayout.is_some(),
+            Layer::Mode => self.overlays.mode.is_some(),
             Layer::Dialog => self.overlays.form.is_some(),
             Layer::Palette => self.overlays.palette.is_some(),
             Layer::Confirm => self.overlays.confirm.is_some(),
@@ -357,6 +373,7 @@ impl App {
                 }
             }
         }
+        self.refresh_mode();
     }
 
     /// A solve or a step runs on a worker thread: the session must not change meanwhile, since
@@ -624,6 +641,19 @@ impl App {
                 }
             }
             (_, C::Relayout(name)) => self.open_relayout(&name),
+            (Layer::Mode, C::Close) => {
+                self.overlays.mode = None;
+                self.say("mode change discarded: nothing changed", Tone::Info);
+            }
+            (Layer::Mode, C::ApplyMode) => self.apply_mode(),
+            (Layer::Mode, C::Scroll(d)) => {
+                if let Some(m) = &mut self.overlays.mode {
+                    m.scroll = match d {
+                        UpDown::Up => m.scroll.saturating_sub(1),
+                        UpDown::Down => m.scroll.saturating_add(1),
+                    };
+                }
+            }
             (Layer::Move, C::Close) => {
                 self.overlays.moving = None;
                 self.say("move cancelled", Tone::Info);
@@ -746,6 +776,16 @@ impl App {
             Ok(a) => a,
             Err(e) => return self.say(format!("{e:#}"), Tone::Error),
         };
+        // `:mode` opens the preview overlay (the session logs the preview too); `:mode!` applies
+        // at once, and a preview left open would then describe a fleet that is gone.
+        match action {
+            Action::PreviewMode { host, gpu, target } => return self.open_mode(host, gpu, target),
+            Action::SetMode { .. } => {
+                self.overlays.mode = None;
+                return self.dispatch(action);
+            }
+            _ => {}
+        }
         let asks = match &action {
             Action::RemoveVm(_) => true,
             Action::Open(_) => self.session.modified(),
@@ -766,6 +806,58 @@ impl App {
                 let arg = line.trim().split_once(' ').map(|(_, a)| a).unwrap_or("");
                 self.say(format!("no VM `{arg}`"), Tone::Error)
             }
+        }
+    }
+
+    /// Opens the mode-change preview of GPU `gpu` of `host`: the session computes it (and logs
+    /// it), the overlay shows it until it is applied or discarded.
+    fn open_mode(&mut self, host: HostId, gpu: usize, target: crate::ops::mode::ModeTarget) {
+        let preview = match self.session.mode_preview(host, gpu, &target) {
+            Ok(p) => p,
+            Err(e) => return self.say(format!("{e:#}"), Tone::Error),
+        };
+        self.dispatch(Action::PreviewMode {
+            host,
+            gpu,
+            target: target.clone(),
+        });
+        let key = |c: Command| self.keymap.key_for(Layer::Mode, &c).unwrap_or_default();
+        let head = preview
+            .lines(self.session.fleet())
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let msg = format!(
+            "{head}: {} applies, {} discards",
+            key(Command::ApplyMode),
+            key(Command::Close)
+        );
+        self.say(msg, Tone::Info);
+        self.overlays.mode = Some(ModeView {
+            host,
+            gpu,
+            target,
+            preview,
+            scroll: 0,
+            revision: self.session.revision(),
+        });
+        self.select(host, Some(gpu), Some(0));
+    }
+
+    /// Applies the previewed mode change as `:mode!` does (one undo step); on a refusal the
+    /// preview stays open with the reason in the message line.
+    fn apply_mode(&mut self) {
+        let Some(m) = self.overlays.mode.take() else {
+            return;
+        };
+        let revision = self.session.revision();
+        self.dispatch(Action::SetMode {
+            host: m.host,
+            gpu: m.gpu,
+            target: m.target.clone(),
+        });
+        if self.session.revision() == revision {
+            self.overlays.mode = Some(m);
         }
     }
 
@@ -975,6 +1067,28 @@ impl App {
                 self.clamp_slice();
             }
             Err(e) => self.say(format!("{e:#}"), Tone::Error),
+        }
+        self.refresh_mode();
+    }
+
+    /// Recomputes the open mode preview when the fleet changed under it (a step or an edit from
+    /// the palette), so that it always shows what applying would do now; closes it when the
+    /// change can no longer be made.
+    fn refresh_mode(&mut self) {
+        let revision = self.session.revision();
+        let Some(m) = &mut self.overlays.mode else { return };
+        if m.revision == revision {
+            return;
+        }
+        match self.session.mode_preview(m.host, m.gpu, &m.target) {
+            Ok(p) => {
+                m.preview = p;
+                m.revision = revision;
+            }
+            Err(e) => {
+                self.overlays.mode = None;
+                self.say(format!("mode preview closed: {e:#}"), Tone::Warning);
+            }
         }
     }
 }

@@ -68,7 +68,7 @@ pub enum Command {
     Field(Dir),
     /// The choice of the form's field, or the layout of the re-layout preview.
     Choice(Dir),
-    /// Scrolls the re-layout preview's displaced VMs.
+    /// Scrolls the re-layout preview's displaced VMs, or the mode preview's leaving VMs.
     Scroll(UpDown),
     Yes,
     No,
@@ -84,6 +84,8 @@ pub enum Command {
     MoveHere,
     /// Opens the re-layout preview of the selected GPU, on this layout (empty: the first one).
     Relayout(String),
+    /// Applies the mode change the mode preview shows (`:mode`), as `:mode!` would.
+    ApplyMode,
     /// Quits, asking first when there is work not saved.
     Quit,
     /// Quits without asking.
@@ -159,6 +161,7 @@ impl Command {
             "move" if arg.is_empty() => Ok(C::StartMove),
             "move-here" => plain(C::MoveHere),
             "relayout" => Ok(C::Relayout(arg.to_string())),
+            "mode-apply" => plain(C::ApplyMode),
             "quit" | "q" => plain(C::Quit),
             "q!" => plain(C::ForceQuit),
             _ => Ok(C::Session(line.to_string())),
@@ -236,6 +239,7 @@ impl fmt::Display for Command {
             C::MoveHere => f.write_str("move-here"),
             C::Relayout(name) if name.is_empty() => f.write_str("relayout"),
             C::Relayout(name) => write!(f, "relayout {name}"),
+            C::ApplyMode => f.write_str("mode-apply"),
             C::Quit => f.write_str("quit"),
             C::ForceQuit => f.write_str("q!"),
             C::Session(line) => f.write_str(line),
@@ -260,6 +264,7 @@ mod tests {
             ("q", Command::Quit),
             ("q!", Command::ForceQuit),
             ("relayout 4x1g", Command::Relayout("4x1g".into())),
+            ("mode-apply", Command::ApplyMode),
             ("step 1h", Command::Session("step 1h".into())),
             ("remove 7", Command::Session("remove 7".into())),
             ("move 7 a30-1 1@2", Command::Session("move 7 a30-1 1@2".into())),

@@ -25,14 +25,16 @@ pub enum Layer {
     Palette,
     Help,
     Relayout,
+    Mode,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 10] = [
+    pub const ALL: [Layer; 11] = [
         Layer::Fleet,
         Layer::Move,
         Layer::Preview,
         Layer::Relayout,
+        Layer::Mode,
         Layer::Solve,
         Layer::Step,
         Layer::Dialog,
@@ -53,6 +55,7 @@ impl Layer {
             Layer::Palette => "palette",
             Layer::Help => "help",
             Layer::Relayout => "relayout",
+            Layer::Mode => "mode",
         }
     }
 
@@ -69,6 +72,7 @@ impl Layer {
             Layer::Palette => "Command palette (:)",
             Layer::Help => "Help",
             Layer::Relayout => "Re-layout preview",
+            Layer::Mode => "Mode change preview",
         }
     }
 }

@@ -74,6 +74,11 @@ fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)
                     views::relayout::render(app, r, main, buf)
                 }
             }
+            Layer::Mode => {
+                if let Some(m) = &app.overlays.mode {
+                    views::mode::render(app, m, main, buf)
+                }
+            }
             Layer::Solve => views::overlays::solving(app, main, buf),
             Layer::Dialog => {
                 if let Some(f) = &app.overlays.form {

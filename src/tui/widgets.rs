@@ -145,11 +145,13 @@ impl SliceMap<'_> {
         let mut used = 0u64;
         for sh in &self.gpu.shares {
             used += sh.gb as u64;
-            // Segment ends at the rounded share of the bar, at least one column per share.
-            let end = ((used * w + cap / 2) / cap).clamp(x + 1, w);
+            // A bar narrower than its shares is full: the rest do not show (and `clamp` below
+            // needs x + 1 <= w).
             if x >= w {
                 break;
             }
+            // Segment ends at the rounded share of the bar, at least one column per share.
+            let end = ((used * w + cap / 2) / cap).clamp(x + 1, w);
             let r = Rect::new(area.x + x as u16, area.y, (end - x) as u16, area.height);
             let tenant = self.fleet.vm(sh.vm).and_then(|v| v.tenant.as_deref());
             let style = self.theme.tenant_style(tenant, sh.vm);
@@ -375,6 +377,31 @@ mod tests {
             .unwrap();
         }
         f
+    }
+
+    /// A shared bar narrower than its shares (three shares, two columns) draws the first ones
+    /// and stops: it used to panic in `clamp` once the bar was full.
+    #[test]
+    fn a_shared_bar_narrower_than_its_shares_draws_without_panic() {
+        let share = |id: u32, gb: u32| {
+            format!(
+                "[[vm]]\nid = {id}\nmodel = \"l40s-48gb\"\nshare_gb = {gb}\ncores = 1\nram_gb = 1\nhost = \"h\"\nat = [\"0\"]\n"
+            )
+        };
+        let text = format!(
+            "name = \"narrow\"\n[[host]]\nname = \"h\"\ncores = 8\nram_gb = 64\ngpus = [\"l40s-48gb\"]\nmodes = [\"shared\"]\n[workload]\nenabled = false\n{}{}{}",
+            share(1, 24),
+            share(2, 16),
+            share(3, 8)
+        );
+        let s = crate::scenario::parse(&text, "narrow.toml").unwrap();
+        let f = &s.fleet;
+        let theme = Theme::mono();
+        for w in 1..=4 {
+            let mut buf = Buffer::empty(Rect::new(0, 0, w, 1));
+            SliceMap::new(f, &f.hosts[0].gpus[0], &theme).render(buf.area, &mut buf);
+            assert_eq!(lines(&buf)[0].chars().count(), w as usize);
+        }
     }
 
     /// One A100 with 1g.5gb at 0 (VM 1) and 3g.20gb at 4 (VM 2).

@@ -21,6 +21,8 @@ mod host_budget;
 mod kill_writes;
 mod layers;
 mod mode_change;
+mod mode_cli;
+mod mode_l40s;
 mod ops_chargeback;
 mod ops_cli;
 mod ops_export;

@@ -271,7 +271,8 @@ fn max_additional(m: &GpuModel, occ: &Occupancy, p: ProfileId) -> u32 {
 
 #[test]
 fn brute_force_capacity_and_default_start_over_every_configuration() {
-    for m in &embedded().models {
+    // Every model with MIG (a model without MIG, as the L40S, has no slices to arrange).
+    for m in embedded().models.iter().filter(|m| m.mig) {
         let space = Space::enumerate_all(m);
         assert!(space.configs.len() > 1, "{}", m.name);
         for c in &space.configs {

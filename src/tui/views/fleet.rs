@@ -27,6 +27,17 @@ pub fn gpus_label(fleet: &Fleet, h: &Host) -> String {
     }
 }
 
+/// Columns (in cells) of a GPU in its host's row: a MIG model's memory slices; a model without
+/// MIG (one slice, only whole or shared) as wide as an eight-slice GPU, so that its memory bar
+/// or holder shows.
+fn cell_slices(model: &crate::catalog::GpuModel) -> u16 {
+    if model.mig {
+        model.memory_slices as u16
+    } else {
+        8
+    }
+}
+
 fn gpus_label_len(fleet: &Fleet, h: &Host) -> usize {
     match h.gpus.first() {
         None => 6,
@@ -99,7 +110,7 @@ fn columns(fleet: &Fleet, width: u16) -> Columns {
         let s: u16 = h
             .gpus
             .iter()
-            .map(|g| fleet.catalog.model(g.model).memory_slices as u16)
+            .map(|g| cell_slices(fleet.catalog.model(g.model)))
             .sum();
         slices = slices.max(s);
         gpus = gpus.max(h.gpus.len() as u16);
@@ -232,8 +243,10 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
         x += cols.ram + 1;
         hits.push((Rect::new(inner.x, y, x - inner.x, 1), Target::Host(h)));
         for (k, gpu) in host.gpus.iter().enumerate() {
-            let slices = fleet.catalog.model(gpu.model).memory_slices as u16;
-            let w = slices * cols.cell;
+            let slices = fleet.catalog.model(gpu.model).memory_slices.max(1) as u16;
+            let w = cell_slices(fleet.catalog.model(gpu.model)) * cols.cell;
+            // Mouse areas: one per memory slice (a GPU without MIG is one area).
+            let hit_w = w / slices;
             if x + w > inner.right() {
                 break;
             }
@@ -246,7 +259,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
                 .render(r, buf);
             for u in 0..slices {
                 hits.push((
-                    Rect::new(x + u * cols.cell, y, cols.cell, 1),
+                    Rect::new(x + u * hit_w, y, hit_w, 1),
                     Target::Slice {
                         host: h,
                         gpu: k,

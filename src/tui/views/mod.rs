@@ -5,6 +5,7 @@ pub mod detail;
 pub mod fleet;
 pub mod gauges;
 pub mod log;
+pub mod mode;
 pub mod overlays;
 pub mod preview;
 pub mod relayout;

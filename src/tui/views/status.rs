@@ -24,6 +24,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Layer::Palette => "COMMAND",
         Layer::Help => "HELP",
         Layer::Relayout => "RELAYOUT",
+        Layer::Mode => "MODE",
     };
     let mut x = area.x;
     let mode = format!(" {mode} ");

@@ -1,0 +1,155 @@
+//! `migplan mode SCENARIO HOST/GPU whole|shared|mig LAYOUT [--json] [--apply -o OUT]`: a GPU's
+//! mode change as a drain (docs/operations.md, "Mode changes"): whether the drain covers the
+//! host or only the GPU, whether switching MIG on needs a GPU reset, every VM that leaves and
+//! where it runs afterwards, the active hosts and GPUs before and after (`ops::mode`). With
+//! `--apply -o OUT` the fleet after the change is written to OUT as a scenario; the scenario
+//! file itself is only read.
+
+use crate::fleet::{Fleet, HostId};
+use crate::ops::mode::{self, Destination, ModePreview, ModeTarget};
+use crate::scenario;
+use serde_json::json;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Scenario file (TOML).
+    pub scenario: PathBuf,
+    /// The GPU to change: its host (name or index in the scenario), a slash and the GPU's
+    /// index on the host, e.g. `mig-0/2`.
+    #[arg(value_name = "HOST/GPU")]
+    pub gpu: String,
+    /// The new mode: `whole`, `shared`, or `mig LAYOUT` with a layout of assets/layouts.toml for
+    /// the GPU's model (e.g. `mig all-balanced`).
+    #[arg(value_name = "MODE", num_args = 1..=2, required = true)]
+    pub mode: Vec<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Apply the change and write the fleet after it to the file of `-o`.
+    #[arg(long, requires = "out")]
+    pub apply: bool,
+    /// With --apply: the scenario file to write (written atomically; may be the input).
+    #[arg(short = 'o', long = "out", value_name = "OUT.toml", requires = "apply")]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let sc = scenario::load(&a.scenario)?;
+    let fleet = &sc.fleet;
+    let file = a.scenario.display().to_string();
+    let (host, gpu) = resolve_gpu(fleet, &a.gpu, &file)?;
+    let words: Vec<&str> = a.mode.iter().map(String::as_str).collect();
+    let target = mode::parse_target(fleet, host, gpu, &words)
+        .map_err(|e| anyhow::anyhow!("MODE `{}`: {e}", words.join(" ")))?;
+    let p = mode::mode_preview(fleet, host, gpu, &target)
+        .map_err(|e| anyhow::anyhow!("MODE `{}`: {e}", words.join(" ")))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&to_json(fleet, &p))?);
+    } else {
+        print!("{}", render(fleet, &p));
+    }
+    if let (true, Some(out)) = (a.apply, &a.out) {
+        let mut next = sc.clone();
+        next.fleet = p.after.clone();
+        next.fleet
+            .check_invariants()
+            .map_err(|e| anyhow::anyhow!("internal: the mode change broke an invariant: {e}"))?;
+        scenario::save(&next, out).map_err(|e| anyhow::anyhow!("-o {}: {e:#}", out.display()))?;
+        if !a.json {
+            println!("wrote {}", out.display());
+        }
+    }
+    Ok(())
+}
+
+/// `HOST/GPU` (or `HOST:GPU`) into the host index and the GPU index, with a one-line error
+/// naming the argument, the file and what exists.
+fn resolve_gpu(fleet: &Fleet, arg: &str, file: &str) -> anyhow::Result<(HostId, usize)> {
+    let Some((h, k)) = arg.rsplit_once('/').or_else(|| arg.rsplit_once(':')) else {
+        anyhow::bail!("HOST/GPU `{arg}`: say a host and a GPU index, e.g. `mig-0/2`");
+    };
+    let host = fleet
+        .hosts
+        .iter()
+        .position(|x| x.name == h)
+        .or_else(|| h.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()));
+    let Some(host) = host else {
+        let names: Vec<&str> = fleet.hosts.iter().take(8).map(|h| h.name.as_str()).collect();
+        let more = if fleet.hosts.len() > 8 { ", ..." } else { "" };
+        anyhow::bail!(
+            "HOST/GPU `{arg}`: no host `{h}` in {file} (hosts: {}{more})",
+            names.join(", ")
+        );
+    };
+    let n = fleet.hosts[host].gpus.len();
+    match k.parse::<usize>() {
+        Ok(g) if g < n => Ok((host, g)),
+        _ if n == 0 => anyhow::bail!("HOST/GPU `{arg}`: host `{h}` has no GPUs"),
+        _ => anyhow::bail!(
+            "HOST/GPU `{arg}`: host `{h}` has {n} GPU{} (0..={}), no GPU `{k}`",
+            if n == 1 { "" } else { "s" },
+            n - 1
+        ),
+    }
+}
+
+/// The preview's lines (the same the planner's overlay and log show), then the active hosts
+/// and GPUs before and after.
+fn render(fleet: &Fleet, p: &ModePreview) -> String {
+    let mut o = String::new();
+    for l in p.lines(fleet) {
+        o.push_str(&l);
+        o.push('\n');
+    }
+    let ((hb, gb), (ha, ga)) = p.active(fleet);
+    o.push_str(&format!(
+        "active: {hb} hosts, {gb} GPUs before; {ha} hosts, {ga} GPUs after\n"
+    ));
+    o
+}
+
+/// The preview as JSON: the GPU, the modes, the drain's extent, the reset fact, one object per
+/// leaver with its destination (`in_place`, `moved` with host and GPUs, or `pending`), the VMs
+/// left pending and the active hosts and GPUs before and after.
+fn to_json(fleet: &Fleet, p: &ModePreview) -> serde_json::Value {
+    let leavers: Vec<serde_json::Value> = p
+        .leavers
+        .iter()
+        .map(|l| {
+            let to = match &l.to {
+                Destination::InPlace => json!({"kind": "in_place"}),
+                Destination::Moved(pl) => json!({
+                    "kind": "moved",
+                    "host": p.after.hosts[pl.host].name,
+                    "gpus": pl.gis.iter().map(|s| s.gpu).collect::<Vec<_>>(),
+                }),
+                Destination::Pending => json!({"kind": "pending"}),
+            };
+            json!({
+                "vm": l.vm,
+                "tenant": l.tenant,
+                "holds": l.what,
+                "on_changed_gpu": l.on_changed_gpu,
+                "to": to,
+            })
+        })
+        .collect();
+    let ((hb, gb), (ha, ga)) = p.active(fleet);
+    json!({
+        "host": p.host_name,
+        "gpu": p.gpu,
+        "from": p.from.name(),
+        "to": p.target.mode().name(),
+        "layout": match &p.target {
+            ModeTarget::Mig(l) => Some(l.name.clone()),
+            _ => None,
+        },
+        "host_drain": p.host_drain,
+        "needs_reset": p.needs_reset,
+        "leavers": leavers,
+        "pending": p.stranded(),
+        "active_before": {"hosts": hb, "gpus": gb},
+        "active_after": {"hosts": ha, "gpus": ga},
+    })
+}
