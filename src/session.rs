@@ -70,6 +70,9 @@ pub struct VmRequest {
     pub shape: crate::fleet::Shape,
 }
 
+/// The origin of the plans of the defragmentation pass (`:defrag`), as the preview shows it.
+pub const DEFRAG_ORIGIN: &str = "defrag";
+
 /// Everything a user (or a script) can do to a session.
 #[derive(Debug, Clone)]
 pub enum Action {
@@ -1294,6 +1297,21 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
     let st = p.schedule.steps[p.done].clone();
     let label = placement_label(&p.after, &st.to);
     let msg = match (st.kind, p.phase) {
+        (StepKind::RestartAtDeploy, _) => {
+            apply_steps(
+                s,
+                &Schedule {
+                    steps: vec![st.clone()],
+                    ..Default::default()
+                },
+            )?;
+            p.done += 1;
+            p.phase = PlanPhase::Pending;
+            format!(
+                "step {}: VM {} stopped and started on {label} (restart at its next deploy, nothing copied)",
+                p.done, st.vm
+            )
+        }
         (StepKind::Start, _) => {
             apply_steps(
                 s,
