@@ -184,8 +184,17 @@ pub fn defrag(fleet: &Fleet, goal: Goal) -> Result<Defrag, DefragError> {
             }
         }
         Goal::FreeGpus(n) => {
+            // A tenant restarted onto a GPU that holds nothing would free one GPU by filling
+            // another: the free GPUs are no targets.
             let mut excluded: BTreeSet<(HostId, usize)> = BTreeSet::new();
             while Footprint::of(&st.work).free_gpus < n {
+                for (h, host) in st.work.hosts.iter().enumerate() {
+                    for (k, g) in host.gpus.iter().enumerate() {
+                        if !g.is_used() {
+                            excluded.insert((h, k));
+                        }
+                    }
+                }
                 let candidates = used_mig_gpus(&st.work, |_| true);
                 match st.cheapest_free(&candidates, &excluded) {
                     Some(g) => {
@@ -373,7 +382,7 @@ impl Pass<'_> {
             for (_, g) in order {
                 let mut blocked = avoid.clone();
                 blocked.extend(emptied.iter().copied());
-                if let Some(moves) = self.empty_shared(g, &blocked) {
+                if let Some(moves) = self.empty_shared(g, &blocked, false) {
                     for (id, to) in moves {
                         receivers.insert(to);
                         self.move_share(id, to);
@@ -390,11 +399,13 @@ impl Pass<'_> {
     }
 
     /// Where every share of shared GPU `g` goes (largest first, best fit by bytes), avoiding
-    /// `g` and the GPUs of `blocked`; `None` when one finds no room.
+    /// `g` and the GPUs of `blocked`, and shared GPUs that hold nothing unless `onto_empty` (a
+    /// repack that fills an empty GPU frees none); `None` when one finds no room.
     fn empty_shared(
         &self,
         g: (HostId, usize),
         blocked: &BTreeSet<(HostId, usize)>,
+        onto_empty: bool,
     ) -> Option<Vec<(VmId, (HostId, usize))>> {
         let catalog = self.work.catalog;
         let gpu = &self.work.hosts[g.0].gpus[g.1];
@@ -415,6 +426,7 @@ impl Pass<'_> {
                     if at == g
                         || blocked.contains(&at)
                         || t.mode != GpuMode::Shared
+                        || (t.shares.is_empty() && !onto_empty)
                         || !catalog.same_class(model, t.model)
                     {
                         continue;
@@ -488,6 +500,13 @@ impl Pass<'_> {
             .filter(|(n, _, _)| *n > 0)
             .collect();
         by_size.sort();
+        // Restarting more tenants adds as many slices to place as it frees outside the GPU, so
+        // a GPU whose own tenants lack the free slices elsewhere frees with no set.
+        by_size.retain(|(_, g, own)| {
+            let mut blocked = excluded.clone();
+            blocked.insert(*g);
+            slices_fit(&self.work, own, &blocked)
+        });
         for cost in 1..=mig_vms.len() {
             for (n, g, own) in &by_size {
                 if *n > cost {
@@ -535,6 +554,9 @@ impl Pass<'_> {
         set: &[VmId],
         blocked: &BTreeSet<(HostId, usize)>,
     ) -> Option<Vec<(VmId, Placement)>> {
+        if !slices_fit(&self.work, set, blocked) {
+            return None;
+        }
         let mut tmp = self.work.clone();
         for &id in set {
             tmp.unplace(id).ok()?;
@@ -661,7 +683,7 @@ impl Pass<'_> {
                     if free_on(&trial.work) >= n as usize {
                         break;
                     }
-                    if let Some(moves) = trial.empty_shared((h, k), &host_gpus) {
+                    if let Some(moves) = trial.empty_shared((h, k), &host_gpus, true) {
                         for (id, to) in moves {
                             trial.move_share(id, to);
                         }
@@ -790,6 +812,39 @@ impl Pass<'_> {
             after_fleet: after,
         })
     }
+}
+
+/// Whether the memory slices of the GIs of `set` fit, class by class, in the slices that are free
+/// on MIG GPUs outside `blocked` once `set` left (a necessary condition for re-placing them).
+fn slices_fit(fleet: &Fleet, set: &[VmId], blocked: &BTreeSet<(HostId, usize)>) -> bool {
+    let catalog = fleet.catalog;
+    let mut need: BTreeMap<usize, u32> = BTreeMap::new();
+    for &id in set {
+        let Some(v) = fleet.vm(id) else { return false };
+        for g in &v.gis {
+            *need.entry(g.model).or_default() += catalog.model(g.model).profiles[g.profile].size as u32;
+        }
+    }
+    need.iter().all(|(&m, &want)| {
+        let mut free = 0u32;
+        for (h, host) in fleet.hosts.iter().enumerate() {
+            for (k, gpu) in host.gpus.iter().enumerate() {
+                if gpu.mode != GpuMode::Mig || !catalog.same_class(m, gpu.model) || blocked.contains(&(h, k))
+                {
+                    continue;
+                }
+                let model = catalog.model(gpu.model);
+                let own: u32 = gpu
+                    .gis
+                    .iter()
+                    .filter(|r| set.contains(&r.vm))
+                    .map(|r| model.profiles[r.profile].size as u32)
+                    .sum();
+                free += model.memory_slices as u32 - gpu.occ.used_slices() + own;
+            }
+        }
+        free >= want
+    })
 }
 
 /// Used shared GPUs, and the fewest that could hold their shares: per GPU model, the shares' GB
