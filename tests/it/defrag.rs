@@ -92,8 +92,8 @@ fn shares_at_30_40_20_gb_free_one_gpu_best_fit_by_bytes() {
     share(&mut f, 3, 15, false, 0, 1);
     share(&mut f, 4, 20, false, 0, 2);
     let d = defrag(&f, Goal::Auto).unwrap();
-    let moves: Vec<(VmId, (usize, usize), (usize, usize))> =
-        d.share_moves.iter().map(|m| (m.vm, m.from, m.to)).collect();
+    type Gpu = (usize, usize);
+    let moves: Vec<(VmId, Gpu, Gpu)> = d.share_moves.iter().map(|m| (m.vm, m.from, m.to)).collect();
     assert_eq!(moves, vec![(4, (0, 2), (0, 1))]);
     assert!(d.restarts.is_empty() && d.plan.restarts.is_empty());
     assert_eq!(d.freed_gpus, vec![(0, 2)]);
