@@ -622,3 +622,28 @@ fn defrag_through_the_session_reducer_previews_applies_and_undoes() {
         .to_string();
     assert!(e.contains("shared mode"), "{e}");
 }
+
+/// The planner's plan preview shows the defragmentation plan with each step's kind; `a` applies
+/// it and `u` takes it back.
+#[test]
+fn the_tui_preview_shows_restarts_at_deploy() {
+    use crate::common::Harness;
+    use migplan::tui::theme::Theme;
+    let session = Session::open(&fixture_path()).unwrap();
+    let before = session.fleet().clone();
+    let mut h = Harness::new(session, 160, 48, Theme::mono());
+    h.keys(":defrag<Space>2<Enter>");
+    let screen = h.screen();
+    assert!(screen.contains("Plan · defragmentation"), "{screen}");
+    assert!(
+        screen.contains("1 share move(s), 1 restart(s) at deploy"),
+        "{screen}"
+    );
+    assert!(screen.contains("restart at deploy VM 10"), "{screen}");
+    assert!(screen.contains("move  VM 4"), "{screen}");
+    h.keys("a");
+    assert!(h.app.session.preview().is_none());
+    assert!(h.app.session.fleet().vm(10).unwrap().placement != before.vm(10).unwrap().placement);
+    h.keys("u");
+    assert_eq!(h.app.session.fleet(), &before);
+}
