@@ -140,10 +140,10 @@ pub fn render(fleet: &Fleet, d: &Defrag) -> String {
     let mut out = String::new();
     out += &format!("defrag: {}\n", goal_text(fleet, d.goal));
     out += &format!(
-        "plan: {} step(s): {} share move(s) (live, {:.0} GB of shares), {} restart(s) at the next deploy (nothing copied)\n",
+        "plan: {} step(s): {} share move(s) (live, {} GB of shares), {} restart(s) at the next deploy (nothing copied)\n",
         d.schedule.steps.len(),
         d.share_moves.len(),
-        d.share_moves.iter().map(|m| f64::from(m.gb)).sum::<f64>(),
+        d.share_moves.iter().map(|m| u64::from(m.gb)).sum::<u64>(),
         d.restarts.len()
     );
     for (i, s) in d.schedule.steps.iter().enumerate() {
@@ -211,7 +211,11 @@ pub fn render(fleet: &Fleet, d: &Defrag) -> String {
             "pending VM {} ({} whole GPU(s)): {}{}\n",
             w.vm,
             w.gpus,
-            if w.fits_before { "fits already; " } else { "" },
+            if w.fits_before {
+                "fits before the plan; after it "
+            } else {
+                ""
+            },
             state
         );
     }

@@ -781,7 +781,7 @@ impl Pass<'_> {
             .filter_map(|&id| {
                 let (n, model) = whole_need(orig, id)?;
                 let vm = orig.vm(id)?;
-                let (host, switch) = match whole_room(&after, n, model) {
+                let (host, switch) = match whole_room(&after, vm, n, model) {
                     Some((h, s)) => (Some(h), s),
                     None => (None, Vec::new()),
                 };
@@ -868,22 +868,35 @@ fn shared_figures(fleet: &Fleet) -> (usize, usize) {
     (used, bound)
 }
 
-/// The first host with `n` GPUs of `model`'s class that hold nothing, and which of the first `n`
-/// are not yet whole.
-fn whole_room(fleet: &Fleet, n: u32, model: usize) -> Option<(HostId, Vec<usize>)> {
+/// The host with `n` GPUs of `model`'s class that hold nothing and the fewest of them still to
+/// switch to whole (free whole GPUs taken first; ties by host index), and which those are; the
+/// host also has the cores and RAM of `vm` free.
+fn whole_room(fleet: &Fleet, vm: &crate::fleet::Vm, n: u32, model: usize) -> Option<(HostId, Vec<usize>)> {
     let catalog = fleet.catalog;
-    fleet.hosts.iter().enumerate().find_map(|(h, host)| {
-        let free: Vec<usize> = (0..host.gpus.len())
+    if n == 0 {
+        return None;
+    }
+    let mut best: Option<(HostId, Vec<usize>)> = None;
+    for (h, host) in fleet.hosts.iter().enumerate() {
+        let mut free: Vec<usize> = (0..host.gpus.len())
             .filter(|&k| catalog.same_class(model, host.gpus[k].model) && !host.gpus[k].is_used())
-            .take(n as usize)
             .collect();
-        (free.len() == n as usize && n > 0).then(|| {
-            let switch = free
-                .into_iter()
-                .filter(|&k| host.gpus[k].mode != GpuMode::Whole)
-                .collect();
-            (h, switch)
-        })
+        if free.len() < n as usize || host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
+            continue;
+        }
+        free.sort_by_key(|&k| (host.gpus[k].mode != GpuMode::Whole, k));
+        let switch: Vec<usize> = free
+            .into_iter()
+            .take(n as usize)
+            .filter(|&k| host.gpus[k].mode != GpuMode::Whole)
+            .collect();
+        if best.as_ref().is_none_or(|(_, s)| switch.len() < s.len()) {
+            best = Some((h, switch));
+        }
+    }
+    best.map(|(h, mut s)| {
+        s.sort_unstable();
+        (h, s)
     })
 }
 
