@@ -1025,3 +1025,68 @@ fn for_each_subset(items: &[VmId], k: usize, f: &mut dyn FnMut(&[VmId]) -> bool)
     }
     go(items, k, 0, &mut Vec::new(), f);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::embedded;
+    use crate::fleet::{GiRequest, Host, Vm};
+
+    #[test]
+    fn subsets_come_in_lexicographic_order_and_stop_when_asked() {
+        let mut seen: Vec<Vec<VmId>> = Vec::new();
+        for_each_subset(&[1, 2, 3, 4], 2, &mut |s| {
+            seen.push(s.to_vec());
+            false
+        });
+        assert_eq!(
+            seen,
+            vec![
+                vec![1, 2],
+                vec![1, 3],
+                vec![1, 4],
+                vec![2, 3],
+                vec![2, 4],
+                vec![3, 4]
+            ]
+        );
+        let mut n = 0;
+        for_each_subset(&[1, 2, 3, 4], 2, &mut |_| {
+            n += 1;
+            n == 3
+        });
+        assert_eq!(n, 3);
+        let mut empty = 0;
+        for_each_subset(&[1, 2], 0, &mut |s| {
+            empty += usize::from(s.is_empty());
+            false
+        });
+        assert_eq!(empty, 1);
+    }
+
+    /// Two A100-40GB (8 memory slices each): a 4g.20gb on GPU 0 and a 3g.20gb on GPU 1 leave
+    /// 4 + 4 free slices. Freeing GPU 0 needs its 4 slices elsewhere: GPU 1 has 4. Blocking
+    /// GPU 1 too leaves none.
+    #[test]
+    fn slices_fit_counts_free_slices_outside_the_blocked_gpus() {
+        let c = embedded();
+        let m = c.model_id("a100-40gb").unwrap();
+        let mut f = Fleet::new(c, vec![Host::new("h", 64, 512, vec![m, m], 0)]);
+        let vm = |id, p: &str| Vm::job(id, GiRequest::named(c, "a100-40gb", &[p]).unwrap(), 4, 16);
+        let at = |k, z| Placement {
+            host: 0,
+            gis: vec![GiSlot { gpu: k, start: z }],
+        };
+        f.add_placed(vm(1, "4g.20gb"), at(0, 0)).unwrap();
+        f.add_placed(vm(2, "3g.20gb"), at(1, 0)).unwrap();
+        assert!(slices_fit(&f, &[1], &BTreeSet::from([(0, 0)])));
+        assert!(!slices_fit(&f, &[1], &BTreeSet::from([(0, 0), (0, 1)])));
+        // Restarting VM 2 too frees its own 4 slices on GPU 1: 8 needed, 8 free there.
+        assert!(slices_fit(&f, &[1, 2], &BTreeSet::from([(0, 0)])));
+        let fp = Footprint::of(&f);
+        assert_eq!(
+            (fp.used_gpus, fp.used_mig, fp.free_gpus, fp.active_hosts),
+            (2, 2, 0, 1)
+        );
+    }
+}

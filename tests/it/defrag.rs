@@ -690,3 +690,38 @@ fn a_larger_fleet_frees_gpus_within_the_budget() {
         );
     }
 }
+
+/// In the simulator a restart at deploy is logged and counted as a restart, not as a migration;
+/// the share move of the same plan is a migration (within its host: nothing copied).
+#[test]
+fn the_simulator_counts_restarts_apart_from_migrations() {
+    use migplan::sim::{EventKind, Simulator};
+    let sc = migplan::scenario::load(&fixture_path()).unwrap();
+    let ff = migplan::policy::by_name("ff", &sc.policy).unwrap();
+    let mut sim = Simulator::new(&sc, ff).unwrap();
+    sim.set_window(0.0, 3600.0);
+    let d = defrag(sim.fleet(), Goal::FreeGpus(2)).unwrap();
+    sim.apply_plan(&d.plan).unwrap();
+    sim.fleet().check_invariants().unwrap();
+    let restarts: Vec<VmId> = sim
+        .events()
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Restart { vm, .. } => Some(vm),
+            _ => None,
+        })
+        .collect();
+    let migrations: Vec<VmId> = sim
+        .events()
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Migration { vm, .. } => Some(vm),
+            _ => None,
+        })
+        .collect();
+    assert_eq!((restarts, migrations), (vec![10], vec![4]));
+    let m = sim.metrics();
+    assert_eq!((m.restarts, m.plans), (1, 1));
+    let json = serde_json::to_value(&m).unwrap();
+    assert_eq!(json["restarts"], 1);
+}
