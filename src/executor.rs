@@ -16,6 +16,28 @@ pub enum StepKind {
     Move,
     /// A temporary move out of the way, to unblock other steps (§5.4).
     Park,
+    /// No live migration: the VM is stopped and started on its target at its next deploy
+    /// (nothing is copied; a restart, not a migration). Its own old resources are free when it
+    /// starts again (docs/operations.md, "Defragmentation across modes").
+    #[serde(rename = "restart_at_deploy")]
+    RestartAtDeploy,
+}
+
+impl StepKind {
+    /// The name in JSON and in the plan preview: `start`, `move`, `park`, `restart_at_deploy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Start => "start",
+            StepKind::Move => "move",
+            StepKind::Park => "park",
+            StepKind::RestartAtDeploy => "restart_at_deploy",
+        }
+    }
+
+    /// Whether the step is a live migration (a move or a parking move) that copies the VM.
+    pub fn is_migration(self) -> bool {
+        matches!(self, StepKind::Move | StepKind::Park)
+    }
 }
 
 /// One executable step.
@@ -46,11 +68,35 @@ impl Schedule {
         self.parks(true)
     }
 
+    /// Restarts at the next deploy.
+    pub fn restarts(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| s.kind == StepKind::RestartAtDeploy)
+            .count()
+    }
+
+    /// Live migrations: moves and parking moves.
+    pub fn migrations(&self) -> usize {
+        self.steps.iter().filter(|s| s.kind.is_migration()).count()
+    }
+
+    /// GB the live migrations copy ([`copied_gb`]); starts and restarts copy nothing.
+    pub fn copied_gb(&self, fleet: &Fleet) -> f64 {
+        self.steps
+            .iter()
+            .filter(|s| s.kind.is_migration())
+            .filter_map(|s| Some(copied_gb(fleet, s.vm, s.from.as_ref()?.host, s.to.host)))
+            .sum()
+    }
+
     /// Seconds the executor takes to run the steps one after another (§5.4): each move or park
-    /// lasts [`copy_seconds`] of what it copies ([`copied_gb`]); a start copies nothing.
+    /// lasts [`copy_seconds`] of what it copies ([`copied_gb`]); a start or a restart at the next
+    /// deploy copies nothing.
     pub fn duration_s(&self, fleet: &Fleet, gbps: f64) -> f64 {
         self.steps
             .iter()
+            .filter(|s| s.kind.is_migration())
             .filter_map(|s| {
                 Some(copy_seconds(
                     copied_gb(fleet, s.vm, s.from.as_ref()?.host, s.to.host),
@@ -112,6 +158,11 @@ pub enum PlanError {
 ///   is tried; if none has one, the plan is discarded ([`PlanError::Stuck`]) before any step ran.
 /// - A parking move costs `delta` within a host and `2 delta` across hosts (§5.3), summed in
 ///   [`Schedule::parking_penalty`].
+/// - A running VM listed in [`Plan::restarts`] becomes a [`StepKind::RestartAtDeploy`] step: it
+///   is stopped before it starts on its target, so its own old resources count as free, and it is
+///   never parked (parking is a live migration). Soft shares, whole-GPU holders and gangs move
+///   when the fleet would take them now ([`Fleet::validate_placement`]) and are never parked
+///   either.
 ///
 /// The plan is first checked as a whole: the target state (every VM of the plan at its target,
 /// every other VM where it is) must satisfy the fleet invariants ([`Fleet::check_invariants`]), else
@@ -126,12 +177,14 @@ pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule,
     while !remaining.is_empty() {
         let next = remaining
             .iter()
-            .find(|(&id, to)| is_ready_ignoring(&sim, id, to, None))
+            .find(|(&id, to)| step_ready(&sim, plan, id, to))
             .map(|(&id, to)| (id, to.clone()));
         if let Some((id, to)) = next {
             let from = sim.vm(id).and_then(|v| v.placement.clone());
             let kind = if from.is_none() {
                 StepKind::Start
+            } else if plan.restarts_at_deploy(id) {
+                StepKind::RestartAtDeploy
             } else {
                 StepKind::Move
             };
@@ -145,7 +198,7 @@ pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule,
             remaining.remove(&id);
             continue;
         }
-        let Some((id, to)) = find_parking(&sim, &remaining, &parked) else {
+        let Some((id, to)) = find_parking(&sim, plan, &remaining, &parked) else {
             return Err(PlanError::Stuck {
                 remaining: remaining.keys().copied().collect(),
             });
@@ -196,6 +249,21 @@ fn apply(sim: &mut Fleet, id: VmId, start: bool, to: &Placement) {
     };
     debug_assert!(r.is_ok(), "a ready step must apply: {r:?}");
     debug_assert_eq!(sim.check_invariants(), Ok(()));
+}
+
+/// Whether the step of VM `id` to `to` can run now: a restart at the next deploy or a VM of
+/// another shape than MIG when the fleet would take the placement with the VM's own resources
+/// free (a restart stops the VM first; a share or a holder moves to another GPU), else
+/// [`is_ready`].
+fn step_ready(fleet: &Fleet, plan: &Plan, id: VmId, to: &Placement) -> bool {
+    let Some(vm) = fleet.vm(id) else { return false };
+    if vm.placement.is_some() && (plan.restarts_at_deploy(id) || !vm.is_mig()) {
+        return fleet.validate_placement(vm, to, true).is_ok();
+    }
+    if !vm.is_mig() {
+        return fleet.validate_placement(vm, to, false).is_ok();
+    }
+    is_ready_ignoring(fleet, id, to, None)
 }
 
 /// Whether the step taking VM `id` to `to` can run now (§5.4): every target slice is free, the
@@ -272,6 +340,7 @@ fn reserved_slices(fleet: &Fleet, remaining: &BTreeMap<VmId, Placement>) -> BTre
 /// Picks the VM to park and its parking place, or `None` when no blocking VM can park.
 fn find_parking(
     sim: &Fleet,
+    plan: &Plan,
     remaining: &BTreeMap<VmId, Placement>,
     parked: &BTreeSet<VmId>,
 ) -> Option<(VmId, Placement)> {
@@ -294,6 +363,10 @@ fn find_parking(
         }
         let Some(vm) = sim.vm(c) else { continue };
         let Some(p) = &vm.placement else { continue };
+        // Only a live migration of MIG instances parks.
+        if !vm.is_mig() || plan.restarts_at_deploy(c) {
+            continue;
+        }
         let unblocked = remaining
             .iter()
             .filter(|(&s, to)| s != c && is_ready_ignoring(sim, s, to, Some(c)))
@@ -390,7 +463,9 @@ pub fn execute(fleet: &mut Fleet, schedule: &Schedule) -> Result<(), FleetError>
     for s in &schedule.steps {
         match s.kind {
             StepKind::Start => fleet.place(s.vm, s.to.clone())?,
-            StepKind::Move | StepKind::Park => fleet.move_vm(s.vm, s.to.clone())?,
+            StepKind::Move | StepKind::Park | StepKind::RestartAtDeploy => {
+                fleet.move_vm(s.vm, s.to.clone())?
+            }
         }
         debug_assert_eq!(fleet.check_invariants(), Ok(()));
     }

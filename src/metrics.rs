@@ -367,6 +367,7 @@ pub struct Recorder {
     wait_sum_s: f64,
     migrations: u64,
     migrations_across: u64,
+    restarts: u64,
     gb_copied: f64,
     migration_s: f64,
     plans: u64,
@@ -530,6 +531,10 @@ pub struct Summary {
     pub migration_s_mean: f64,
     /// Plans applied in the window.
     pub plans: u64,
+    /// VMs restarted on another place at their next deploy by the plans (not migrations; absent
+    /// from the JSON while 0, so runs without such plans print what they always did).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub restarts: u64,
     /// Mean power of the fleet, kW.
     pub mean_power_kw: f64,
     /// Optimizer calls that ran the solver in the window, per hour (OrigaMIG and OPT; 0 for
@@ -577,6 +582,7 @@ impl Recorder {
             wait_sum_s: 0.0,
             migrations: 0,
             migrations_across: 0,
+            restarts: 0,
             gb_copied: 0.0,
             migration_s: 0.0,
             plans: 0,
@@ -710,6 +716,13 @@ impl Recorder {
         }
     }
 
+    /// A VM was restarted on another place at its next deploy at `t` (not a migration).
+    pub fn on_restart(&mut self, t: f64) {
+        if self.in_window(t) {
+            self.restarts += 1;
+        }
+    }
+
     /// A plan was applied at `t`.
     pub fn on_plan(&mut self, t: f64) {
         if self.in_window(t) {
@@ -805,6 +818,7 @@ impl Recorder {
             refused: self.refused,
             migration_s_mean: ratio(self.migration_s, self.migrations_across as f64),
             plans: self.plans,
+            restarts: self.restarts,
             mean_power_kw: per_s(self.energy_j) / 1000.0,
             calls_per_h: 0.0,
             call_s_median: 0.0,
@@ -837,6 +851,10 @@ pub fn quantile(xs: &[f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
     let rank = (q.clamp(0.0, 1.0) * v.len() as f64).ceil() as usize;
     v[rank.clamp(1, v.len()) - 1]
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! into steps and applies them; applying a plan is the only way a policy changes the fleet.
 
 use crate::fleet::{Placement, VmId};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A target placement for some VMs: pending VMs to start and running VMs to move.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -12,4 +12,15 @@ pub struct Plan {
     pub targets: BTreeMap<VmId, Placement>,
     /// Who proposed it (for logs and previews).
     pub origin: String,
+    /// Running VMs of `targets` that reach their target by a restart at their next deploy
+    /// (stopped, then started on the target; nothing is copied) instead of a live migration
+    /// (docs/operations.md, "Defragmentation across modes").
+    pub restarts: BTreeSet<VmId>,
+}
+
+impl Plan {
+    /// Whether VM `id` reaches its target by a restart at its next deploy.
+    pub fn restarts_at_deploy(&self, id: VmId) -> bool {
+        self.restarts.contains(&id)
+    }
 }

@@ -70,6 +70,9 @@ pub struct VmRequest {
     pub shape: crate::fleet::Shape,
 }
 
+/// The origin of the plans of the defragmentation pass (`:defrag`), as the preview shows it.
+pub const DEFRAG_ORIGIN: &str = crate::ops::defrag::ORIGIN;
+
 /// Everything a user (or a script) can do to a session.
 #[derive(Debug, Clone)]
 pub enum Action {
@@ -124,6 +127,9 @@ pub enum Action {
         gpu: usize,
         target: ModeTarget,
     },
+    /// Preview the defragmentation pass's plan (`:defrag`): soft shares repacked, MIG tenants
+    /// restarted at their next deploy; apply, discard and undo as any plan.
+    Defrag(crate::ops::defrag::Goal),
 }
 
 /// How a front end shows an outcome's message.
@@ -1015,7 +1021,11 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
             apply_steps(s, &rest)?;
             let msg = format!(
                 "applied the {} plan: {} step(s); active hosts {} -> {}",
-                p.proposal.mode.name(),
+                if p.proposal.plan.origin == DEFRAG_ORIGIN {
+                    DEFRAG_ORIGIN
+                } else {
+                    p.proposal.mode.name()
+                },
                 p.schedule.steps.len(),
                 p.before.active_hosts(),
                 s.fleet().active_hosts()
@@ -1051,6 +1061,55 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
                 ));
             }
             Ok(Outcome::Info("plan discarded".into()))
+        }
+        Defrag(goal) => {
+            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
+                bail!("a plan is being played: apply it or undo first");
+            }
+            let d = crate::ops::defrag::defrag(s.fleet(), goal)?;
+            let freed: Vec<String> = d
+                .freed_gpus
+                .iter()
+                .map(|&(h, k)| s.fleet().gpu_label(h, k))
+                .collect();
+            let mut msg = format!(
+                "defrag: {} share move(s), {} restart(s) at deploy, GPUs freed: {}",
+                d.share_moves.len(),
+                d.restarts.len(),
+                if freed.is_empty() {
+                    "none".into()
+                } else {
+                    freed.join(" ")
+                }
+            );
+            for w in &d.whole_requests {
+                if let Some(h) = w.host {
+                    msg += &format!("; pending VM {} fits on {}", w.vm, s.fleet().hosts[h].name);
+                    if !w.switch.is_empty() {
+                        msg += " after `:mode ... whole`";
+                    }
+                }
+            }
+            if let Some(why) = &d.short {
+                msg += &format!("; {why}");
+            }
+            if d.plan.targets.is_empty() {
+                return Ok(Outcome::Info(format!("{msg}: nothing to do")));
+            }
+            let proposal = PlanProposal {
+                status: if d.exact {
+                    "minimum"
+                } else {
+                    "search budget reached"
+                }
+                .into(),
+                ..PlanProposal::by_hand(d.plan, s.state.revision)
+            };
+            let preview = build_preview(s.fleet(), proposal, 24.0, s.scenario.policy.delta)?;
+            s.note(EventKind::Plan, msg.clone());
+            // A preview is not a change to the fleet: no undo entry, no modified mark.
+            s.state.preview = Some(preview);
+            Ok(Outcome::Info(format!("{msg}: a apply, d discard")))
         }
         PreviewMode { host, gpu, target } => {
             let p = s.mode_preview(host, gpu, &target)?;
@@ -1294,6 +1353,21 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
     let st = p.schedule.steps[p.done].clone();
     let label = placement_label(&p.after, &st.to);
     let msg = match (st.kind, p.phase) {
+        (StepKind::RestartAtDeploy, _) => {
+            apply_steps(
+                s,
+                &Schedule {
+                    steps: vec![st.clone()],
+                    ..Default::default()
+                },
+            )?;
+            p.done += 1;
+            p.phase = PlanPhase::Pending;
+            format!(
+                "step {}: VM {} stopped and started on {label} (restart at its next deploy, nothing copied)",
+                p.done, st.vm
+            )
+        }
         (StepKind::Start, _) => {
             apply_steps(
                 s,

@@ -53,6 +53,8 @@ pub enum EventKind {
         to: HostId,
         gb: f64,
     },
+    /// A VM was stopped and started on another place at its next deploy (nothing copied).
+    Restart { vm: VmId, from: HostId, to: HostId },
     /// A plan was applied.
     Plan { origin: String, steps: usize },
     /// A plan or placement could not be applied and was discarded.
@@ -849,6 +851,18 @@ impl Simulator {
                         .map(|v| v.memory_slices(catalog))
                         .unwrap_or(0);
                     self.admitted(step.vm, t, slices);
+                }
+                (StepKind::RestartAtDeploy, Some(from)) => {
+                    self.recorder.refresh_host(&self.fleet, from.host);
+                    self.recorder.on_restart(t);
+                    self.log(
+                        t,
+                        EventKind::Restart {
+                            vm: step.vm,
+                            from: from.host,
+                            to: step.to.host,
+                        },
+                    );
                 }
                 (StepKind::Move | StepKind::Park, Some(from)) => {
                     self.recorder.refresh_host(&self.fleet, from.host);

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod chargeback;
 mod check;
+mod defrag;
 mod experiment;
 mod explore;
 mod export;
@@ -42,6 +43,9 @@ pub enum Command {
     Mode(mode::Args),
     /// One OrigaMIG optimizer call on a scenario's current state (§5).
     Solve(solve::Args),
+    /// The defragmentation pass across GPU modes: soft shares repacked, the fewest MIG tenants
+    /// restarted at their next deploy to free GPUs.
+    Defrag(defrag::Args),
     /// GPU-hours per tenant by the chargeback rule.
     Chargeback(chargeback::Args),
     /// Export the fleet's current layouts (mig-parted config, Kubernetes artefacts).
@@ -147,6 +151,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Relayout(a)) => relayout::run(a),
         Some(Command::Mode(a)) => mode::run(a),
         Some(Command::Solve(a)) => solve::run(a),
+        Some(Command::Defrag(a)) => defrag::run(a),
         Some(Command::Chargeback(a)) => chargeback::run(a),
         Some(Command::Export(a)) => export::run(a),
         Some(Command::Import(a)) => import::run(a),

@@ -2,6 +2,7 @@
 //! menu and the layout planner, chargeback, re-layout drains and the mig-parted export.
 
 pub mod chargeback;
+pub mod defrag;
 pub mod export;
 pub mod import;
 pub mod k8s_export;

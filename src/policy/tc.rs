@@ -542,6 +542,7 @@ impl Tc {
         Plan {
             targets,
             origin: "tc compaction".into(),
+            ..Default::default()
         }
     }
 }

@@ -37,6 +37,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "mode",
         "mode GPU whole|shared|mig LAYOUT: preview a GPU's mode change as a drain; mode! applies it",
     ),
+    (
+        "defrag",
+        "defrag [N|HOST/GPU]: preview the defragmentation plan (shares repacked, MIG tenants restarted at their next deploy) for a pending gang, N free GPUs or one GPU",
+    ),
     ("undo", "undo: take back the last change"),
     ("redo", "redo: redo what undo took back"),
     ("policy", "policy NAME|next: switch the arrival policy"),
@@ -143,6 +147,26 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             } else {
                 Action::PreviewMode { host, gpu, target }
             }
+        }
+        "defrag" => {
+            use crate::ops::defrag::Goal;
+            let fleet = s.fleet();
+            Action::Defrag(match rest.as_slice() {
+                [] => Goal::Auto,
+                [w] => match w.parse::<usize>() {
+                    Ok(n) => Goal::FreeGpus(n),
+                    Err(_) => {
+                        let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, w).ok_or_else(|| {
+                            anyhow!(
+                                "`defrag {w}`: say a number of free GPUs or a GPU as HOST/GPU (e.g. {})",
+                                fleet_example(fleet)
+                            )
+                        })?;
+                        Goal::Gpu(h, k)
+                    }
+                },
+                _ => bail!("usage: defrag [N|HOST/GPU]"),
+            })
         }
         other => bail!("unknown command `{other}` (press ? for the list)"),
     })

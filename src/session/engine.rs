@@ -283,6 +283,14 @@ fn describe(fleet: &Fleet, policy: &str, e: &sim::Event) -> Event {
                 )
             },
         ),
+        K::Restart { vm, from, to } => (
+            EventKind::Migration,
+            format!(
+                "VM {vm} restarted at its deploy: {} -> {} (nothing copied)",
+                host_name(fleet, *from),
+                host_name(fleet, *to)
+            ),
+        ),
         K::Plan { origin, steps } => (EventKind::Plan, format!("{origin} plan applied: {steps} step(s)")),
         K::Discarded { origin, reason } => (EventKind::Plan, format!("{origin}: dropped ({reason})")),
     };

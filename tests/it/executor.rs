@@ -64,6 +64,7 @@ fn plan_of(targets: &[(VmId, Placement)]) -> Plan {
     Plan {
         targets: targets.iter().cloned().collect(),
         origin: "test".into(),
+        ..Default::default()
     }
 }
 

@@ -8,6 +8,7 @@
 mod bad_input;
 mod cli_rules;
 mod common;
+mod defrag;
 mod determinism;
 mod executor;
 mod export_k8s_plan;

@@ -220,6 +220,7 @@ pub fn call_in(
         plan: Plan {
             targets: Default::default(),
             origin: format!("origamig {}", nb.kind),
+            ..Default::default()
         },
         schedule: Schedule::default(),
         discarded: None,

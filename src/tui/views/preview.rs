@@ -27,19 +27,34 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .filter(|s| s.kind == StepKind::Park)
         .count();
-    let title = Line::from(vec![
-        Span::styled(format!(" Plan · {} call ", prop.mode.name()), t.title),
-        Span::styled(
-            format!(
-                "· {} · gap {:.1}% · {:.2} s · {} steps, {parks} parking ",
-                prop.status,
-                100.0 * prop.gap,
-                prop.solve_s,
-                p.schedule.steps.len()
+    let restarts = p.schedule.restarts();
+    let title = if prop.plan.origin == session::DEFRAG_ORIGIN {
+        Line::from(vec![
+            Span::styled(" Plan · defragmentation ", t.title),
+            Span::styled(
+                format!(
+                    "· {} steps: {} share move(s), {restarts} restart(s) at deploy ",
+                    p.schedule.steps.len(),
+                    p.schedule.migrations(),
+                ),
+                t.desc,
             ),
-            t.desc,
-        ),
-    ]);
+        ])
+    } else {
+        Line::from(vec![
+            Span::styled(format!(" Plan · {} call ", prop.mode.name()), t.title),
+            Span::styled(
+                format!(
+                    "· {} · gap {:.1}% · {:.2} s · {} steps, {parks} parking ",
+                    prop.status,
+                    100.0 * prop.gap,
+                    prop.solve_s,
+                    p.schedule.steps.len()
+                ),
+                t.desc,
+            ),
+        ])
+    };
     let block = Block::bordered().title(title).border_style(t.border_focus);
     let inner = block.inner(area);
     block.render(area, buf);
@@ -241,6 +256,7 @@ fn steps(app: &App, p: &Preview, area: Rect, buf: &mut Buffer) {
             StepKind::Start => "start",
             StepKind::Move => "move",
             StepKind::Park => "park",
+            StepKind::RestartAtDeploy => "restart at deploy",
         };
         let from = st
             .from
