@@ -358,6 +358,19 @@ pub struct PolicySettings {
     /// figures can change with it. Saves leave out the default 1.
     #[serde(skip_serializing_if = "is_one_u32")]
     pub host_columns_budget: u32,
+    /// OrigaMIG's merge neighborhood (docs/policies.md): when Algorithm 1 finds no source for a
+    /// consolidation call, the call takes the `merge_hosts` least-loaded active hosts of the
+    /// class, each a source and a receiver, so the BILP may empty one into the others; the
+    /// consolidation trigger then also counts the active hosts above what the placed slices need.
+    /// 0 (the default) is off; otherwise 2 ..= `limits::MAX_MERGE_HOSTS`. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub merge_hosts: usize,
+    /// OrigaMIG's neighborhoods bounded by their VMs instead of their hosts (§7): when > 0, a
+    /// call takes hosts until its VMs would exceed this many (it replaces both `m_max` and
+    /// `n_max`; a consolidation call still takes at most ½`m_max` sources). 0 (the default) is
+    /// off; otherwise 1 ..= `limits::MAX_NEIGHBORHOOD_VMS`. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub neighborhood_vms: usize,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -395,6 +408,8 @@ impl Preset {
             Preset::Paper => &[
                 ("keep_removed_sources", PresetValue::Bool(false)),
                 ("delta", PresetValue::Number(10.0)),
+                ("merge_hosts", PresetValue::Number(0.0)),
+                ("neighborhood_vms", PresetValue::Number(0.0)),
             ],
         }
     }
@@ -427,6 +442,8 @@ impl PolicySettings {
             match (*key, *value) {
                 ("keep_removed_sources", PresetValue::Bool(b)) => self.keep_removed_sources = b,
                 ("delta", PresetValue::Number(d)) => self.delta = d,
+                ("merge_hosts", PresetValue::Number(n)) => self.merge_hosts = n as usize,
+                ("neighborhood_vms", PresetValue::Number(n)) => self.neighborhood_vms = n as usize,
                 _ => {}
             }
         }
@@ -461,6 +478,8 @@ impl Default for PolicySettings {
             partitions: 1,
             partition_hosts: 0,
             host_columns_budget: 1,
+            merge_hosts: 0,
+            neighborhood_vms: 0,
         }
     }
 }
