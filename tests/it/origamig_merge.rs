@@ -98,7 +98,7 @@ fn two_half_hosts() -> Fleet {
 fn without_a_source_the_merge_neighborhood_takes_the_least_loaded_hosts() {
     let f = three_per_host();
     // Algorithm 1 finds no source: no call.
-    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
+    let n = neighborhood::consolidation(&f, &a100(), &merging(0));
     assert!(n.is_empty() && n.hosts.is_empty() && n.sources.is_empty());
     // k = 2: h0 and h1 (3 slices each; ties by cores in use, VMs, then id), both sources.
     let n = neighborhood::consolidation(&f, &a100(), &merging(2));
@@ -156,7 +156,7 @@ fn with_a_source_algorithm_1_decides_the_neighborhood() {
     // h4 holds one 1g.5gb: line 18 keeps it (50 + 20 = 70 > CF + 2 × 15 with CF at most 18).
     let mut f = three_per_host_on(5);
     put(&mut f, 100, "1g.5gb", 4, 0, 0);
-    let plain = neighborhood::consolidation(&f, &a100(), &PolicySettings::default());
+    let plain = neighborhood::consolidation(&f, &a100(), &merging(0));
     assert_eq!(plain.sources, vec![4]);
     // R by free memory slices: h0 and h1 (13), h2 (10), h3 (4).
     assert_eq!(plain.hosts, vec![4, 0, 1, 2, 3]);
@@ -237,7 +237,7 @@ fn the_host_gap_counts_hosts_that_their_slices_do_not_need() {
 fn with_merge_hosts_the_host_gap_triggers_a_consolidation_call() {
     let f = two_half_hosts();
     let mut t = Triggers::new();
-    assert_eq!(t.next_call(&f, &PolicySettings::default()), None);
+    assert_eq!(t.next_call(&f, &merging(0)), None);
     let mut t = Triggers::new();
     assert_eq!(
         t.next_call(&f, &merging(2)),
@@ -263,9 +263,17 @@ fn the_settings_are_read_and_out_of_range_values_are_one_line_errors() {
     let s = scenario::parse(&paper_32_with("merge_hosts = 4\nneighborhood_vms = 96"), "p.toml").unwrap();
     assert_eq!((s.policy.merge_hosts, s.policy.neighborhood_vms), (4, 96));
     let d = scenario::parse(&paper_32_with(""), "p.toml").unwrap();
-    assert_eq!((d.policy.merge_hosts, d.policy.neighborhood_vms), (0, 0));
+    assert_eq!((d.policy.merge_hosts, d.policy.neighborhood_vms), (4, 0));
     // Saves leave out the defaults and read back the rest.
     assert!(!d.to_toml().unwrap().contains("merge_hosts"));
+    let off = scenario::parse(&paper_32_with("merge_hosts = 0"), "p.toml").unwrap();
+    assert_eq!(off.policy.merge_hosts, 0);
+    assert_eq!(
+        scenario::parse(&off.to_toml().unwrap(), "saved.toml")
+            .unwrap()
+            .policy,
+        off.policy
+    );
     let again = scenario::parse(&s.to_toml().unwrap(), "saved.toml").unwrap();
     assert_eq!(again.policy, s.policy);
     for (line, want) in [

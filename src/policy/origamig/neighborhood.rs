@@ -42,6 +42,10 @@
 //!   another GI needs a free GPU that no receiver has. Left at the head of S, it would make lines
 //!   21-22 remove every source and the call would do nothing; without this step, consolidation
 //!   on `scenarios/paper-32.toml` at load 0.75 never changed the fleet.
+//! - Beyond Algorithm 1: with `merge_hosts` = k (the default 4), a consolidation call whose S
+//!   ends empty takes instead the k least-loaded active hosts of the class, each a source and a
+//!   receiver ([`merge_in`]); with `neighborhood_vms` (§7) a call is bounded by its VMs instead
+//!   of its hosts. `preset = "paper"` sets both off (docs/policies.md).
 
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
