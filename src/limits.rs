@@ -21,6 +21,11 @@ pub const MAX_THREADS: u32 = 64;
 /// `policy.host_columns_budget`: the multiplier of the host-content enumeration's limits (at
 /// 32, up to 12.8 million cutting steps per host and 1.92 million columns per model).
 pub const MAX_HOST_COLUMNS_BUDGET: u32 = 32;
+/// `policy.merge_hosts`: the hosts of a merge neighborhood (Mmax of §6.7's largest variant, 32,
+/// already takes calls to the time limit in the paper).
+pub const MAX_MERGE_HOSTS: usize = 32;
+/// `policy.neighborhood_vms`: the VMs of a VM-bounded neighborhood (twice the paper's Nmax).
+pub const MAX_NEIGHBORHOOD_VMS: usize = 128;
 
 /// Largest weight: profile weights (`large_profile_weight`, `profile_mix`), the rewards and costs
 /// of the optimizer's objective (`weight_*`, `delta`) and the packing policy's weights.

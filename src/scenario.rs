@@ -358,6 +358,27 @@ pub struct PolicySettings {
     /// figures can change with it. Saves leave out the default 1.
     #[serde(skip_serializing_if = "is_one_u32")]
     pub host_columns_budget: u32,
+    /// OrigaMIG's merge neighborhood (docs/policies.md): when Algorithm 1 finds no source for a
+    /// consolidation call, the call takes the `merge_hosts` least-loaded active hosts of the
+    /// class, each a source and a receiver, so the BILP may empty one into the others; the
+    /// consolidation trigger then also counts the active hosts above what the placed slices need.
+    /// 0 is off; otherwise 2 ..= `limits::MAX_MERGE_HOSTS`. The default is 4
+    /// (docs/results/origamig-variants.md); `preset = "paper"` sets 0. Saves leave out 4.
+    #[serde(skip_serializing_if = "is_default_merge")]
+    pub merge_hosts: usize,
+    /// OrigaMIG's neighborhoods bounded by their VMs instead of their hosts (§7): when > 0, a
+    /// call takes hosts until its VMs would exceed this many (it replaces both `m_max` and
+    /// `n_max`; a consolidation call still takes at most ½`m_max` sources). 0 (the default) is
+    /// off; otherwise 1 ..= `limits::MAX_NEIGHBORHOOD_VMS`. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub neighborhood_vms: usize,
+}
+
+/// The default `merge_hosts`.
+pub const DEFAULT_MERGE_HOSTS: usize = 4;
+
+fn is_default_merge(n: &usize) -> bool {
+    *n == DEFAULT_MERGE_HOSTS
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -376,7 +397,8 @@ fn is_one(n: &usize) -> bool {
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
-    /// The defaults of [`PolicySettings`]: removed sources stay receivers, δ = 15.
+    /// The defaults of [`PolicySettings`]: removed sources stay receivers, δ = 15, merge
+    /// neighborhoods of 4 hosts.
     #[default]
     Default,
     /// Algorithm 1 as written (lines 21-22 drop a removed source from M̂) with the paper's δ = 10.
@@ -395,6 +417,8 @@ impl Preset {
             Preset::Paper => &[
                 ("keep_removed_sources", PresetValue::Bool(false)),
                 ("delta", PresetValue::Number(10.0)),
+                ("merge_hosts", PresetValue::Number(0.0)),
+                ("neighborhood_vms", PresetValue::Number(0.0)),
             ],
         }
     }
@@ -427,6 +451,8 @@ impl PolicySettings {
             match (*key, *value) {
                 ("keep_removed_sources", PresetValue::Bool(b)) => self.keep_removed_sources = b,
                 ("delta", PresetValue::Number(d)) => self.delta = d,
+                ("merge_hosts", PresetValue::Number(n)) => self.merge_hosts = n as usize,
+                ("neighborhood_vms", PresetValue::Number(n)) => self.neighborhood_vms = n as usize,
                 _ => {}
             }
         }
@@ -461,6 +487,8 @@ impl Default for PolicySettings {
             partitions: 1,
             partition_hosts: 0,
             host_columns_budget: 1,
+            merge_hosts: DEFAULT_MERGE_HOSTS,
+            neighborhood_vms: 0,
         }
     }
 }

@@ -131,6 +131,10 @@ pub struct GapArgs {
     /// 115 min; the final MIP gap is reported).
     #[arg(long, default_value_t = 60.0)]
     pub opt_time_limit: f64,
+    /// A `[policy]` setting of OrigaMIG (and OPT) for the §6.8 fleet, as KEY=VALUE in TOML
+    /// (`--policy-set merge_hosts=4 --policy-set delta=12`); checked as in a scenario file.
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -165,8 +169,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 /// The §6.8 fleet and workload: `hosts` hosts with two A100-40GB, 80 cores, 512 GB, A100
 /// requests only (the synthetic generator draws the GPU model among the fleet's models).
-fn gap_scenario(hosts: usize, load: f64, seed: u64, to_h: f64) -> anyhow::Result<Scenario> {
-    let src = format!(
+fn gap_scenario(
+    hosts: usize,
+    load: f64,
+    seed: u64,
+    to_h: f64,
+    policy: &[String],
+) -> anyhow::Result<Scenario> {
+    let mut src = format!(
         r#"name = "gap-{hosts}"
 start = "2026-01-05T00:00:00Z"
 
@@ -184,6 +194,24 @@ warmup_h = 0
 measure_h = {to_h}
 "#
     );
+    if !policy.is_empty() {
+        src.push_str("\n[policy]\n");
+        for kv in policy {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| anyhow::anyhow!("--policy-set: `{kv}` is not KEY=VALUE"))?;
+            let k = k.trim();
+            anyhow::ensure!(
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "--policy-set: `{k}` is not a setting name"
+            );
+            anyhow::ensure!(
+                !v.contains('\n'),
+                "--policy-set: the value of `{k}` must be on one line"
+            );
+            src.push_str(&format!("{k} = {}\n", v.trim()));
+        }
+    }
     scenario::parse(&src, &format!("<gap-to-opt {hosts} hosts>"))
 }
 
@@ -300,7 +328,7 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
         anyhow::ensure!(n > 0, "--sizes: a fleet needs at least one host");
         let mut worst: Option<GapRow> = None;
         for &seed in &a.seeds {
-            let sc = gap_scenario(n, a.load, seed, a.to_h)?;
+            let sc = gap_scenario(n, a.load, seed, a.to_h, &a.policy_set)?;
             let mut sim = Simulator::new(&sc, Box::new(Origamig::new(&sc.policy)))?;
             let t0 = sim.time();
             let opt_settings = PolicySettings {

@@ -239,6 +239,30 @@ pub(super) fn check(
             );
         }
     }
+    if p.merge_hosts == 1 || p.merge_hosts > limits::MAX_MERGE_HOSTS {
+        return fail(
+            cx,
+            "policy",
+            "merge_hosts",
+            format!(
+                "must be 0 (off) or within 2..={} (docs/limits.md), not {}",
+                limits::MAX_MERGE_HOSTS,
+                p.merge_hosts
+            ),
+        );
+    }
+    if p.neighborhood_vms > limits::MAX_NEIGHBORHOOD_VMS {
+        return fail(
+            cx,
+            "policy",
+            "neighborhood_vms",
+            format!(
+                "must be 0 (off) or within 1..={} (docs/limits.md), not {}",
+                limits::MAX_NEIGHBORHOOD_VMS,
+                p.neighborhood_vms
+            ),
+        );
+    }
     if p.partition_hosts > 0 && p.partitions > 1 {
         return fail(
             cx,

@@ -23,6 +23,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     assert!(d.keep_removed_sources);
     assert_eq!(d.delta, 15.0);
     assert_eq!(d.preset, Preset::Default);
+    assert_eq!(d.merge_hosts, 4);
     let p = PolicySettings::paper();
     assert!(!p.keep_removed_sources);
     assert_eq!(p.delta, 10.0);
@@ -32,6 +33,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
         PolicySettings {
             keep_removed_sources: true,
             delta: 15.0,
+            merge_hosts: 4,
             preset: Preset::Default,
             ..p
         },

@@ -39,6 +39,12 @@ pub struct PairedArgs {
     /// OrigaMIG's reading of Algorithm 1, lines 21-22 (after the preset).
     #[arg(long)]
     pub keep_removed_sources: Option<bool>,
+    /// OrigaMIG's merge neighborhood: hosts per merge call, 0 for off (after the preset).
+    #[arg(long)]
+    pub merge_hosts: Option<usize>,
+    /// OrigaMIG's neighborhoods bounded by this many VMs, 0 for off (after the preset).
+    #[arg(long)]
+    pub neighborhood_vms: Option<usize>,
     /// Runs at once (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -279,6 +285,8 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
             let d = crate::scenario::PolicySettings::default();
             s.policy.delta = d.delta;
             s.policy.keep_removed_sources = d.keep_removed_sources;
+            s.policy.merge_hosts = d.merge_hosts;
+            s.policy.neighborhood_vms = d.neighborhood_vms;
         }
     }
     if let Some(d) = a.delta {
@@ -292,7 +300,35 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
     if let Some(k) = a.keep_removed_sources {
         s.policy.keep_removed_sources = k;
     }
+    if let Some(k) = a.merge_hosts {
+        anyhow::ensure!(
+            k != 1 && k <= crate::limits::MAX_MERGE_HOSTS,
+            "--merge-hosts must be 0 (off) or within 2..={}, not {k}",
+            crate::limits::MAX_MERGE_HOSTS
+        );
+        s.policy.merge_hosts = k;
+    }
+    if let Some(n) = a.neighborhood_vms {
+        anyhow::ensure!(
+            n <= crate::limits::MAX_NEIGHBORHOOD_VMS,
+            "--neighborhood-vms must be 0 (off) or within 1..={}, not {n}",
+            crate::limits::MAX_NEIGHBORHOOD_VMS
+        );
+        s.policy.neighborhood_vms = n;
+    }
     Ok(())
+}
+
+/// The settings beyond δ and lines 21-22 that differ from their defaults, for the table's title.
+fn variant_note(p: &crate::scenario::PolicySettings) -> String {
+    let mut out = String::new();
+    if p.merge_hosts > 0 {
+        let _ = write!(out, ", merge_hosts = {}", p.merge_hosts);
+    }
+    if p.neighborhood_vms > 0 {
+        let _ = write!(out, ", neighborhood_vms = {}", p.neighborhood_vms);
+    }
+    out
 }
 
 /// Runs the grid (in parallel, rows in grid order).
@@ -371,7 +407,7 @@ pub fn paired(a: &PairedArgs) -> anyhow::Result<()> {
             a.runs.hours.unwrap_or(base.workload.measure_h),
             s.policy.keep_removed_sources,
             s.policy.delta
-        );
+        ) + &variant_note(&s.policy);
         (runs, what)
     } else {
         let names: Vec<String> = a.from_runs.iter().map(|p| p.display().to_string()).collect();

@@ -118,6 +118,7 @@ fn the_gap_to_opt_markdown_has_the_papers_table12_row_beside_each_size() {
         every_h: 4.0,
         load: 0.74,
         opt_time_limit: 30.0,
+        policy_set: vec![],
         json: false,
         markdown: None,
     };

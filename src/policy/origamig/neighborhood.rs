@@ -42,6 +42,10 @@
 //!   another GI needs a free GPU that no receiver has. Left at the head of S, it would make lines
 //!   21-22 remove every source and the call would do nothing; without this step, consolidation
 //!   on `scenarios/paper-32.toml` at load 0.75 never changed the fleet.
+//! - Beyond Algorithm 1: with `merge_hosts` = k (the default 4), a consolidation call whose S
+//!   ends empty takes instead the k least-loaded active hosts of the class, each a source and a
+//!   receiver ([`merge_in`]); with `neighborhood_vms` (§7) a call is bounded by its VMs instead
+//!   of its hosts. `preset = "paper"` sets both off (docs/policies.md).
 
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
@@ -245,7 +249,7 @@ pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
 /// whether any host of the fleet could ever take a VM: one that only another partition can take
 /// waits for it.
 pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> Neighborhood {
-    let (m_max, n_max) = (settings.m_max.max(1), settings.n_max.max(1));
+    let (m_max, n_max) = limits(settings, scope.hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let active: Vec<HostId> = scope
         .hosts
@@ -391,7 +395,31 @@ pub fn consolidation_in(
     settings: &PolicySettings,
     hosts: &Range<HostId>,
 ) -> Neighborhood {
-    let (m_max, n_max) = (settings.m_max.max(1), settings.n_max.max(1));
+    let nb = algorithm1_consolidation(fleet, class, settings, hosts);
+    if nb.sources.is_empty() && settings.merge_hosts >= 2 {
+        return merge_in(fleet, class, settings, hosts);
+    }
+    nb
+}
+
+/// Mmax and Nmax of a call on `hosts`: the settings', or, with `neighborhood_vms` (§7), as many
+/// hosts as the VM bound lets in.
+fn limits(settings: &PolicySettings, hosts: &Range<HostId>) -> (usize, usize) {
+    if settings.neighborhood_vms > 0 {
+        (hosts.len().max(1), settings.neighborhood_vms)
+    } else {
+        (settings.m_max.max(1), settings.n_max.max(1))
+    }
+}
+
+/// Algorithm 1, ConsolidationCall(h), with the module's readings.
+fn algorithm1_consolidation(
+    fleet: &Fleet,
+    class: &Class,
+    settings: &PolicySettings,
+    hosts: &Range<HostId>,
+) -> Neighborhood {
+    let (m_max, n_max) = limits(settings, hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let of_class: Vec<HostId> = hosts
         .clone()
@@ -435,7 +463,7 @@ pub fn consolidation_in(
     sort_by_free(fleet, &mut r, &classes);
     // Line 20: at most Mmax / 2 sources; fill M̂ with S, then R.
     let r_empty = r.is_empty();
-    s.truncate(m_max / 2);
+    s.truncate(settings.m_max.max(1) / 2);
     let mut b = Builder::new();
     let mut sources = Vec::new();
     for h in s {
@@ -495,6 +523,80 @@ pub fn consolidation_in(
         pending: Vec::new(),
         rejected: Vec::new(),
         sources,
+        n_vms: b.n,
+    }
+}
+
+/// GPU memory slices in use on the GPUs of `class` of a host (all its GPUs for M0, none there).
+fn used_slices_of(fleet: &Fleet, host: &Host, class: &Class) -> u32 {
+    host.gpus
+        .iter()
+        .filter(|g| match class {
+            Class::Gpu(c) => &fleet.catalog.model(g.model).class == c,
+            Class::NoGpu => true,
+        })
+        .map(|g| g.occ.used_slices())
+        .sum()
+}
+
+/// The merge neighborhood of a consolidation call (`merge_hosts` = k): the k least-loaded
+/// active hosts of the class (fewest memory slices of the class in use, then fewest cores in
+/// use, then fewest VMs, then lowest id), within Nmax; every one is a source and a receiver, so
+/// the BILP may empty any of them into the others. The call is made only when at least one of
+/// them can be emptied into the others by the fit test of §5.2.
+pub fn merge_in(
+    fleet: &Fleet,
+    class: &Class,
+    settings: &PolicySettings,
+    hosts: &Range<HostId>,
+) -> Neighborhood {
+    let (_, n_max) = limits(settings, hosts);
+    let nvms = |h: HostId| fleet.hosts[h].vms.len();
+    let mut of_class: Vec<HostId> = hosts
+        .clone()
+        .filter(|&h| {
+            let host = &fleet.hosts[h];
+            host.is_active() && all_mig(host) && class.has_host(fleet, host)
+        })
+        .collect();
+    of_class.sort_by_key(|&h| {
+        let host = &fleet.hosts[h];
+        (
+            used_slices_of(fleet, host, class),
+            host.cores - host.free_cores(),
+            nvms(h),
+            h,
+        )
+    });
+    let mut b = Builder::new();
+    for h in of_class {
+        if b.hosts.len() >= settings.merge_hosts {
+            break;
+        }
+        if b.n + nvms(h) <= n_max {
+            b.push(h, nvms(h));
+        }
+    }
+    let empties = b.hosts.iter().any(|&h| {
+        let others: Vec<HostId> = b.hosts.iter().copied().filter(|&o| o != h).collect();
+        can_empty(fleet, &[h], &others)
+    });
+    if b.hosts.len() < 2 || !empties {
+        return Neighborhood {
+            kind: CallKind::Consolidation(class.clone()),
+            hosts: Vec::new(),
+            pending: Vec::new(),
+            rejected: Vec::new(),
+            sources: Vec::new(),
+            n_vms: 0,
+        };
+    }
+    Neighborhood {
+        kind: CallKind::Consolidation(class.clone()),
+        sources: b.hosts.clone(),
+        hosts: b.hosts,
+        pending: Vec::new(),
+        rejected: Vec::new(),
         n_vms: b.n,
     }
 }

@@ -158,6 +158,35 @@ fn gap_of(fleet: &Fleet, g: &GapCounters, class: &Class, hosts: &Range<HostId>) 
     }
 }
 
+/// The host gap of a GPU class (with `merge_hosts`): the active hosts with a GPU of the class
+/// minus the fewest hosts that could hold its placed slices, ceil(ceil(slices / |Uh|) / the most
+/// GPUs of the class on one host). Γh counts GPUs only, so two hosts each with one full GPU of a
+/// two-GPU class give Γh = 0 while one host could carry both. M0's Γ0 already counts hosts: 0.
+pub fn host_gap(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64 {
+    let Class::Gpu(c) = class else { return 0 };
+    let (mut active, mut per_host, mut slices, mut grid) = (0i64, 0i64, 0i64, 0i64);
+    for host in &fleet.hosts[hosts.clone()] {
+        let mut of_class = 0i64;
+        for g in &host.gpus {
+            let m = fleet.catalog.model(g.model);
+            if &m.class == c {
+                of_class += 1;
+                slices += g.occ.used_slices() as i64;
+                grid = grid.max(m.memory_slices as i64);
+            }
+        }
+        per_host = per_host.max(of_class);
+        if of_class > 0 && host.is_active() {
+            active += 1;
+        }
+    }
+    if grid == 0 || per_host == 0 {
+        return 0;
+    }
+    let gpus = (slices + grid - 1) / grid;
+    active - (gpus + per_host - 1) / per_host
+}
+
 /// What kind of optimizer call to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallKind {
@@ -189,6 +218,9 @@ pub struct Triggers {
     last_check_s: Option<f64>,
     /// The hosts of the instance's partition; `None` for the whole fleet.
     hosts: Option<Range<HostId>>,
+    /// Whether the gap also counts hosts ([`host_gap`]); set from `merge_hosts` at each
+    /// [`Triggers::next_call_with`].
+    count_hosts: bool,
 }
 
 impl Triggers {
@@ -206,9 +238,15 @@ impl Triggers {
     }
 
     fn gap(&self, fleet: &Fleet, class: &Class) -> i64 {
-        match &self.hosts {
+        let g = match &self.hosts {
             Some(r) => gap_in(fleet, class, r),
             None => gap(fleet, class),
+        };
+        if self.count_hosts {
+            let all = 0..fleet.hosts.len();
+            g.max(host_gap(fleet, class, self.hosts.as_ref().unwrap_or(&all)))
+        } else {
+            g
         }
     }
 
@@ -243,6 +281,7 @@ impl Triggers {
         settings: &PolicySettings,
         has_pending: bool,
     ) -> Option<CallKind> {
+        self.count_hosts = settings.merge_hosts >= 2;
         if has_pending {
             return Some(CallKind::Admission);
         }
