@@ -650,6 +650,33 @@ fn a_gang_on_a100s_is_admitted_with_resets_named() {
     }
 }
 
+/// GPUs that hold nothing but are in the wrong mode need no restart: an isolated share on a host
+/// of an empty MIG GPU and a shared GPU with a share takes the MIG GPU after one `set_mode`
+/// step (MIG off on an H100: no reset), the share stays where it is.
+#[test]
+fn an_isolated_share_takes_an_empty_mig_gpu_after_one_switch() {
+    let mut f = Fleet::new(embedded(), vec![h100_host("a", &[GpuMode::Mig, GpuMode::Shared])]);
+    share(&mut f, 1, 20, false, 0, 1);
+    let m = f.catalog.model_id("h100-80gb").unwrap();
+    f.add_pending(Vm::share(7, m, 30, 1.0, true, 2, 8)).unwrap();
+    let d = defrag(&f, Goal::Auto).unwrap();
+    let order: Vec<(VmId, StepKind)> = d.schedule.steps.iter().map(|s| (s.vm, s.kind)).collect();
+    assert_eq!(
+        order,
+        vec![(7, StepKind::SetMode(GpuMode::Whole)), (7, StepKind::Start)]
+    );
+    assert!(d.restarts.is_empty() && d.share_moves.is_empty());
+    assert_eq!(
+        executor::set_mode_text(&f, &d.schedule.steps[0]).unwrap(),
+        "switch GPU a/0 mig -> whole (holds nothing; h100-80gb: no GPU reset)"
+    );
+    let after = replay(&f, &d);
+    let g = &after.hosts[0].gpus[0];
+    assert_eq!((g.mode, g.holder), (GpuMode::Whole, Some(7)));
+    assert_eq!(after.vm(1).unwrap().placement, f.vm(1).unwrap().placement);
+    assert!(d.whole_requests[0].started);
+}
+
 // --- the command line -------------------------------------------------------------------
 
 #[test]
