@@ -160,8 +160,8 @@ pub fn switch_needs_reset(fleet: &Fleet, model: usize, from: GpuMode, to: GpuMod
 }
 
 /// The words of a [`StepKind::SetMode`] step, `fleet` being the fleet before the plan: `switch
-/// GPU mig-0/1 mig -> whole (holds nothing; H100 80GB: no GPU reset)`, or `... needs a GPU reset`
-/// on an A100 or A30. `None` for another kind of step.
+/// GPU mig-0/1 mig -> whole (holds nothing; h100-80gb: no GPU reset)`, or `... needs a GPU
+/// reset` on an A100 or A30. `None` for another kind of step.
 pub fn set_mode_text(fleet: &Fleet, step: &Step) -> Option<String> {
     let StepKind::SetMode(to) = step.kind else {
         return None;
@@ -228,7 +228,6 @@ pub enum PlanError {
 ///   never parked (parking is a live migration). Soft shares, whole-GPU holders and gangs move
 ///   when the fleet would take them now ([`Fleet::validate_placement`]) and are never parked
 ///   either.
-///
 /// - A mode switch of [`Plan::modes`] becomes a [`StepKind::SetMode`] step as soon as its GPU
 ///   holds nothing: before every other step when it is empty already, else right after the step
 ///   that empties it; the steps whose targets need the new mode become ready only after it.
