@@ -1,14 +1,13 @@
 //! The executor (§5.4): [`schedule_with`] orders a [`Plan`] into [`Step`]s that each use only free
 //! resources, and [`execute`] applies the steps to a fleet.
 
-use crate::fleet::{Fleet, FleetError, GiSlot, HostId, Placement, VmId};
+use crate::fleet::{Fleet, FleetError, GiSlot, GpuMode, HostId, Placement, VmId};
 use crate::mig::{self, Occupancy};
 use crate::plan::Plan;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What a step does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// What a step does. In JSON a step kind is its [`StepKind::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StepKind {
     /// Create the GIs of a pending VM and start it.
     Start,
@@ -19,19 +18,36 @@ pub enum StepKind {
     /// No live migration: the VM is stopped and started on its target at its next deploy
     /// (nothing is copied; a restart, not a migration). Its own old resources are free when it
     /// starts again (docs/operations.md, "Defragmentation across modes").
-    #[serde(rename = "restart_at_deploy")]
     RestartAtDeploy,
+    /// Switch a GPU that holds nothing to this mode (the GPU is the step's `to.gis[0].gpu` on
+    /// `to.host`; `from` names the same GPU). A drain of nothing: the steps that empty the GPU
+    /// run before it, the steps that need the new mode after it. Turning MIG on or off needs a
+    /// GPU reset on some models ([`switch_needs_reset`]).
+    SetMode(GpuMode),
+}
+
+impl serde::Serialize for StepKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
 }
 
 impl StepKind {
-    /// The name in JSON and in the plan preview: `start`, `move`, `park`, `restart_at_deploy`.
+    /// The name in JSON and in the plan preview: `start`, `move`, `park`, `restart_at_deploy`,
+    /// `set_mode`.
     pub fn name(self) -> &'static str {
         match self {
             StepKind::Start => "start",
             StepKind::Move => "move",
             StepKind::Park => "park",
             StepKind::RestartAtDeploy => "restart_at_deploy",
+            StepKind::SetMode(_) => "set_mode",
         }
+    }
+
+    /// Whether the step switches a GPU's mode.
+    pub fn is_mode_switch(self) -> bool {
+        matches!(self, StepKind::SetMode(_))
     }
 
     /// Whether the step is a live migration (a move or a parking move) that copies the VM.
@@ -43,6 +59,8 @@ impl StepKind {
 /// One executable step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Step {
+    /// The VM that moves or starts; for a [`StepKind::SetMode`] step, the VM of the plan that the
+    /// switch serves (the lowest id whose target uses the GPU; 0 when none does).
     pub vm: VmId,
     pub kind: StepKind,
     pub from: Option<Placement>,
@@ -66,6 +84,11 @@ impl Schedule {
     /// Parking moves to another host.
     pub fn parks_across(&self) -> usize {
         self.parks(true)
+    }
+
+    /// Mode switches of GPUs that hold nothing.
+    pub fn mode_switches(&self) -> usize {
+        self.steps.iter().filter(|s| s.kind.is_mode_switch()).count()
     }
 
     /// Restarts at the next deploy.
@@ -129,6 +152,40 @@ pub fn copy_seconds(gb: f64, gbps: f64) -> f64 {
     gb * 8.0 / gbps
 }
 
+/// Whether switching a GPU of `model` from mode `from` to `to` needs a GPU reset: turning MIG on
+/// or off on a model that needs one for it (A100, A30: `mig_enable_reset` in `assets/gpus.toml`;
+/// not the H100 and later).
+pub fn switch_needs_reset(fleet: &Fleet, model: usize, from: GpuMode, to: GpuMode) -> bool {
+    (from == GpuMode::Mig) != (to == GpuMode::Mig) && fleet.catalog.model(model).mig_enable_reset
+}
+
+/// The words of a [`StepKind::SetMode`] step, `fleet` being the fleet before the plan: `switch
+/// GPU mig-0/1 mig -> whole (holds nothing; h100-80gb: no GPU reset)`, or `... needs a GPU
+/// reset` on an A100 or A30. `None` for another kind of step.
+pub fn set_mode_text(fleet: &Fleet, step: &Step) -> Option<String> {
+    let StepKind::SetMode(to) = step.kind else {
+        return None;
+    };
+    let (h, k) = step_gpu(step)?;
+    let gpu = fleet.hosts.get(h)?.gpus.get(k)?;
+    let model = &fleet.catalog.model(gpu.model).name;
+    let reset = if switch_needs_reset(fleet, gpu.model, gpu.mode, to) {
+        format!("{model}: needs a GPU reset")
+    } else {
+        format!("{model}: no GPU reset")
+    };
+    Some(format!(
+        "switch GPU {} {} -> {to} (holds nothing; {reset})",
+        fleet.gpu_label(h, k),
+        gpu.mode
+    ))
+}
+
+/// The GPU (host, index) a [`StepKind::SetMode`] step switches.
+pub fn step_gpu(step: &Step) -> Option<(HostId, usize)> {
+    step.to.gis.first().map(|g| (step.to.host, g.gpu))
+}
+
 /// Why a plan cannot be executed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlanError {
@@ -138,6 +195,14 @@ pub enum PlanError {
     /// No order of steps (with parking) reaches the target; nothing was changed.
     #[error("no executable order for the steps of VMs {remaining:?} (no parking place)")]
     Stuck { remaining: Vec<VmId> },
+    /// A mode switch of the plan is refused in the target state (an unknown GPU, a GPU that
+    /// still holds a VM the plan does not move away, MIG on a model without MIG).
+    #[error("mode switch of GPU {gpu} to {mode}: {error}")]
+    Mode {
+        gpu: String,
+        mode: GpuMode,
+        error: FleetError,
+    },
 }
 
 /// The executor of §5.4: orders a plan (a target state) into steps that each use only free
@@ -163,18 +228,57 @@ pub enum PlanError {
 ///   never parked (parking is a live migration). Soft shares, whole-GPU holders and gangs move
 ///   when the fleet would take them now ([`Fleet::validate_placement`]) and are never parked
 ///   either.
+/// - A mode switch of [`Plan::modes`] becomes a [`StepKind::SetMode`] step as soon as its GPU
+///   holds nothing: before every other step when it is empty already, else right after the step
+///   that empties it; the steps whose targets need the new mode become ready only after it.
 ///
 /// The plan is first checked as a whole: the target state (every VM of the plan at its target,
-/// every other VM where it is) must satisfy the fleet invariants ([`Fleet::check_invariants`]), else
-/// [`PlanError::Invalid`] names the first VM whose target does not fit.
+/// every switched GPU in its new mode, every other VM where it is) must satisfy the fleet
+/// invariants ([`Fleet::check_invariants`]), else [`PlanError::Invalid`] names the first VM whose
+/// target does not fit, or [`PlanError::Mode`] the switch the fleet refuses.
 pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule, PlanError> {
     let remaining = changed_targets(fleet, plan)?;
-    check_target_state(fleet, &remaining)?;
+    let mut modes = changed_modes(fleet, plan);
+    check_target_state(fleet, &remaining, &modes)?;
     let mut remaining = remaining;
     let mut sim = fleet.clone();
     let mut parked: BTreeSet<VmId> = BTreeSet::new();
     let mut out = Schedule::default();
-    while !remaining.is_empty() {
+    while !remaining.is_empty() || !modes.is_empty() {
+        let empty: Vec<((HostId, usize), GpuMode)> = modes
+            .iter()
+            .filter(|(&(h, k), _)| !sim.hosts[h].gpus[k].is_used())
+            .map(|(&g, &m)| (g, m))
+            .collect();
+        for ((h, k), mode) in empty {
+            let r = sim.set_gpu_mode(h, k, mode);
+            debug_assert!(r.is_ok(), "an empty GPU must switch: {r:?}");
+            let at = Placement {
+                host: h,
+                gis: vec![GiSlot { gpu: k, start: 0 }],
+            };
+            let vm = plan
+                .targets
+                .iter()
+                .find(|(_, to)| to.host == h && to.gis.iter().any(|g| g.gpu == k))
+                .map_or(0, |(&id, _)| id);
+            out.steps.push(Step {
+                vm,
+                kind: StepKind::SetMode(mode),
+                from: Some(at.clone()),
+                to: at,
+            });
+            modes.remove(&(h, k));
+        }
+        if remaining.is_empty() {
+            if modes.is_empty() {
+                break;
+            }
+            // A switched GPU that never empties: the target-state check rules this out.
+            return Err(PlanError::Stuck {
+                remaining: Vec::new(),
+            });
+        }
         let next = remaining
             .iter()
             .find(|(&id, to)| step_ready(&sim, plan, id, to))
@@ -232,12 +336,56 @@ fn changed_targets(fleet: &Fleet, plan: &Plan) -> Result<BTreeMap<VmId, Placemen
     Ok(remaining)
 }
 
-/// Builds the target state on a copy and checks that every target fits in it.
-fn check_target_state(fleet: &Fleet, remaining: &BTreeMap<VmId, Placement>) -> Result<(), PlanError> {
-    fleet
-        .with_placements(remaining)
-        .map(drop)
-        .map_err(|(id, e)| PlanError::Invalid(id, e))
+/// The mode switches of the plan whose GPU is in another mode now (unknown GPUs are kept: the
+/// target-state check names them).
+fn changed_modes(fleet: &Fleet, plan: &Plan) -> BTreeMap<(HostId, usize), GpuMode> {
+    plan.modes
+        .iter()
+        .filter(|(&(h, k), &m)| {
+            fleet
+                .hosts
+                .get(h)
+                .and_then(|host| host.gpus.get(k))
+                .is_none_or(|g| g.mode != m)
+        })
+        .map(|(&g, &m)| (g, m))
+        .collect()
+}
+
+/// Builds the target state on a copy and checks that every switch and every target fits in it:
+/// the VMs that move leave, the GPUs switch (each must then hold nothing), the VMs take their
+/// targets.
+fn check_target_state(
+    fleet: &Fleet,
+    remaining: &BTreeMap<VmId, Placement>,
+    modes: &BTreeMap<(HostId, usize), GpuMode>,
+) -> Result<(), PlanError> {
+    if modes.is_empty() {
+        return fleet
+            .with_placements(remaining)
+            .map(drop)
+            .map_err(|(id, e)| PlanError::Invalid(id, e));
+    }
+    let mut f = fleet.clone();
+    for &id in remaining.keys() {
+        if f.vm(id).is_some_and(|v| v.placement.is_some()) {
+            f.unplace(id).map_err(|e| PlanError::Invalid(id, e))?;
+        }
+    }
+    for (&(h, k), &mode) in modes {
+        f.set_gpu_mode(h, k, mode).map_err(|error| PlanError::Mode {
+            gpu: match f.hosts.get(h) {
+                Some(host) => format!("{}/{k}", host.name),
+                None => format!("{h}/{k}"),
+            },
+            mode,
+            error,
+        })?;
+    }
+    for (&id, to) in remaining {
+        f.place(id, to.clone()).map_err(|e| PlanError::Invalid(id, e))?;
+    }
+    Ok(())
 }
 
 /// Applies one checked step to the simulated fleet.
@@ -458,13 +606,23 @@ fn parking_place(
 
 /// Applies scheduled steps in order. Every step is validated by the fleet; in debug builds the
 /// fleet invariants ([`Fleet::check_invariants`]) are asserted after each step. On an error the steps before it stay
-/// applied (a schedule from [`schedule_with`] on the same fleet never fails).
+/// applied (a schedule from [`schedule_with`] on the same fleet never fails). A mode switch goes
+/// through [`Fleet::set_gpu_mode`], which refuses a GPU that still holds anything
+/// ([`FleetError::GpuBusy`]).
 pub fn execute(fleet: &mut Fleet, schedule: &Schedule) -> Result<(), FleetError> {
     for s in &schedule.steps {
         match s.kind {
             StepKind::Start => fleet.place(s.vm, s.to.clone())?,
             StepKind::Move | StepKind::Park | StepKind::RestartAtDeploy => {
                 fleet.move_vm(s.vm, s.to.clone())?
+            }
+            StepKind::SetMode(mode) => {
+                let (h, k) = step_gpu(s).ok_or(FleetError::GiCount {
+                    vm: s.vm,
+                    want: 1,
+                    got: 0,
+                })?;
+                fleet.set_gpu_mode(h, k, mode)?
             }
         }
         debug_assert_eq!(fleet.check_invariants(), Ok(()));

@@ -2,7 +2,7 @@
 //! one), a value that can be previewed and discarded. The executor ([`crate::executor`]) orders it
 //! into steps and applies them; applying a plan is the only way a policy changes the fleet.
 
-use crate::fleet::{Placement, VmId};
+use crate::fleet::{GpuMode, HostId, Placement, VmId};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A target placement for some VMs: pending VMs to start and running VMs to move.
@@ -16,6 +16,10 @@ pub struct Plan {
     /// (stopped, then started on the target; nothing is copied) instead of a live migration
     /// (docs/operations.md, "Defragmentation across modes").
     pub restarts: BTreeSet<VmId>,
+    /// Mode switches of GPUs (host, GPU index) to the given mode. A switch runs when the GPU
+    /// holds nothing (after the steps that empty it) and before the steps whose targets need the
+    /// new mode (docs/operations.md, "Defragmentation across modes").
+    pub modes: BTreeMap<(HostId, usize), GpuMode>,
 }
 
 impl Plan {

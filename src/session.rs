@@ -1083,8 +1083,15 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
                 }
             );
             for w in &d.whole_requests {
-                if let Some(h) = w.host {
-                    msg += &format!("; pending VM {} fits on {}", w.vm, s.fleet().hosts[h].name);
+                let Some(h) = w.host else { continue };
+                let name = &s.fleet().hosts[h].name;
+                if w.started {
+                    msg += &format!("; pending VM {} starts on {name}", w.vm);
+                    if !w.switch.is_empty() {
+                        msg += &format!(" after {} GPU(s) switch to whole", w.switch.len());
+                    }
+                } else {
+                    msg += &format!("; pending VM {} fits on {name}", w.vm);
                     if !w.switch.is_empty() {
                         msg += " after `:mode ... whole`";
                     }
@@ -1353,6 +1360,19 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
     let st = p.schedule.steps[p.done].clone();
     let label = placement_label(&p.after, &st.to);
     let msg = match (st.kind, p.phase) {
+        (StepKind::SetMode(_), _) => {
+            let words = executor::set_mode_text(&p.before, &st).unwrap_or_default();
+            apply_steps(
+                s,
+                &Schedule {
+                    steps: vec![st.clone()],
+                    ..Default::default()
+                },
+            )?;
+            p.done += 1;
+            p.phase = PlanPhase::Pending;
+            format!("step {}: {words}", p.done)
+        }
         (StepKind::RestartAtDeploy, _) => {
             apply_steps(
                 s,

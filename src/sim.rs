@@ -841,6 +841,8 @@ impl Simulator {
             self.check("an executor step");
             self.recorder.refresh_host(&self.fleet, step.to.host);
             match (step.kind, &step.from) {
+                // A GPU that holds nothing changes mode: nobody starts, moves or restarts.
+                (StepKind::SetMode(_), _) => {}
                 (StepKind::Start, _) | (_, None) => {
                     if let Some(v) = self.fleet.vm_meta_mut(step.vm) {
                         v.admitted_at = Some(t);

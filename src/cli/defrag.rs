@@ -3,7 +3,9 @@
 //! onto the fewest shared GPUs, and the fewest MIG tenants restarted at their next deploy to free
 //! GPUs for a pending gang or whole-GPU request, a number of free GPUs or one given GPU. Prints
 //! the executor's steps (share moves, restarts at deploy), the GPUs and hosts freed, the
-//! footprint before and after, and whether each pending gang fits. `--apply -o OUT` writes the
+//! footprint before and after, and whether each pending gang fits; with no goal the plan also
+//! switches the GPUs a pending gang or isolated share takes to whole (`set_mode` steps) and
+//! starts it. `--apply -o OUT` writes the
 //! scenario with the plan applied (the input file is only read).
 
 use crate::executor::StepKind;
@@ -140,13 +142,19 @@ pub fn render(fleet: &Fleet, d: &Defrag) -> String {
     let mut out = String::new();
     out += &format!("defrag: {}\n", goal_text(fleet, d.goal));
     out += &format!(
-        "plan: {} step(s): {} share move(s) (live, {} GB of shares), {} restart(s) at the next deploy (nothing copied)\n",
+        "plan: {} step(s): {} share move(s) (live, {} GB of shares), {} restart(s) at the next deploy (nothing copied), {} mode switch(es), {} start(s)\n",
         d.schedule.steps.len(),
         d.share_moves.len(),
         d.share_moves.iter().map(|m| u64::from(m.gb)).sum::<u64>(),
-        d.restarts.len()
+        d.restarts.len(),
+        d.schedule.mode_switches(),
+        d.schedule.steps.iter().filter(|s| s.kind == StepKind::Start).count()
     );
     for (i, s) in d.schedule.steps.iter().enumerate() {
+        if let Some(words) = crate::executor::set_mode_text(fleet, s) {
+            out += &format!("{:>3}. set_mode: {words}\n", i + 1);
+            continue;
+        }
         let from = s
             .from
             .as_ref()
@@ -198,6 +206,18 @@ pub fn render(fleet: &Fleet, d: &Defrag) -> String {
         let state =
             match w.host {
                 None => "still has no room".to_string(),
+                Some(h) if w.started && w.switch.is_empty() => {
+                    format!("starts on {} in this plan", fleet.hosts[h].name)
+                }
+                Some(h) if w.started => format!(
+                    "starts on {} in this plan, after GPU(s) {} switch to whole",
+                    fleet.hosts[h].name,
+                    w.switch
+                        .iter()
+                        .map(|k| k.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ),
                 Some(h) if w.switch.is_empty() => format!("fits on {}", fleet.hosts[h].name),
                 Some(h) => {
                     format!(
@@ -240,12 +260,26 @@ pub fn to_json(fleet: &Fleet, d: &Defrag) -> serde_json::Value {
     let gpu = |&(h, k): &(HostId, usize)| json!({"host": fleet.hosts[h].name, "gpu": k});
     json!({
         "goal": goal_text(fleet, d.goal),
-        "steps": d.schedule.steps.iter().map(|s| json!({
-            "vm": s.vm,
-            "kind": s.kind,
-            "from": s.from.as_ref().map(placement_json),
-            "to": placement_json(&s.to),
-        })).collect::<Vec<_>>(),
+        "steps": d.schedule.steps.iter().map(|s| match s.kind {
+            StepKind::SetMode(mode) => {
+                let (h, k) = crate::executor::step_gpu(s).unwrap_or((s.to.host, 0));
+                let g = &fleet.hosts[h].gpus[k];
+                json!({
+                    "vm": s.vm,
+                    "kind": s.kind,
+                    "gpu": gpu(&(h, k)),
+                    "mode_before": g.mode,
+                    "mode": mode,
+                    "needs_reset": crate::executor::switch_needs_reset(fleet, g.model, g.mode, mode),
+                })
+            }
+            _ => json!({
+                "vm": s.vm,
+                "kind": s.kind,
+                "from": s.from.as_ref().map(placement_json),
+                "to": placement_json(&s.to),
+            }),
+        }).collect::<Vec<_>>(),
         "share_moves": d.share_moves.iter().map(|m| json!({
             "vm": m.vm, "gb": m.gb, "from": gpu(&m.from), "to": gpu(&m.to),
         })).collect::<Vec<_>>(),
@@ -254,6 +288,7 @@ pub fn to_json(fleet: &Fleet, d: &Defrag) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "migrations": d.schedule.migrations(),
         "restarts_at_deploy": d.schedule.restarts(),
+        "mode_switches": d.schedule.mode_switches(),
         "gb_copied": d.schedule.copied_gb(fleet),
         "freed_gpus": d.freed_gpus.iter().map(gpu).collect::<Vec<_>>(),
         "freed_hosts": d.freed_hosts.iter().map(|&h| fleet.hosts[h].name.clone()).collect::<Vec<_>>(),
@@ -268,6 +303,7 @@ pub fn to_json(fleet: &Fleet, d: &Defrag) -> serde_json::Value {
             "gpus": w.gpus,
             "fits_before": w.fits_before,
             "fits_after": w.host.is_some(),
+            "started": w.started,
             "host": w.host.map(|h| fleet.hosts[h].name.clone()),
             "switch_to_whole": w.switch,
         })).collect::<Vec<_>>(),

@@ -17,6 +17,11 @@
 //!    stayed within its budget). Several GPUs are freed one after another, each at its own
 //!    minimum.
 //!
+//! 3. **The pending request starts in the same plan** (goal [`Goal::Auto`]): once its host has
+//!    the free GPUs it needs, the plan switches those still in another mode to whole
+//!    ([`crate::executor::StepKind::SetMode`] steps, a drain of nothing, after the restarts that
+//!    empty them) and starts the gang or isolated share on them.
+//!
 //! The moves of step 1 and the restarts of step 2 only take resources that are free when the
 //! pass starts or that the plan frees, so the executor orders them into steps that each use free
 //! resources ([`crate::executor::schedule_with`]); the pass checks that it does.
@@ -124,10 +129,14 @@ pub struct WholeFit {
     pub gpus: u32,
     /// Whether it fits before the plan, as the GPUs' modes are.
     pub fits_before: bool,
-    /// The first host with enough free GPUs of its class after the plan, if any.
+    /// Whether the plan starts it (goal [`Goal::Auto`], the oldest such request with no room).
+    pub started: bool,
+    /// The host it starts on in the plan, else the first host with enough free GPUs of its
+    /// class after the plan, if any.
     pub host: Option<HostId>,
-    /// GPUs of that host (the first `gpus` free ones) still in another mode than whole: a
-    /// `:mode GPU whole` each (a drain of nothing, as they hold nothing) before it starts.
+    /// GPUs of that host that are not whole before the plan: for a started request, the GPUs
+    /// the plan switches to whole before it starts; else those of the first `gpus` free ones
+    /// still to switch (a `:mode GPU whole` each, a drain of nothing) before it can start.
     pub switch: Vec<usize>,
 }
 
@@ -181,6 +190,9 @@ pub fn defrag(fleet: &Fleet, goal: Goal) -> Result<Defrag, DefragError> {
         Goal::Auto => {
             if let Some((vm, n, model)) = first_unplaceable_whole(&st.work) {
                 short = st.free_for_whole(vm, n, model);
+                if short.is_none() {
+                    st.start_whole(vm, n, model);
+                }
             }
         }
         Goal::FreeGpus(n) => {
@@ -732,6 +744,40 @@ impl Pass<'_> {
         }
     }
 
+    /// Step 3: switches the free GPUs request `vm` takes (`n` of `model`'s class on one host)
+    /// to whole and starts it on them. Changes nothing when no host has them.
+    fn start_whole(&mut self, vm: VmId, n: u32, model: usize) {
+        let Some(req) = self.work.vm(vm).cloned() else {
+            return;
+        };
+        let Some((h, take, switch)) = whole_room(&self.work, &req, n, model) else {
+            return;
+        };
+        let mut trial = self.work.clone();
+        for &k in &switch {
+            if trial.set_gpu_mode(h, k, GpuMode::Whole).is_err() {
+                return;
+            }
+        }
+        let to = Placement {
+            host: h,
+            gis: take.iter().map(|&k| GiSlot { gpu: k, start: 0 }).collect(),
+        };
+        if trial.place(vm, to.clone()).is_err() {
+            return;
+        }
+        let mut plan = self.plan.clone();
+        plan.modes
+            .extend(switch.iter().map(|&k| ((h, k), GpuMode::Whole)));
+        plan.targets.insert(vm, to.clone());
+        if executor::schedule_with(self.orig, &plan, 0.0).is_err() {
+            return;
+        }
+        self.work = trial;
+        self.plan.modes = plan.modes;
+        self.record(vm, to, false);
+    }
+
     fn finish(self, goal: Goal, short: Option<String>) -> Result<Defrag, DefragError> {
         let orig = self.orig;
         let schedule = executor::schedule_with(orig, &self.plan, 0.0)?;
@@ -781,14 +827,26 @@ impl Pass<'_> {
             .filter_map(|&id| {
                 let (n, model) = whole_need(orig, id)?;
                 let vm = orig.vm(id)?;
-                let (host, switch) = match whole_room(&after, vm, n, model) {
-                    Some((h, s)) => (Some(h), s),
-                    None => (None, Vec::new()),
+                let started = after.vm(id).and_then(|v| v.placement.as_ref());
+                let (host, switch) = match (started, whole_room(&after, vm, n, model)) {
+                    (Some(p), _) => {
+                        let mut s: Vec<usize> = p
+                            .gis
+                            .iter()
+                            .map(|g| g.gpu)
+                            .filter(|&k| orig.hosts[p.host].gpus[k].mode != GpuMode::Whole)
+                            .collect();
+                        s.sort_unstable();
+                        (Some(p.host), s)
+                    }
+                    (None, Some((h, _, s))) => (Some(h), s),
+                    (None, None) => (None, Vec::new()),
                 };
                 Some(WholeFit {
                     vm: id,
                     gpus: n,
                     fits_before: orig.ff_placement(vm).is_some(),
+                    started: started.is_some(),
                     host,
                     switch,
                 })
@@ -869,14 +927,20 @@ fn shared_figures(fleet: &Fleet) -> (usize, usize) {
 }
 
 /// The host with `n` GPUs of `model`'s class that hold nothing and the fewest of them still to
-/// switch to whole (free whole GPUs taken first; ties by host index), and which those are; the
-/// host also has the cores and RAM of `vm` free.
-fn whole_room(fleet: &Fleet, vm: &crate::fleet::Vm, n: u32, model: usize) -> Option<(HostId, Vec<usize>)> {
+/// switch to whole (free whole GPUs taken first; ties by host index), the `n` GPUs taken and
+/// which of those are to switch, each ascending; the host also has the cores and RAM of `vm`
+/// free.
+fn whole_room(
+    fleet: &Fleet,
+    vm: &crate::fleet::Vm,
+    n: u32,
+    model: usize,
+) -> Option<(HostId, Vec<usize>, Vec<usize>)> {
     let catalog = fleet.catalog;
     if n == 0 {
         return None;
     }
-    let mut best: Option<(HostId, Vec<usize>)> = None;
+    let mut best: Option<(HostId, Vec<usize>, Vec<usize>)> = None;
     for (h, host) in fleet.hosts.iter().enumerate() {
         let mut free: Vec<usize> = (0..host.gpus.len())
             .filter(|&k| catalog.same_class(model, host.gpus[k].model) && !host.gpus[k].is_used())
@@ -885,19 +949,18 @@ fn whole_room(fleet: &Fleet, vm: &crate::fleet::Vm, n: u32, model: usize) -> Opt
             continue;
         }
         free.sort_by_key(|&k| (host.gpus[k].mode != GpuMode::Whole, k));
-        let switch: Vec<usize> = free
-            .into_iter()
-            .take(n as usize)
+        let mut take: Vec<usize> = free.into_iter().take(n as usize).collect();
+        take.sort_unstable();
+        let switch: Vec<usize> = take
+            .iter()
+            .copied()
             .filter(|&k| host.gpus[k].mode != GpuMode::Whole)
             .collect();
-        if best.as_ref().is_none_or(|(_, s)| switch.len() < s.len()) {
-            best = Some((h, switch));
+        if best.as_ref().is_none_or(|(_, _, s)| switch.len() < s.len()) {
+            best = Some((h, take, switch));
         }
     }
-    best.map(|(h, mut s)| {
-        s.sort_unstable();
-        (h, s)
-    })
+    best
 }
 
 /// What makes two idle hosts interchangeable for the search.

@@ -2,14 +2,16 @@
 //! repacked best fit by bytes (hand-computed cases), isolated shares left alone, the fewest MIG
 //! tenants restarted at their next deploy to free a GPU (against a brute force over every set of
 //! tenants and every re-placement on small fleets), the `restart_at_deploy` step kind of the
-//! executor (replayed step by step with the fleet invariants checked after each step), the CLI
-//! (text, JSON, `--apply -o` round trip, bad input) and `:defrag` through the session reducer.
+//! executor (replayed step by step with the fleet invariants checked after each step), the
+//! `set_mode` steps that switch emptied GPUs to whole so a pending gang starts in the same plan
+//! (and the executor's refusal to switch a GPU that holds anything), the CLI (text, JSON,
+//! `--apply -o` round trip, bad input) and `:defrag` through the session reducer.
 
 use crate::common::cli::{assert_one_line_error, migplan, stdout_of};
 use crate::common::fleet::{at, job, put};
 use migplan::catalog::embedded;
 use migplan::executor::{self, PlanError, Schedule, StepKind};
-use migplan::fleet::{Fleet, GiSlot, GpuMode, Host, Placement, Shape, Vm, VmId};
+use migplan::fleet::{Fleet, FleetError, GiSlot, GpuMode, Host, Placement, Shape, Vm, VmId};
 use migplan::ops::defrag::{defrag, Defrag, Goal};
 use migplan::plan::Plan;
 use migplan::session::{parse_command, update, Action, Session};
@@ -25,10 +27,25 @@ fn fixture_path() -> std::path::PathBuf {
 
 /// Replays the pass's schedule on a copy of the fleet one step at a time: each restart runs
 /// where the fleet takes the VM with its own old resources free, each share move where it takes
-/// it now; the invariants hold after every step and the end state is the pass's.
+/// it now, each mode switch on a GPU that holds nothing, each start (a pending gang or isolated
+/// share) where the fleet takes it now; the invariants hold after every step and the end state is
+/// the pass's.
 fn replay(fleet: &Fleet, d: &Defrag) -> Fleet {
     let mut f = fleet.clone();
     for st in &d.schedule.steps {
+        let one = Schedule {
+            steps: vec![st.clone()],
+            ..Schedule::default()
+        };
+        if let StepKind::SetMode(mode) = st.kind {
+            let (h, k) = executor::step_gpu(st).unwrap();
+            assert!(!f.hosts[h].gpus[k].is_used(), "{st:?}");
+            assert_eq!(d.plan.modes.get(&(h, k)), Some(&mode));
+            executor::execute(&mut f, &one).unwrap();
+            assert_eq!(f.hosts[h].gpus[k].mode, mode);
+            f.check_invariants().unwrap();
+            continue;
+        }
         let vm = f.vm(st.vm).unwrap().clone();
         assert_eq!(vm.placement, st.from, "{st:?}");
         match st.kind {
@@ -37,13 +54,14 @@ fn replay(fleet: &Fleet, d: &Defrag) -> Fleet {
                 assert!(d.plan.restarts.contains(&st.vm));
             }
             StepKind::Move => assert!(matches!(vm.shape, Shape::Share { isolation: false, .. })),
-            other => panic!("the pass plans only share moves and restarts, not {other:?}"),
+            StepKind::Start => assert!(matches!(
+                vm.shape,
+                Shape::Gang { .. } | Shape::Share { isolation: true, .. }
+            )),
+            other => panic!("the pass plans no {other:?} step"),
         }
-        f.validate_placement(&vm, &st.to, true).unwrap();
-        let one = Schedule {
-            steps: vec![st.clone()],
-            ..Schedule::default()
-        };
+        f.validate_placement(&vm, &st.to, st.kind != StepKind::Start)
+            .unwrap();
         executor::execute(&mut f, &one).unwrap();
         f.check_invariants().unwrap();
     }
@@ -292,6 +310,7 @@ fn assign(
             targets: targets.clone(),
             origin: "brute force".into(),
             restarts: set.iter().copied().collect(),
+            ..Default::default()
         };
         return executor::schedule_with(orig, &plan, 0.0).is_ok();
     }
@@ -483,12 +502,41 @@ fn a_pending_gang_gets_a_host_with_the_fewest_restarts() {
     let restarted: Vec<VmId> = d.restarts.iter().map(|r| r.vm).collect();
     assert_eq!(restarted, vec![10, 11, 12]);
     let mig0 = f.hosts.iter().position(|h| h.name == "mig-0").unwrap();
-    assert_eq!(d.freed_hosts, vec![mig0]);
+    // mig-0 empties and takes the gang in the same plan: no host ends up idle.
+    assert!(d.freed_hosts.is_empty());
     assert_eq!(d.whole_requests.len(), 1);
     let w = &d.whole_requests[0];
-    assert_eq!((w.vm, w.gpus, w.fits_before, w.host), (20, 2, false, Some(mig0)));
+    assert_eq!(
+        (w.vm, w.gpus, w.fits_before, w.started, w.host),
+        (20, 2, false, true, Some(mig0))
+    );
     assert_eq!(w.switch, vec![0, 1]);
-    replay(f, &d);
+    let after = replay(f, &d);
+    assert_gang_admitted(f, &after, mig0);
+    // Each switch runs after the restarts that empty its GPU and before the gang's start.
+    let order: Vec<(VmId, StepKind)> = d.schedule.steps.iter().map(|s| (s.vm, s.kind)).collect();
+    let whole = StepKind::SetMode(GpuMode::Whole);
+    assert_eq!(
+        order,
+        vec![
+            (4, StepKind::Move),
+            (10, StepKind::RestartAtDeploy),
+            (20, whole),
+            (11, StepKind::RestartAtDeploy),
+            (12, StepKind::RestartAtDeploy),
+            (20, whole),
+            (20, StepKind::Start),
+        ]
+    );
+    let switched: Vec<(usize, usize)> = d
+        .schedule
+        .steps
+        .iter()
+        .filter(|s| s.kind.is_mode_switch())
+        .map(|s| executor::step_gpu(s).unwrap())
+        .collect();
+    assert_eq!(switched, vec![(mig0, 0), (mig0, 1)]);
+    assert_eq!(d.schedule.mode_switches(), 2);
     // Two free GPUs asked for: the shares free one; the cheapest MIG GPU is mig-0 GPU 0 (VM 10
     // alone, to GPU 1 at slice 4 of its own host).
     let d = defrag(f, Goal::FreeGpus(2)).unwrap();
@@ -497,24 +545,185 @@ fn a_pending_gang_gets_a_host_with_the_fewest_restarts() {
     replay(f, &d);
 }
 
+/// VM 20 (pending in `before`) runs on two whole GPUs of host `host` in `after`, and every VM
+/// that ran before still runs (nothing was evicted).
+fn assert_gang_admitted(before: &Fleet, after: &Fleet, host: usize) {
+    let p = after.vm(20).unwrap().placement.clone().expect("VM 20 runs");
+    assert_eq!(p.host, host);
+    let mut gpus: Vec<usize> = p.gis.iter().map(|g| g.gpu).collect();
+    gpus.sort_unstable();
+    gpus.dedup();
+    assert_eq!(gpus.len(), 2, "{p:?}");
+    for &k in &gpus {
+        let g = &after.hosts[host].gpus[k];
+        assert_eq!((g.mode, g.holder), (GpuMode::Whole, Some(20)));
+    }
+    assert!(after.pending().is_empty());
+    for v in before.vms().filter(|v| v.placement.is_some()) {
+        assert!(after.vm(v.id).unwrap().placement.is_some(), "VM {} evicted", v.id);
+    }
+    after.check_invariants().unwrap();
+}
+
+/// The executor switches only a GPU that holds nothing: a plan that switches a GPU whose VM
+/// stays is refused as a whole, and a `set_mode` step run on a GPU that still holds a VM is
+/// refused by the fleet with nothing changed.
+#[test]
+fn a_switch_of_a_gpu_that_holds_a_vm_is_refused() {
+    let mut f = a100_fleet(1, 2);
+    put(&mut f, a100(1, &["3g.20gb"]), at(0, &[(0, 0)]));
+    let mut plan = Plan::default();
+    plan.modes.insert((0, 0), GpuMode::Whole);
+    match executor::schedule_with(&f, &plan, 0.0) {
+        Err(PlanError::Mode { gpu, mode, error }) => {
+            assert_eq!((gpu.as_str(), mode), ("h0/0", GpuMode::Whole));
+            assert!(
+                matches!(
+                    error,
+                    FleetError::GpuBusy {
+                        gpu: 0,
+                        residents: 1,
+                        ..
+                    }
+                ),
+                "{error:?}"
+            );
+        }
+        other => panic!("expected a refused switch, got {other:?}"),
+    }
+    // The GPU switches once the plan moves its VM away, after the move.
+    plan.targets.insert(1, at(0, &[(1, 0)]));
+    let s = executor::schedule_with(&f, &plan, 0.0).unwrap();
+    let kinds: Vec<StepKind> = s.steps.iter().map(|st| st.kind).collect();
+    assert_eq!(kinds, vec![StepKind::Move, StepKind::SetMode(GpuMode::Whole)]);
+    // The switch step alone, run before the move: the fleet refuses it and changes nothing.
+    let before = f.clone();
+    let switch_only = Schedule {
+        steps: vec![s.steps[1].clone()],
+        ..Schedule::default()
+    };
+    let e = executor::execute(&mut f, &switch_only).unwrap_err();
+    assert!(matches!(e, FleetError::GpuBusy { gpu: 0, .. }), "{e:?}");
+    assert_eq!(f, before);
+    // In order, both run; MIG off on an A100 needs a GPU reset and the step says so.
+    let text = executor::set_mode_text(&f, &s.steps[1]).unwrap();
+    assert_eq!(
+        text,
+        "switch GPU h0/0 mig -> whole (holds nothing; a100-40gb: needs a GPU reset)"
+    );
+    executor::execute(&mut f, &s).unwrap();
+    f.check_invariants().unwrap();
+    assert_eq!(f.hosts[0].gpus[0].mode, GpuMode::Whole);
+    assert_eq!(serde_json::to_string(&s.steps[1].kind).unwrap(), "\"set_mode\"");
+}
+
+/// A pending 2-GPU gang on two A100 hosts whose MIG GPUs each hold one tenant: the plan restarts
+/// one host's tenants onto the other host's GPUs, switches both freed GPUs to whole (each step
+/// saying that MIG off needs a reset on the A100) and starts the gang there.
+#[test]
+fn a_gang_on_a100s_is_admitted_with_resets_named() {
+    let mut f = a100_fleet(2, 2);
+    put(&mut f, a100(1, &["1g.5gb"]), at(0, &[(0, 0)]));
+    put(&mut f, a100(2, &["1g.5gb"]), at(0, &[(1, 0)]));
+    put(&mut f, a100(3, &["3g.20gb"]), at(1, &[(0, 0)]));
+    put(&mut f, a100(4, &["3g.20gb"]), at(1, &[(1, 0)]));
+    let m = f.catalog.model_id("a100-40gb").unwrap();
+    let gang = f.add_pending(Vm::gang(20, m, 2, 8, 32)).unwrap();
+    assert_eq!(gang, 20);
+    let d = defrag(&f, Goal::Auto).unwrap();
+    assert_eq!(d.restarts.len(), 2, "{:?}", d.restarts);
+    let after = replay(&f, &d);
+    let host = after.vm(20).unwrap().placement.as_ref().unwrap().host;
+    assert_gang_admitted(&f, &after, host);
+    let texts: Vec<String> = d
+        .schedule
+        .steps
+        .iter()
+        .filter_map(|s| executor::set_mode_text(&f, s))
+        .collect();
+    assert_eq!(texts.len(), 2);
+    for t in &texts {
+        assert!(
+            t.ends_with("mig -> whole (holds nothing; a100-40gb: needs a GPU reset)"),
+            "{t}"
+        );
+    }
+}
+
+/// GPUs that hold nothing but are in the wrong mode need no restart: an isolated share on a host
+/// of an empty MIG GPU and a shared GPU with a share takes the MIG GPU after one `set_mode`
+/// step (MIG off on an H100: no reset), the share stays where it is.
+#[test]
+fn an_isolated_share_takes_an_empty_mig_gpu_after_one_switch() {
+    let mut f = Fleet::new(embedded(), vec![h100_host("a", &[GpuMode::Mig, GpuMode::Shared])]);
+    share(&mut f, 1, 20, false, 0, 1);
+    let m = f.catalog.model_id("h100-80gb").unwrap();
+    f.add_pending(Vm::share(7, m, 30, 1.0, true, 2, 8)).unwrap();
+    let d = defrag(&f, Goal::Auto).unwrap();
+    let order: Vec<(VmId, StepKind)> = d.schedule.steps.iter().map(|s| (s.vm, s.kind)).collect();
+    assert_eq!(
+        order,
+        vec![(7, StepKind::SetMode(GpuMode::Whole)), (7, StepKind::Start)]
+    );
+    assert!(d.restarts.is_empty() && d.share_moves.is_empty());
+    assert_eq!(
+        executor::set_mode_text(&f, &d.schedule.steps[0]).unwrap(),
+        "switch GPU a/0 mig -> whole (holds nothing; h100-80gb: no GPU reset)"
+    );
+    let after = replay(&f, &d);
+    let g = &after.hosts[0].gpus[0];
+    assert_eq!((g.mode, g.holder), (GpuMode::Whole, Some(7)));
+    assert_eq!(after.vm(1).unwrap().placement, f.vm(1).unwrap().placement);
+    assert!(d.whole_requests[0].started);
+}
+
 // --- the command line -------------------------------------------------------------------
 
 #[test]
 fn cli_prints_the_plan_and_json_names_the_restart_kind() {
     let text = String::from_utf8(stdout_of(&["defrag", FIXTURE])).unwrap();
     for want in [
-        "plan: 4 step(s): 1 share move(s)",
-        "3 restart(s) at the next deploy",
-        "VM 4: move share 20 GB shared-0 GPU 2 -> shared-0 GPU 1",
-        "VM 10: restart at deploy 3g.40gb mig-0 GPU 0 @0 -> 3g.40gb mig-1 GPU 0 @4",
-        "GPUs freed: mig-0/0 mig-0/1 shared-0/2",
-        "hosts freed: mig-0",
+        "plan: 7 step(s): 1 share move(s)",
+        "3 restart(s) at the next deploy (nothing copied), 2 mode switch(es), 1 start(s)",
+        "  1. VM 4: move share 20 GB shared-0 GPU 2 -> shared-0 GPU 1",
+        "  2. VM 10: restart at deploy 3g.40gb mig-0 GPU 0 @0 -> 3g.40gb mig-1 GPU 0 @4",
+        "  3. set_mode: switch GPU mig-0/0 mig -> whole (holds nothing; h100-80gb: no GPU reset)",
+        "  6. set_mode: switch GPU mig-0/1 mig -> whole (holds nothing; h100-80gb: no GPU reset)",
+        "  7. VM 20: start queue -> mig-0 GPU 0,1",
+        "GPUs freed: shared-0/2",
+        "hosts freed: none",
         "before: 3 active hosts, 8 used GPUs (MIG 4, whole 1, shared 3), 0 free GPUs",
-        "after:  2 active hosts, 5 used GPUs (MIG 2, whole 1, shared 2), 3 free GPUs",
-        "pending VM 20 (2 whole GPU(s)): fits on mig-0 once GPU(s) 0,1 switch to whole",
+        "after:  3 active hosts, 7 used GPUs (MIG 2, whole 3, shared 2), 1 free GPUs",
+        "pending VM 20 (2 whole GPU(s)): starts on mig-0 in this plan, after GPU(s) 0,1 switch to whole",
     ] {
         assert!(text.contains(want), "missing `{want}` in:\n{text}");
     }
+    let json: serde_json::Value = serde_json::from_slice(&stdout_of(&["defrag", FIXTURE, "--json"])).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    let kinds: Vec<&str> = steps.iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "move",
+            "restart_at_deploy",
+            "set_mode",
+            "restart_at_deploy",
+            "restart_at_deploy",
+            "set_mode",
+            "start"
+        ]
+    );
+    for (i, k) in [(2, 0), (5, 1)] {
+        assert_eq!(steps[i]["gpu"]["host"], "mig-0");
+        assert_eq!(steps[i]["gpu"]["gpu"], k);
+        assert_eq!(steps[i]["mode_before"], "mig");
+        assert_eq!(steps[i]["mode"], "whole");
+        assert_eq!(steps[i]["needs_reset"], false);
+    }
+    assert_eq!(steps[6]["vm"], 20);
+    assert_eq!(json["mode_switches"], 2);
+    assert_eq!(json["pending_whole"][0]["started"], true);
+    assert_eq!(json["pending_whole"][0]["host"], "mig-0");
     let json: serde_json::Value =
         serde_json::from_slice(&stdout_of(&["defrag", FIXTURE, "--json", "--gpu", "mig-1/0"])).unwrap();
     let kinds: Vec<&str> = json["steps"]
@@ -557,10 +766,12 @@ fn cli_apply_writes_the_fleet_after_and_a_second_pass_has_nothing_to_do() {
     for v in d.after_fleet.vms() {
         assert_eq!(sc.fleet.vm(v.id).unwrap().placement, v.placement, "VM {}", v.id);
     }
-    assert_eq!(sc.fleet.pending(), &[20]);
+    let mig0 = orig.fleet.hosts.iter().position(|h| h.name == "mig-0").unwrap();
+    assert_gang_admitted(&orig.fleet, &sc.fleet, mig0);
+    assert_eq!(sc.fleet.hosts, d.after_fleet.hosts);
     let again: serde_json::Value = serde_json::from_slice(&stdout_of(&["defrag", o, "--json"])).unwrap();
     assert_eq!(again["steps"].as_array().unwrap().len(), 0);
-    assert_eq!(again["pending_whole"][0]["fits_after"], true);
+    assert_eq!(again["pending_whole"].as_array().unwrap().len(), 0);
 }
 
 #[test]

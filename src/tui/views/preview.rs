@@ -257,7 +257,13 @@ fn steps(app: &App, p: &Preview, area: Rect, buf: &mut Buffer) {
             StepKind::Move => "move",
             StepKind::Park => "park",
             StepKind::RestartAtDeploy => "restart at deploy",
+            StepKind::SetMode(_) => "set mode",
         };
+        if let Some(words) = crate::executor::set_mode_text(&p.before, st) {
+            let text = format!("{mark} {:>2}. {kind:<5} {words}", i + 1);
+            buf.set_string(area.x, y, truncate(&text, area.width as usize), style);
+            continue;
+        }
         let from = st
             .from
             .as_ref()
