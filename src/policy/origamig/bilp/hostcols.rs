@@ -243,7 +243,15 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
             continue;
         }
         let (own, exact) = own_vms(inst, h, &type_of, nt);
-        let list = memo_enumerate(inst, h, &keys, &total, &own, &exact, delta)?;
+        let list = memo_enumerate(&HostIn {
+            inst,
+            h,
+            keys: &keys,
+            total: &total,
+            own: &own,
+            exact: &exact,
+            delta,
+        })?;
         let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
         contents.extend(list);
         if contents.len() > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
@@ -390,6 +398,19 @@ fn own_vms(inst: &Inst, h: usize, type_of: &[usize], nt: usize) -> (Vec<u16>, Ex
     (own, exact)
 }
 
+/// The input of [`enumerate`] for host position `h` of `inst`: the neighborhood's VM types and
+/// their totals, the host's own running VMs per type and their exact GIs, and delta.
+#[derive(Clone, Copy)]
+struct HostIn<'a, 'f> {
+    inst: &'a Inst<'f>,
+    h: usize,
+    keys: &'a [TypeKey],
+    total: &'a [u32],
+    own: &'a [u16],
+    exact: &'a Exact,
+    delta: f64,
+}
+
 /// Everything [`enumerate`] reads for one host: the catalog, the host's GPUs with the GIs they
 /// hold now, its cores and RAM, the neighborhood's types and their totals, the host's own VMs
 /// per type and their exact GIs, and the weights. Equal keys give equal contents.
@@ -425,15 +446,16 @@ thread_local! {
 /// simulation see mostly the same hosts with the same VMs, whose contents need not be
 /// enumerated again. The memo holds the function's whole input as its key, so a hit returns
 /// exactly what enumerating would.
-fn memo_enumerate(
-    inst: &Inst,
-    h: usize,
-    keys: &[TypeKey],
-    total: &[u32],
-    own: &[u16],
-    exact: &Exact,
-    delta: f64,
-) -> Result<Vec<Content>, Over> {
+fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
+    let HostIn {
+        inst,
+        h,
+        keys,
+        total,
+        own,
+        exact,
+        delta,
+    } = *x;
     let host = &inst.fleet.hosts[inst.hosts[h]];
     let mut ex: Vec<_> = exact.iter().cloned().collect();
     ex.sort_unstable();
@@ -462,7 +484,7 @@ fn memo_enumerate(
     if let Some(hit) = MEMO.with(|m| m.borrow().0.get(&key).cloned()) {
         return hit;
     }
-    let list = enumerate(inst, h, keys, total, own, exact, delta).map(|found| {
+    let list = enumerate(x).map(|found| {
         let mut list: Vec<Content> = found.into_values().collect();
         list.sort_by(|a, b| a.counts.cmp(&b.counts));
         list
@@ -486,19 +508,11 @@ fn memo_enumerate(
 /// `inst.budget`) the host exceeds. The arrangements are cut GI by GI ([`Search`]); a host past
 /// the layouts or steps limit whose VM types all have one GI is enumerated GPU by GPU instead
 /// ([`bygpu`]), with the same contents and values.
-fn enumerate(
-    inst: &Inst,
-    h: usize,
-    keys: &[TypeKey],
-    total: &[u32],
-    own: &[u16],
-    exact: &Exact,
-    delta: f64,
-) -> Result<FxMap<Vec<u16>, Content>, Over> {
-    let per_gpu = gpu_configs(inst, h, keys, total);
-    match cut_arrangements(inst, h, keys, total, own, exact, delta, &per_gpu) {
-        Err(Over::Layouts | Over::Steps) if inst.by_gpu && bygpu::applies(keys) => {
-            bygpu::enumerate(inst, h, keys, total, own, exact, delta, &per_gpu)
+fn enumerate(x: &HostIn) -> Result<FxMap<Vec<u16>, Content>, Over> {
+    let per_gpu = gpu_configs(x.inst, x.h, x.keys, x.total);
+    match cut_arrangements(x, &per_gpu) {
+        Err(Over::Layouts | Over::Steps) if x.inst.by_gpu && bygpu::applies(x.keys) => {
+            bygpu::enumerate(x, &per_gpu)
         }
         r => r,
     }
@@ -558,17 +572,16 @@ fn key_classes(cat: &crate::catalog::Catalog, keys: &[TypeKey]) -> Vec<Vec<(usiz
 
 /// [`enumerate`] by cutting every combination of the GPUs' configurations `per_gpu` into VMs,
 /// GI by GI.
-#[allow(clippy::too_many_arguments)]
-fn cut_arrangements(
-    inst: &Inst,
-    h: usize,
-    keys: &[TypeKey],
-    total: &[u32],
-    own: &[u16],
-    exact: &Exact,
-    delta: f64,
-    per_gpu: &[Vec<&'static Config>],
-) -> Result<FxMap<Vec<u16>, Content>, Over> {
+fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMap<Vec<u16>, Content>, Over> {
+    let HostIn {
+        inst,
+        h,
+        keys,
+        total,
+        own,
+        exact,
+        delta,
+    } = *x;
     let cat = inst.fleet.catalog;
     let w = &inst.w;
     let host = &inst.fleet.hosts[inst.hosts[h]];

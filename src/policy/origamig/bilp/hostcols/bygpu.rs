@@ -33,10 +33,9 @@
 //! totals. The contents and values are those of the GI-by-GI search (tested on random hosts
 //! within its budget); among arrangements of equal value another one may be kept.
 
-use super::{class_id, key_classes, Content, Exact, FxMap, Over, TypeKey, MAX_STEPS};
+use super::{class_id, key_classes, Content, Exact, FxMap, HostIn, Over, TypeKey, MAX_STEPS};
 use crate::fleet::GiSlot;
 use crate::policy::origamig::bilp::configs::Config;
-use crate::policy::origamig::bilp::Inst;
 
 /// Most (partial content, GPU content) pairs combined for one host, at budget 1.
 const MAX_PAIRS: u64 = 4_000_000;
@@ -81,17 +80,19 @@ struct Acc {
 /// [`super::enumerate`] for a host where [`applies`] holds, or which limit (scaled by
 /// `inst.budget`) it exceeds: the per-GPU compositions (steps) or the pairs combined. A host of
 /// more than two GPUs with a two-GI type in the neighborhood is refused as over the steps.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn enumerate(
-    inst: &Inst,
-    h: usize,
-    keys: &[TypeKey],
-    total: &[u32],
-    own: &[u16],
-    exact: &Exact,
-    delta: f64,
+    x: &HostIn,
     per_gpu: &[Vec<&'static Config>],
 ) -> Result<FxMap<Vec<u16>, Content>, Over> {
+    let HostIn {
+        inst,
+        h,
+        keys,
+        total,
+        own,
+        exact,
+        delta,
+    } = *x;
     let cat = inst.fleet.catalog;
     let w = &inst.w;
     let host = &inst.fleet.hosts[inst.hosts[h]];
@@ -637,6 +638,7 @@ mod tests {
     use super::*;
     use crate::catalog::embedded;
     use crate::fleet::{Fleet, GiRequest, Host, Placement, Vm, VmId};
+    use crate::policy::origamig::bilp::Inst;
     use crate::policy::origamig::objective::Weights;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
@@ -737,11 +739,19 @@ mod tests {
             }
             let delta = inst.w.delta_running;
             let per_gpu = gpu_configs(&inst, 0, &keys, &total);
-            let Ok(cut) = cut_arrangements(&inst, 0, &keys, &total, &own, &exact, delta, &per_gpu) else {
+            let x = HostIn {
+                inst: &inst,
+                h: 0,
+                keys: &keys,
+                total: &total,
+                own: &own,
+                exact: &exact,
+                delta,
+            };
+            let Ok(cut) = cut_arrangements(&x, &per_gpu) else {
                 continue;
             };
-            let by = enumerate(&inst, 0, &keys, &total, &own, &exact, delta, &per_gpu)
-                .expect("within the budget of the cut search");
+            let by = enumerate(&x, &per_gpu).expect("within the budget of the cut search");
             let mut a: Vec<_> = cut.iter().map(|(k, c)| (k.clone(), c.value.to_bits())).collect();
             let mut b: Vec<_> = by.iter().map(|(k, c)| (k.clone(), c.value.to_bits())).collect();
             a.sort_unstable();
