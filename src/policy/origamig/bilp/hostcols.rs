@@ -236,14 +236,28 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
     let delta = w.delta_running;
     let mut contents: Vec<Content> = Vec::new();
     let mut per_group: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
-    for (members, _) in &groups {
-        let h = members[0];
+    // The hosts likeliest to pass the budget first (most configuration combinations of their
+    // GPUs, then most GIs now): a neighborhood that falls back to the pattern model then stops
+    // before enumerating the others. The contents are put together in group order below, so the
+    // model does not depend on this order.
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by_cached_key(|&g| {
+        let host = &fleet.hosts[inst.hosts[groups[g].0[0]]];
+        let layouts = host.gpus.iter().fold(1usize, |n, gpu| {
+            n.saturating_mul(configs::of_model(fleet.catalog.model(gpu.model)).len())
+        });
+        let gis: usize = host.gpus.iter().map(|gpu| gpu.gis.len()).sum();
+        (std::cmp::Reverse(layouts), std::cmp::Reverse(gis), g)
+    });
+    let mut lists: Vec<Vec<Content>> = vec![Vec::new(); groups.len()];
+    let mut ncontents = 0usize;
+    for g in order {
+        let h = groups[g].0[0];
         if inst.phi_fix[h] == Some(false) {
-            per_group.push(Vec::new());
             continue;
         }
         let (own, exact) = own_vms(inst, h, &type_of, nt);
-        let list = memo_enumerate(&HostIn {
+        lists[g] = memo_enumerate(&HostIn {
             inst,
             h,
             keys: &keys,
@@ -252,11 +266,14 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
             exact: &exact,
             delta,
         })?;
-        let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
-        contents.extend(list);
-        if contents.len() > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
+        ncontents += lists[g].len();
+        if ncontents > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
             return Err(Over::Columns);
         }
+    }
+    for list in lists {
+        let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
+        contents.extend(list);
         per_group.push(ids);
     }
 
