@@ -130,3 +130,38 @@ fn a_larger_budget_keeps_a_fallen_back_call_in_host_contents_with_the_same_value
     }
     assert_eq!(small.objective, large.objective);
 }
+
+/// With `host_contents_by_gpu` (solver-lab), a neighborhood past every budget of the cut search
+/// (two hosts of two A100s, 12 VMs of one and two 1g.5gb GIs) stays in host contents, enumerated
+/// GPU by GPU, and reaches the value of the pattern model it falls back to by default.
+#[cfg(feature = "solver-lab")]
+#[test]
+fn host_contents_by_gpu_keep_a_fallen_back_call_with_the_same_value() {
+    let f = two_a100_hosts(12);
+    let hosts: Vec<HostId> = (0..2).collect();
+    let settings = PolicySettings {
+        time_limit_s: 60.0,
+        ..Default::default()
+    };
+    let control = |by_gpu: bool| SolveControl {
+        formulation: Formulation::Host,
+        host_contents_by_gpu: by_gpu,
+        ..Default::default()
+    };
+    let pattern = bilp::solve_with(&f, &hosts, &[], &settings, &control(false)).unwrap();
+    assert_eq!(pattern.formulation, Formulation::Pattern);
+    let by_gpu = bilp::solve_with(&f, &hosts, &[], &settings, &control(true)).unwrap();
+    assert_eq!(by_gpu.formulation, Formulation::Host);
+    for out in [&pattern, &by_gpu] {
+        assert_eq!(out.status, SolveStatus::Optimal);
+        let mut after = f.clone();
+        for (&id, p) in &out.targets {
+            after.unplace(id).unwrap();
+            after.place(id, p.clone()).unwrap();
+        }
+        after.check_invariants().unwrap();
+        let w = Weights::from_settings(&settings);
+        assert_eq!(evaluate(&f, &after, &hosts, &w).total, out.objective);
+    }
+    assert_eq!(pattern.objective, by_gpu.objective);
+}

@@ -171,6 +171,11 @@ pub struct SolveControl {
     /// what they give).
     #[cfg(feature = "solver-lab")]
     pub conflict_cliques: bool,
+    /// Enumerate the host contents of hosts past the cutting budget GPU by GPU
+    /// (`hostcols/bygpu.rs`) instead of falling back to the pattern formulation (default: off;
+    /// measured slower on the paper's runs, docs/results/speed-notes.md).
+    #[cfg(feature = "solver-lab")]
+    pub host_contents_by_gpu: bool,
 }
 
 impl Default for SolveControl {
@@ -190,6 +195,8 @@ impl Default for SolveControl {
             fix_hosts: Vec::new(),
             #[cfg(feature = "solver-lab")]
             conflict_cliques: true,
+            #[cfg(feature = "solver-lab")]
+            host_contents_by_gpu: false,
         }
     }
 }
@@ -268,6 +275,8 @@ pub(crate) struct Inst<'a> {
     /// The host-content enumeration's budget, a multiplier of its limits (`hostcols.rs`;
     /// `policy.host_columns_budget`).
     pub budget: u32,
+    /// Enumerate hosts past the cutting budget GPU by GPU (`SolveControl::host_contents_by_gpu`).
+    pub by_gpu: bool,
 }
 
 impl<'a> Inst<'a> {
@@ -331,6 +340,7 @@ impl<'a> Inst<'a> {
             phi_fix: vec![None; hosts.len()],
             cliques: true,
             budget: 1,
+            by_gpu: false,
         })
     }
 
@@ -380,6 +390,7 @@ pub fn solve_with(
     #[cfg(feature = "solver-lab")]
     {
         inst.cliques = control.conflict_cliques;
+        inst.by_gpu = control.host_contents_by_gpu;
         for &(h, on) in &control.fix_hosts {
             if let Some(p) = hosts.iter().position(|&x| x == h) {
                 inst.phi_fix[p] = Some(on);

@@ -46,6 +46,8 @@ use good_lp::{constraint, Constraint};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
+mod bygpu;
+
 /// Most GPU-configuration combinations enumerated for one host, at budget 1
 /// (`policy.host_columns_budget` multiplies the three limits).
 const MAX_LAYOUTS: usize = 20_000;
@@ -192,34 +194,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
     }
 
     // --- types ------------------------------------------------------------------------------
-    let mut keys: Vec<TypeKey> = Vec::new();
-    let mut type_of = Vec::with_capacity(inst.vms.len());
-    let mut key_pos = Vec::with_capacity(inst.vms.len());
-    for vm in &inst.vms {
-        let mut order: Vec<usize> = (0..vm.gis.len()).collect();
-        order.sort_by_key(|&g| (vm.gis[g].model, vm.gis[g].profile));
-        let key = TypeKey {
-            gis: order
-                .iter()
-                .map(|&g| (vm.gis[g].model, vm.gis[g].profile))
-                .collect(),
-            cores: vm.cores,
-            ram: vm.ram,
-        };
-        let t = match keys.iter().position(|k| *k == key) {
-            Some(t) => t,
-            None => {
-                keys.push(key);
-                keys.len() - 1
-            }
-        };
-        type_of.push(t);
-        let mut pos = vec![0; vm.gis.len()];
-        for (r, &g) in order.iter().enumerate() {
-            pos[g] = r;
-        }
-        key_pos.push(pos);
-    }
+    let (keys, type_of, key_pos) = types(inst);
     let nt = keys.len();
     let mut running = vec![0u32; nt];
     let mut pending = vec![0u32; nt];
@@ -261,36 +236,44 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
     let delta = w.delta_running;
     let mut contents: Vec<Content> = Vec::new();
     let mut per_group: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
-    for (members, _) in &groups {
-        let h = members[0];
+    // The hosts likeliest to pass the budget first (most configuration combinations of their
+    // GPUs, then most GIs now): a neighborhood that falls back to the pattern model then stops
+    // before enumerating the others. The contents are put together in group order below, so the
+    // model does not depend on this order.
+    let mut order: Vec<usize> = (0..groups.len()).collect();
+    order.sort_by_cached_key(|&g| {
+        let host = &fleet.hosts[inst.hosts[groups[g].0[0]]];
+        let layouts = host.gpus.iter().fold(1usize, |n, gpu| {
+            n.saturating_mul(configs::of_model(fleet.catalog.model(gpu.model)).len())
+        });
+        let gis: usize = host.gpus.iter().map(|gpu| gpu.gis.len()).sum();
+        (std::cmp::Reverse(layouts), std::cmp::Reverse(gis), g)
+    });
+    let mut lists: Vec<Vec<Content>> = vec![Vec::new(); groups.len()];
+    let mut ncontents = 0usize;
+    for g in order {
+        let h = groups[g].0[0];
         if inst.phi_fix[h] == Some(false) {
-            per_group.push(Vec::new());
             continue;
         }
-        // The host's own running VMs: per type, and their exact GIs.
-        let mut own = vec![0u16; nt];
-        let mut exact: Exact = HashSet::new();
-        for (i, vm) in inst.vms.iter().enumerate() {
-            if let Some((oh, slots)) = &vm.old {
-                if *oh == h {
-                    own[type_of[i]] += 1;
-                    let mut e: Vec<_> = vm
-                        .gis
-                        .iter()
-                        .zip(slots)
-                        .map(|(g, s)| (g.profile, s.gpu, s.start))
-                        .collect();
-                    e.sort_unstable();
-                    exact.insert((type_of[i], e));
-                }
-            }
-        }
-        let list = memo_enumerate(inst, h, &keys, &total, &own, &exact, delta)?;
-        let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
-        contents.extend(list);
-        if contents.len() > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
+        let (own, exact) = own_vms(inst, h, &type_of, nt);
+        lists[g] = memo_enumerate(&HostIn {
+            inst,
+            h,
+            keys: &keys,
+            total: &total,
+            own: &own,
+            exact: &exact,
+            delta,
+        })?;
+        ncontents += lists[g].len();
+        if ncontents > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
             return Err(Over::Columns);
         }
+    }
+    for list in lists {
+        let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
+        contents.extend(list);
         per_group.push(ids);
     }
 
@@ -376,6 +359,75 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
     Ok(built)
 }
 
+/// The VM types of the neighborhood: their keys, the type of each VM of `inst.vms`, and per VM
+/// the position in its type key of each of its GIs.
+fn types(inst: &Inst) -> (Vec<TypeKey>, Vec<usize>, Vec<Vec<usize>>) {
+    let mut keys: Vec<TypeKey> = Vec::new();
+    let mut type_of = Vec::with_capacity(inst.vms.len());
+    let mut key_pos = Vec::with_capacity(inst.vms.len());
+    for vm in &inst.vms {
+        let mut order: Vec<usize> = (0..vm.gis.len()).collect();
+        order.sort_by_key(|&g| (vm.gis[g].model, vm.gis[g].profile));
+        let key = TypeKey {
+            gis: order
+                .iter()
+                .map(|&g| (vm.gis[g].model, vm.gis[g].profile))
+                .collect(),
+            cores: vm.cores,
+            ram: vm.ram,
+        };
+        let t = match keys.iter().position(|k| *k == key) {
+            Some(t) => t,
+            None => {
+                keys.push(key);
+                keys.len() - 1
+            }
+        };
+        type_of.push(t);
+        let mut pos = vec![0; vm.gis.len()];
+        for (r, &g) in order.iter().enumerate() {
+            pos[g] = r;
+        }
+        key_pos.push(pos);
+    }
+    (keys, type_of, key_pos)
+}
+
+/// The running VMs of host position `h`: how many of each type, and their exact GIs.
+fn own_vms(inst: &Inst, h: usize, type_of: &[usize], nt: usize) -> (Vec<u16>, Exact) {
+    let mut own = vec![0u16; nt];
+    let mut exact: Exact = HashSet::new();
+    for (i, vm) in inst.vms.iter().enumerate() {
+        if let Some((oh, slots)) = &vm.old {
+            if *oh == h {
+                own[type_of[i]] += 1;
+                let mut e: Vec<_> = vm
+                    .gis
+                    .iter()
+                    .zip(slots)
+                    .map(|(g, s)| (g.profile, s.gpu, s.start))
+                    .collect();
+                e.sort_unstable();
+                exact.insert((type_of[i], e));
+            }
+        }
+    }
+    (own, exact)
+}
+
+/// The input of [`enumerate`] for host position `h` of `inst`: the neighborhood's VM types and
+/// their totals, the host's own running VMs per type and their exact GIs, and delta.
+#[derive(Clone, Copy)]
+struct HostIn<'a, 'f> {
+    inst: &'a Inst<'f>,
+    h: usize,
+    keys: &'a [TypeKey],
+    total: &'a [u32],
+    own: &'a [u16],
+    exact: &'a Exact,
+    delta: f64,
+}
+
 /// Everything [`enumerate`] reads for one host: the catalog, the host's GPUs with the GIs they
 /// hold now, its cores and RAM, the neighborhood's types and their totals, the host's own VMs
 /// per type and their exact GIs, and the weights. Equal keys give equal contents.
@@ -392,6 +444,7 @@ struct EnumKey {
     /// host, gpu, free_start and delta, as bits.
     weights: [u64; 4],
     budget: u32,
+    by_gpu: bool,
 }
 
 /// Most contents kept in the memo of [`memo_enumerate`] (about 200 bytes each); it is emptied
@@ -410,15 +463,16 @@ thread_local! {
 /// simulation see mostly the same hosts with the same VMs, whose contents need not be
 /// enumerated again. The memo holds the function's whole input as its key, so a hit returns
 /// exactly what enumerating would.
-fn memo_enumerate(
-    inst: &Inst,
-    h: usize,
-    keys: &[TypeKey],
-    total: &[u32],
-    own: &[u16],
-    exact: &Exact,
-    delta: f64,
-) -> Result<Vec<Content>, Over> {
+fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
+    let HostIn {
+        inst,
+        h,
+        keys,
+        total,
+        own,
+        exact,
+        delta,
+    } = *x;
     let host = &inst.fleet.hosts[inst.hosts[h]];
     let mut ex: Vec<_> = exact.iter().cloned().collect();
     ex.sort_unstable();
@@ -442,11 +496,12 @@ fn memo_enumerate(
             delta.to_bits(),
         ],
         budget: inst.budget,
+        by_gpu: inst.by_gpu,
     };
     if let Some(hit) = MEMO.with(|m| m.borrow().0.get(&key).cloned()) {
         return hit;
     }
-    let list = enumerate(inst, h, keys, total, own, exact, delta).map(|found| {
+    let list = enumerate(x).map(|found| {
         let mut list: Vec<Content> = found.into_values().collect();
         list.sort_by(|a, b| a.counts.cmp(&b.counts));
         list
@@ -467,24 +522,26 @@ fn memo_enumerate(
 }
 
 /// Every content of host position `h` with its best arrangement, or which limit (scaled by
-/// `inst.budget`) the host exceeds.
-fn enumerate(
-    inst: &Inst,
-    h: usize,
-    keys: &[TypeKey],
-    total: &[u32],
-    own: &[u16],
-    exact: &Exact,
-    delta: f64,
-) -> Result<FxMap<Vec<u16>, Content>, Over> {
-    let fleet = inst.fleet;
-    let cat = fleet.catalog;
-    let w = &inst.w;
-    let host = &fleet.hosts[inst.hosts[h]];
-    // Per GPU: the configurations made only of GIs the neighborhood's VMs can put there, no more
-    // of a profile than the neighborhood has.
+/// `inst.budget`) the host exceeds. The arrangements are cut GI by GI ([`Search`]); a host past
+/// the layouts or steps limit whose VM types all have one GI is enumerated GPU by GPU instead
+/// ([`bygpu`]), with the same contents and values.
+fn enumerate(x: &HostIn) -> Result<FxMap<Vec<u16>, Content>, Over> {
+    let per_gpu = gpu_configs(x.inst, x.h, x.keys, x.total);
+    match cut_arrangements(x, &per_gpu) {
+        Err(Over::Layouts | Over::Steps) if x.inst.by_gpu && bygpu::applies(x.keys) => {
+            bygpu::enumerate(x, &per_gpu)
+        }
+        r => r,
+    }
+}
+
+/// Per GPU of host position `h`: the configurations made only of GIs the neighborhood's VMs can
+/// put there, no more of a profile than the neighborhood has, none dominated within equal counts
+/// (`configs::undominated`), sorted by GIs.
+fn gpu_configs(inst: &Inst, h: usize, keys: &[TypeKey], total: &[u32]) -> Vec<Vec<&'static Config>> {
+    let cat = inst.fleet.catalog;
+    let host = &inst.fleet.hosts[inst.hosts[h]];
     let mut per_gpu: Vec<Vec<&'static Config>> = Vec::with_capacity(host.gpus.len());
-    let mut layouts = 1usize;
     for gpu in &host.gpus {
         let m = cat.model(gpu.model);
         let mut have = vec![0u32; m.profiles.len()];
@@ -512,20 +569,45 @@ fn enumerate(
         }
         let mut list: Vec<&'static Config> = configs::undominated(cand).into_iter().map(|e| e.0).collect();
         list.sort_by(|a, b| a.gis.cmp(&b.gis));
-        layouts = layouts.saturating_mul(list.len());
         per_gpu.push(list);
     }
+    per_gpu
+}
+
+/// Class of a model: the first model of the catalog with its class string, so that two models
+/// are of the same class exactly when their class ids are equal.
+fn class_id(cat: &crate::catalog::Catalog, m: ModelId) -> usize {
+    (0..cat.models.len()).find(|&o| cat.same_class(o, m)).unwrap_or(m)
+}
+
+/// Per type: (class id, profile) of each position of its key.
+fn key_classes(cat: &crate::catalog::Catalog, keys: &[TypeKey]) -> Vec<Vec<(usize, ProfileId)>> {
+    keys.iter()
+        .map(|k| k.gis.iter().map(|&(m, p)| (class_id(cat, m), p)).collect())
+        .collect()
+}
+
+/// [`enumerate`] by cutting every combination of the GPUs' configurations `per_gpu` into VMs,
+/// GI by GI.
+fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMap<Vec<u16>, Content>, Over> {
+    let HostIn {
+        inst,
+        h,
+        keys,
+        total,
+        own,
+        exact,
+        delta,
+    } = *x;
+    let cat = inst.fleet.catalog;
+    let w = &inst.w;
+    let host = &inst.fleet.hosts[inst.hosts[h]];
+    let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
     if layouts > MAX_LAYOUTS.saturating_mul(inst.budget as usize) {
         return Err(Over::Layouts);
     }
-    // Class of a model: the first model of the catalog with its class string, so that two
-    // models are of the same class exactly when their class ids are equal.
-    let class_id = |m: ModelId| (0..cat.models.len()).find(|&o| cat.same_class(o, m)).unwrap_or(m);
-    let gpu_class: Vec<usize> = host.gpus.iter().map(|g| class_id(g.model)).collect();
-    let key_class: Vec<Vec<(usize, ProfileId)>> = keys
-        .iter()
-        .map(|k| k.gis.iter().map(|&(m, p)| (class_id(m), p)).collect())
-        .collect();
+    let gpu_class: Vec<usize> = host.gpus.iter().map(|g| class_id(cat, g.model)).collect();
+    let key_class = key_classes(cat, keys);
     // Per (class, profile) of a GI: the (type, position) pairs the first unused GI can take in
     // `Search::cut`, in the order it tries them (by type, then position; the first of equal
     // positions only).
@@ -605,7 +687,7 @@ fn enumerate(
                 return Err(Over::Steps);
             }
         }
-        if !toolkit::next_combination(&mut idx, &per_gpu) {
+        if !toolkit::next_combination(&mut idx, per_gpu) {
             break;
         }
     }
