@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod batch;
 mod chargeback;
 mod check;
 mod defrag;
@@ -46,6 +47,9 @@ pub enum Command {
     /// The defragmentation pass across GPU modes: soft shares repacked, the fewest MIG tenants
     /// restarted at their next deploy to free GPUs.
     Defrag(defrag::Args),
+    /// The batch plan of the pending queue across GPU modes: MIG layouts by the exact planner,
+    /// shares and gangs by the packing score; --apply writes the placements.
+    Batch(batch::Args),
     /// GPU-hours per tenant by the chargeback rule.
     Chargeback(chargeback::Args),
     /// Export the fleet's current layouts (mig-parted config, Kubernetes artefacts).
@@ -152,6 +156,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Some(Command::Mode(a)) => mode::run(a),
         Some(Command::Solve(a)) => solve::run(a),
         Some(Command::Defrag(a)) => defrag::run(a),
+        Some(Command::Batch(a)) => batch::run(a),
         Some(Command::Chargeback(a)) => chargeback::run(a),
         Some(Command::Export(a)) => export::run(a),
         Some(Command::Import(a)) => import::run(a),

@@ -6,6 +6,7 @@
 //! solves with one thread, so the tests can share the process.
 
 mod bad_input;
+mod batch_cli;
 mod cli_rules;
 mod common;
 mod defrag;
