@@ -18,15 +18,8 @@ use std::path::PathBuf;
 pub struct Args {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Apply the plan and write the scenario to the file of `-o`.
-    #[arg(long, requires = "out")]
-    pub apply: bool,
-    /// With --apply: the scenario file to write (atomically).
-    #[arg(short = 'o', long = "out", value_name = "OUT.toml", requires = "apply")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::ChangeOutput,
 }
 
 /// What the batch did, in the terms both reports print.
@@ -45,23 +38,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let plan = serving::plan_pending(&sc.fleet, &sc.policy, ExactSettings::default())
         .map_err(|e| anyhow::anyhow!("{file}: the batch cannot be planned: {e}"))?;
     let r = report(&sc.fleet, &plan);
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&plan, &r))?);
-    } else {
-        print!("{}", render(&plan, &r));
-    }
-    if let (true, Some(out)) = (a.apply, &a.out) {
-        let mut next = sc.clone();
-        next.fleet = plan.fleet.clone();
-        next.fleet
-            .check_invariants()
-            .map_err(|e| anyhow::anyhow!("internal: the batch plan broke an invariant: {e}"))?;
-        scenario::save(&next, out)?;
-        if !a.json {
-            println!("wrote {}", out.display());
-        }
-    }
-    Ok(())
+    a.output.finish(
+        &sc,
+        &plan.fleet,
+        || render(&plan, &r),
+        || to_json(&plan, &r),
+        "the batch plan",
+    )
 }
 
 /// Why a VM the batch left pending found no room, as far as its shape tells.

@@ -25,15 +25,8 @@ pub struct Args {
     /// Free this MIG GPU: HOST/GPU (host name or index, GPU index).
     #[arg(long, value_name = "HOST/GPU")]
     pub gpu: Option<String>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Apply the plan and write the scenario to the file of `-o`.
-    #[arg(long, requires = "out")]
-    pub apply: bool,
-    /// With --apply: the scenario file to write (atomically).
-    #[arg(short = 'o', long = "out", value_name = "OUT.toml", requires = "apply")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::ChangeOutput,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -63,23 +56,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Goal::Gpu(..) => anyhow::anyhow!("--gpu: {e}"),
         _ => anyhow::anyhow!("{file}: {e}"),
     })?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(fleet, &d))?);
-    } else {
-        print!("{}", render(fleet, &d));
-    }
-    if let (true, Some(out)) = (a.apply, &a.out) {
-        let mut next = sc.clone();
-        next.fleet = d.after_fleet.clone();
-        next.fleet
-            .check_invariants()
-            .map_err(|e| anyhow::anyhow!("internal: the applied plan broke an invariant: {e}"))?;
-        scenario::save(&next, out)?;
-        if !a.json {
-            println!("wrote {}", out.display());
-        }
-    }
-    Ok(())
+    a.output.finish(
+        &sc,
+        &d.after_fleet,
+        || render(fleet, &d),
+        || to_json(fleet, &d),
+        "the applied plan",
+    )
 }
 
 fn example(fleet: &Fleet) -> String {

@@ -73,6 +73,52 @@ pub enum Command {
 }
 
 /// Runs the command line; returns the process exit code.
+/// The output flags of a command that proposes a change of the fleet (`batch`, `defrag`,
+/// `mode`): `--json`, and `--apply -o OUT` to write the scenario after the change.
+#[derive(clap::Args, Debug)]
+pub struct ChangeOutput {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Apply the change and write the scenario after it to the file of `-o`.
+    #[arg(long, requires = "out")]
+    pub apply: bool,
+    /// With --apply: the scenario file to write (written atomically; may be the input).
+    #[arg(short = 'o', long = "out", value_name = "OUT.toml", requires = "apply")]
+    pub out: Option<std::path::PathBuf>,
+}
+
+impl ChangeOutput {
+    /// Prints the change (JSON or text); with `--apply`, checks the fleet after it and writes
+    /// `sc` with that fleet to `-o`. `what` names the change in the internal-error message.
+    pub fn finish(
+        &self,
+        sc: &crate::scenario::Scenario,
+        after: &crate::fleet::Fleet,
+        text: impl FnOnce() -> String,
+        json: impl FnOnce() -> serde_json::Value,
+        what: &str,
+    ) -> anyhow::Result<()> {
+        if self.json {
+            println!("{}", serde_json::to_string_pretty(&json())?);
+        } else {
+            print!("{}", text());
+        }
+        if let (true, Some(out)) = (self.apply, &self.out) {
+            let mut next = sc.clone();
+            next.fleet = after.clone();
+            next.fleet
+                .check_invariants()
+                .map_err(|e| anyhow::anyhow!("internal: {what} broke an invariant: {e}"))?;
+            crate::scenario::save(&next, out).map_err(|e| anyhow::anyhow!("-o {}: {e:#}", out.display()))?;
+            if !self.json {
+                println!("wrote {}", out.display());
+            }
+        }
+        Ok(())
+    }
+}
+
 pub fn run() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,

@@ -23,15 +23,8 @@ pub struct Args {
     /// the GPU's model (e.g. `mig all-balanced`).
     #[arg(value_name = "MODE", num_args = 1..=2, required = true)]
     pub mode: Vec<String>,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-    /// Apply the change and write the fleet after it to the file of `-o`.
-    #[arg(long, requires = "out")]
-    pub apply: bool,
-    /// With --apply: the scenario file to write (written atomically; may be the input).
-    #[arg(short = 'o', long = "out", value_name = "OUT.toml", requires = "apply")]
-    pub out: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: super::ChangeOutput,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -44,23 +37,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .map_err(|e| anyhow::anyhow!("MODE `{}`: {e}", words.join(" ")))?;
     let p = mode::mode_preview(fleet, host, gpu, &target)
         .map_err(|e| anyhow::anyhow!("MODE `{}`: {e}", words.join(" ")))?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(fleet, &p))?);
-    } else {
-        print!("{}", render(fleet, &p));
-    }
-    if let (true, Some(out)) = (a.apply, &a.out) {
-        let mut next = sc.clone();
-        next.fleet = p.after.clone();
-        next.fleet
-            .check_invariants()
-            .map_err(|e| anyhow::anyhow!("internal: the mode change broke an invariant: {e}"))?;
-        scenario::save(&next, out).map_err(|e| anyhow::anyhow!("-o {}: {e:#}", out.display()))?;
-        if !a.json {
-            println!("wrote {}", out.display());
-        }
-    }
-    Ok(())
+    a.output.finish(
+        &sc,
+        &p.after,
+        || render(fleet, &p),
+        || to_json(fleet, &p),
+        "the mode change",
+    )
 }
 
 /// `HOST/GPU` (or `HOST:GPU`) into the host index and the GPU index, with a one-line error
