@@ -1360,8 +1360,16 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
     let st = p.schedule.steps[p.done].clone();
     let label = placement_label(&p.after, &st.to);
     let msg = match (st.kind, p.phase) {
-        (StepKind::SetMode(_), _) => {
-            let words = executor::set_mode_text(&p.before, &st).unwrap_or_default();
+        (StepKind::SetMode(_) | StepKind::RestartAtDeploy | StepKind::Start, _) => {
+            // One step that is whole at once: a mode switch, a restart at deploy, a start.
+            let words = match st.kind {
+                StepKind::SetMode(_) => executor::set_mode_text(&p.before, &st).unwrap_or_default(),
+                StepKind::RestartAtDeploy => format!(
+                    "VM {} stopped and started on {label} (restart at its next deploy, nothing copied)",
+                    st.vm
+                ),
+                _ => format!("created the GIs of VM {} and started it on {label}", st.vm),
+            };
             apply_steps(
                 s,
                 &Schedule {
@@ -1372,36 +1380,6 @@ fn plan_step(s: &mut Session) -> Result<Outcome> {
             p.done += 1;
             p.phase = PlanPhase::Pending;
             format!("step {}: {words}", p.done)
-        }
-        (StepKind::RestartAtDeploy, _) => {
-            apply_steps(
-                s,
-                &Schedule {
-                    steps: vec![st.clone()],
-                    ..Default::default()
-                },
-            )?;
-            p.done += 1;
-            p.phase = PlanPhase::Pending;
-            format!(
-                "step {}: VM {} stopped and started on {label} (restart at its next deploy, nothing copied)",
-                p.done, st.vm
-            )
-        }
-        (StepKind::Start, _) => {
-            apply_steps(
-                s,
-                &Schedule {
-                    steps: vec![st.clone()],
-                    ..Default::default()
-                },
-            )?;
-            p.done += 1;
-            p.phase = PlanPhase::Pending;
-            format!(
-                "step {}: created the GIs of VM {} and started it on {label}",
-                p.done, st.vm
-            )
         }
         (_, PlanPhase::Pending) => {
             p.phase = PlanPhase::Created;
