@@ -81,6 +81,18 @@ pub struct Neighborhood {
 }
 
 impl Neighborhood {
+    /// A consolidation call of `class` with nothing to decide.
+    fn nothing_to_consolidate(class: &Class) -> Self {
+        Neighborhood {
+            kind: CallKind::Consolidation(class.clone()),
+            hosts: Vec::new(),
+            pending: Vec::new(),
+            rejected: Vec::new(),
+            sources: Vec::new(),
+            n_vms: 0,
+        }
+    }
+
     /// Whether the call has nothing to decide.
     pub fn is_empty(&self) -> bool {
         self.n_vms == 0
@@ -508,14 +520,7 @@ fn algorithm1_consolidation(
         }
     }
     if sources.is_empty() {
-        return Neighborhood {
-            kind: CallKind::Consolidation(class.clone()),
-            hosts: Vec::new(),
-            pending: Vec::new(),
-            rejected: Vec::new(),
-            sources: Vec::new(),
-            n_vms: 0,
-        };
+        return Neighborhood::nothing_to_consolidate(class);
     }
     Neighborhood {
         kind: CallKind::Consolidation(class.clone()),
@@ -582,14 +587,7 @@ pub fn merge_in(
         can_empty(fleet, &[h], &others)
     });
     if b.hosts.len() < 2 || !empties {
-        return Neighborhood {
-            kind: CallKind::Consolidation(class.clone()),
-            hosts: Vec::new(),
-            pending: Vec::new(),
-            rejected: Vec::new(),
-            sources: Vec::new(),
-            n_vms: 0,
-        };
+        return Neighborhood::nothing_to_consolidate(class);
     }
     Neighborhood {
         kind: CallKind::Consolidation(class.clone()),
