@@ -1426,6 +1426,16 @@ impl Fleet {
         (0..self.hosts.len()).map(|h| self.host_power_w(h)).sum()
     }
 
+    /// A GPU reference of this fleet for messages and examples: GPU 0 of the first host with GPUs
+    /// (`node0/0` in a fleet without GPUs).
+    pub fn example_gpu_label(&self) -> String {
+        self.hosts
+            .iter()
+            .position(|h| !h.gpus.is_empty())
+            .map(|h| self.gpu_label(h, 0))
+            .unwrap_or_else(|| "node0/0".into())
+    }
+
     /// Human label of a GPU: `host/gpu`.
     pub fn gpu_label(&self, h: HostId, k: usize) -> String {
         format!("{}/{}", self.hosts[h].name, k)

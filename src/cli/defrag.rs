@@ -44,7 +44,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, g).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--gpu: no GPU `{g}` in {file} (say HOST/GPU, e.g. {})",
-                    example(fleet)
+                    fleet.example_gpu_label()
                 )
             })?;
             Goal::Gpu(h, k)
@@ -63,15 +63,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         || to_json(fleet, &d),
         "the applied plan",
     )
-}
-
-fn example(fleet: &Fleet) -> String {
-    fleet
-        .hosts
-        .iter()
-        .position(|h| !h.gpus.is_empty())
-        .map(|h| fleet.gpu_label(h, 0))
-        .unwrap_or_else(|| "node0/0".into())
 }
 
 fn goal_text(fleet: &Fleet, g: Goal) -> String {

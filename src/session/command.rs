@@ -138,8 +138,12 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
                 bail!("{usage}");
             };
             let fleet = s.fleet();
-            let (host, gpu) = crate::ops::mode::parse_gpu_ref(fleet, gpu)
-                .ok_or_else(|| anyhow!("no GPU `{gpu}` (say HOST/GPU, e.g. {})", fleet_example(fleet)))?;
+            let (host, gpu) = crate::ops::mode::parse_gpu_ref(fleet, gpu).ok_or_else(|| {
+                anyhow!(
+                    "no GPU `{gpu}` (say HOST/GPU, e.g. {})",
+                    fleet.example_gpu_label()
+                )
+            })?;
             let target = crate::ops::mode::parse_target(fleet, host, gpu, &rest[1..])
                 .map_err(|e| anyhow!("{e}; {usage}"))?;
             if cmd == "mode!" {
@@ -159,7 +163,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
                         let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, w).ok_or_else(|| {
                             anyhow!(
                                 "`defrag {w}`: say a number of free GPUs or a GPU as HOST/GPU (e.g. {})",
-                                fleet_example(fleet)
+                                fleet.example_gpu_label()
                             )
                         })?;
                         Goal::Gpu(h, k)
@@ -170,16 +174,6 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
         }
         other => bail!("unknown command `{other}` (press ? for the list)"),
     })
-}
-
-/// A GPU reference of this fleet, for messages: its first GPU.
-fn fleet_example(fleet: &Fleet) -> String {
-    fleet
-        .hosts
-        .iter()
-        .position(|h| !h.gpus.is_empty())
-        .map(|h| fleet.gpu_label(h, 0))
-        .unwrap_or_else(|| "node0/0".into())
 }
 
 /// `HOST` and `GPU@START[,GPU@START]` into a placement.
