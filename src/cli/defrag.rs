@@ -41,12 +41,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let goal = match (&a.gpu, a.free_gpus) {
         (Some(g), _) => {
-            let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, g).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "--gpu: no GPU `{g}` in {file} (say HOST/GPU, e.g. {})",
-                    fleet.example_gpu_label()
-                )
-            })?;
+            let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, g)
+                .map_err(|e| anyhow::anyhow!("--gpu: no GPU `{g}` in {file}: {e}"))?;
             Goal::Gpu(h, k)
         }
         (None, Some(n)) => Goal::FreeGpus(n),

@@ -5,7 +5,7 @@
 //! `--apply -o OUT` the fleet after the change is written to OUT as a scenario; the scenario
 //! file itself is only read.
 
-use crate::fleet::{Fleet, HostId};
+use crate::fleet::Fleet;
 use crate::ops::mode::{self, Destination, ModePreview, ModeTarget};
 use crate::scenario;
 use serde_json::json;
@@ -31,7 +31,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let sc = scenario::load(&a.scenario)?;
     let fleet = &sc.fleet;
     let file = a.scenario.display().to_string();
-    let (host, gpu) = resolve_gpu(fleet, &a.gpu, &file)?;
+    let (host, gpu) = mode::parse_gpu_ref(fleet, &a.gpu)
+        .map_err(|e| anyhow::anyhow!("HOST/GPU `{}` in {file}: {e}", a.gpu))?;
     let words: Vec<&str> = a.mode.iter().map(String::as_str).collect();
     let target = mode::parse_target(fleet, host, gpu, &words)
         .map_err(|e| anyhow::anyhow!("MODE `{}`: {e}", words.join(" ")))?;
@@ -44,37 +45,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         || to_json(fleet, &p),
         "the mode change",
     )
-}
-
-/// `HOST/GPU` (or `HOST:GPU`) into the host index and the GPU index, with a one-line error
-/// naming the argument, the file and what exists.
-fn resolve_gpu(fleet: &Fleet, arg: &str, file: &str) -> anyhow::Result<(HostId, usize)> {
-    let Some((h, k)) = arg.rsplit_once('/').or_else(|| arg.rsplit_once(':')) else {
-        anyhow::bail!("HOST/GPU `{arg}`: say a host and a GPU index, e.g. `mig-0/2`");
-    };
-    let host = fleet
-        .hosts
-        .iter()
-        .position(|x| x.name == h)
-        .or_else(|| h.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()));
-    let Some(host) = host else {
-        let names: Vec<&str> = fleet.hosts.iter().take(8).map(|h| h.name.as_str()).collect();
-        let more = if fleet.hosts.len() > 8 { ", ..." } else { "" };
-        anyhow::bail!(
-            "HOST/GPU `{arg}`: no host `{h}` in {file} (hosts: {}{more})",
-            names.join(", ")
-        );
-    };
-    let n = fleet.hosts[host].gpus.len();
-    match k.parse::<usize>() {
-        Ok(g) if g < n => Ok((host, g)),
-        _ if n == 0 => anyhow::bail!("HOST/GPU `{arg}`: host `{h}` has no GPUs"),
-        _ => anyhow::bail!(
-            "HOST/GPU `{arg}`: host `{h}` has {n} GPU{} (0..={}), no GPU `{k}`",
-            if n == 1 { "" } else { "s" },
-            n - 1
-        ),
-    }
 }
 
 /// The preview's lines (the same the planner's overlay and log show), then the active hosts

@@ -183,16 +183,34 @@ pub enum ModeError {
     Fleet(String),
 }
 
-/// `host/gpu`, `host:gpu` or a GPU index `H.K` into (host, gpu).
-pub fn parse_gpu_ref(fleet: &Fleet, s: &str) -> Option<(HostId, usize)> {
-    let (h, k) = s.rsplit_once('/').or_else(|| s.rsplit_once(':'))?;
+/// `HOST/GPU` or `HOST:GPU` (a host's name or index, a GPU's index on it) into (host, gpu).
+/// The error says in one phrase what is wrong: the form, an unknown host (naming the first
+/// hosts) or a GPU index the host does not have.
+pub fn parse_gpu_ref(fleet: &Fleet, s: &str) -> Result<(HostId, usize), String> {
+    let example = fleet.example_gpu_label();
+    let Some((h, k)) = s.rsplit_once('/').or_else(|| s.rsplit_once(':')) else {
+        return Err(format!("say a host and a GPU index, e.g. `{example}`"));
+    };
     let host = fleet
         .hosts
         .iter()
         .position(|x| x.name == h)
-        .or_else(|| h.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()))?;
-    let gpu = k.parse::<usize>().ok()?;
-    (gpu < fleet.hosts[host].gpus.len()).then_some((host, gpu))
+        .or_else(|| h.parse::<usize>().ok().filter(|&i| i < fleet.hosts.len()));
+    let Some(host) = host else {
+        let names: Vec<&str> = fleet.hosts.iter().take(8).map(|h| h.name.as_str()).collect();
+        let more = if fleet.hosts.len() > 8 { ", ..." } else { "" };
+        return Err(format!("no host `{h}` (hosts: {}{more})", names.join(", ")));
+    };
+    let n = fleet.hosts[host].gpus.len();
+    match k.parse::<usize>() {
+        Ok(g) if g < n => Ok((host, g)),
+        _ if n == 0 => Err(format!("host `{h}` has no GPUs")),
+        _ => Err(format!(
+            "host `{h}` has {n} GPU{} (0..={}), no GPU `{k}`",
+            if n == 1 { "" } else { "s" },
+            n - 1
+        )),
+    }
 }
 
 /// `whole`, `shared` or `mig LAYOUT` (a layout of the menu for the GPU's model or class).

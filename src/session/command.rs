@@ -138,12 +138,8 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
                 bail!("{usage}");
             };
             let fleet = s.fleet();
-            let (host, gpu) = crate::ops::mode::parse_gpu_ref(fleet, gpu).ok_or_else(|| {
-                anyhow!(
-                    "no GPU `{gpu}` (say HOST/GPU, e.g. {})",
-                    fleet.example_gpu_label()
-                )
-            })?;
+            let (host, gpu) = crate::ops::mode::parse_gpu_ref(fleet, gpu)
+                .map_err(|e| anyhow!("no GPU `{gpu}`: {e}; {usage}"))?;
             let target = crate::ops::mode::parse_target(fleet, host, gpu, &rest[1..])
                 .map_err(|e| anyhow!("{e}; {usage}"))?;
             if cmd == "mode!" {
@@ -160,11 +156,8 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
                 [w] => match w.parse::<usize>() {
                     Ok(n) => Goal::FreeGpus(n),
                     Err(_) => {
-                        let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, w).ok_or_else(|| {
-                            anyhow!(
-                                "`defrag {w}`: say a number of free GPUs or a GPU as HOST/GPU (e.g. {})",
-                                fleet.example_gpu_label()
-                            )
+                        let (h, k) = crate::ops::mode::parse_gpu_ref(fleet, w).map_err(|e| {
+                            anyhow!("`defrag {w}`: say a number of free GPUs or a GPU as HOST/GPU ({e})")
                         })?;
                         Goal::Gpu(h, k)
                     }

@@ -141,7 +141,7 @@ fn bad_arguments_are_one_line_errors_naming_the_argument() {
         ),
         (
             vec![SCENARIO, "l40s-0", "whole"],
-            vec!["HOST/GPU `l40s-0`", "e.g. `mig-0/2`"],
+            vec!["HOST/GPU `l40s-0`", "e.g. `h100-0/0`"],
         ),
         (
             vec![SCENARIO, "h100-0/1", "mig", "no-such-layout"],
