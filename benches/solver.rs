@@ -17,7 +17,7 @@
 //! two-phase call), the root LP bound and the LP bound with each active host forced off.
 
 use migplan::fleet::{Fleet, HostId, VmId};
-use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
+use migplan::policy::origamig::bilp::{self, CallLimit, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{self, CallKind, Class};
 use migplan::scenario::{self, PolicySettings};
@@ -225,6 +225,7 @@ fn probe(inst: &Instance, settings: &PolicySettings) {
         .filter(|&h| inst.fleet.hosts[h].is_active())
         .collect();
     let ctl1 = SolveControl {
+        limit: CallLimit::Clock,
         fix_hosts: active.iter().map(|&h| (h, true)).collect(),
         ..Default::default()
     };
@@ -287,6 +288,7 @@ fn main() {
         args.presolve
     );
     let ctl = SolveControl {
+        limit: CallLimit::Clock,
         formulation: args.formulation,
         verbose: args.verbose,
         presolve: args.presolve,

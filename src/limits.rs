@@ -44,8 +44,12 @@ pub const MAX_TRACE_ROWS: usize = 10_000_000;
 /// Longest trace window (`trace_window_days`): ten years.
 pub const MAX_TRACE_DAYS: f64 = 3_652.5;
 
-/// Longest optimizer time limit per call (`time_limit_s`): one day.
+/// Longest optimizer time limit per call (`time_limit_s`, `sim_time_limit_s`): one day.
 pub const MAX_TIME_LIMIT_S: f64 = 86_400.0;
+
+/// Most HiGHS branch-and-bound nodes per simulated call (`node_limit`): HiGHS counts them in a
+/// 32-bit integer.
+pub const MAX_NODE_LIMIT: u64 = i32::MAX as u64;
 
 /// A number as written in messages: large values in exponent form (`1e308`, not 309 digits),
 /// the others as TOML writes them (`nan`, `-inf`).

@@ -553,6 +553,15 @@ pub struct Summary {
     pub call_s_total: f64,
     pub trigger_checks: u64,
     pub trigger_check_s_total: f64,
+    /// Of those calls, the ones the node budget (`node_limit`) ended before the optimum was
+    /// proven: the same on any machine (absent from the JSON while 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub calls_node_limited: u64,
+    /// Of those calls, the ones the wall-clock safety limit (`sim_time_limit_s`) ended: where
+    /// they stopped depends on the machine's speed and load, so the run's figures may differ on
+    /// another machine or at another load (absent from the JSON while 0).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub calls_wall_limited: u64,
     pub stranded: Vec<StrandedMean>,
 }
 
@@ -828,6 +837,8 @@ impl Recorder {
             call_s_total: 0.0,
             trigger_checks: 0,
             trigger_check_s_total: 0.0,
+            calls_node_limited: 0,
+            calls_wall_limited: 0,
             stranded: self
                 .stranded_sum
                 .iter()

@@ -300,7 +300,22 @@ pub struct PolicySettings {
     pub delta: f64,
     pub m_max: usize,
     pub n_max: usize,
+    /// Wall-clock limit in seconds of an optimizer call a user waits for (`migplan solve`, the
+    /// planner's solve, `experiment`'s OPT snapshots). Simulated calls are bounded by
+    /// `node_limit` and `sim_time_limit_s` instead (docs/optimizer.md, "Call budget").
     pub time_limit_s: f64,
+    /// The deterministic budget of a simulated call (policies `origamig`, `opt`, `packing`):
+    /// HiGHS branch-and-bound nodes per call (`mip_max_nodes`). It ends a call at the same point
+    /// on any machine at any load, so a seed gives the same figures everywhere. 0 stops at the
+    /// root node's first check (the start placement or the greedy one is returned). Saves leave
+    /// out the default.
+    #[serde(skip_serializing_if = "is_default_node_limit")]
+    pub node_limit: u64,
+    /// Wall-clock safety limit in seconds of a simulated call, far above what `node_limit`
+    /// takes. A call that reaches it depends on the machine's speed: it is counted
+    /// (`calls_wall_limited` in `simulate --json`) and reported. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_default_sim_time_limit")]
+    pub sim_time_limit_s: f64,
     pub threads: u32,
     /// Consolidation threshold theta on the gap Gamma_h.
     pub theta: i64,
@@ -376,6 +391,20 @@ pub struct PolicySettings {
 
 /// The default `merge_hosts`.
 pub const DEFAULT_MERGE_HOSTS: usize = 4;
+
+/// The default `node_limit`: HiGHS nodes per simulated call (docs/optimizer.md, "Call budget").
+pub const DEFAULT_NODE_LIMIT: u64 = 10_000;
+
+/// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call.
+pub const DEFAULT_SIM_TIME_LIMIT_S: f64 = 120.0;
+
+fn is_default_node_limit(n: &u64) -> bool {
+    *n == DEFAULT_NODE_LIMIT
+}
+
+fn is_default_sim_time_limit(s: &f64) -> bool {
+    *s == DEFAULT_SIM_TIME_LIMIT_S
+}
 
 fn is_default_merge(n: &usize) -> bool {
     *n == DEFAULT_MERGE_HOSTS
@@ -471,6 +500,8 @@ impl Default for PolicySettings {
             m_max: 16,
             n_max: 64,
             time_limit_s: 10.0,
+            node_limit: DEFAULT_NODE_LIMIT,
+            sim_time_limit_s: DEFAULT_SIM_TIME_LIMIT_S,
             threads: 1,
             theta: 1,
             check_every_s: 10.0,

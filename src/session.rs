@@ -341,6 +341,8 @@ impl SolveRequest {
                     bound: p.bound,
                 })
             })),
+            // A user waits for this call: the wall clock bounds it, not the simulation's budget.
+            limit: bilp::CallLimit::Clock,
             ..Default::default()
         };
         let call = origamig::propose_with(&self.fleet, self.mode, None, &self.settings, &control)?;

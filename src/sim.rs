@@ -347,6 +347,9 @@ impl Simulator {
         s.calls = times.len() as u64;
         s.call_s_total = times.iter().fold(0.0, |a, b| a + b);
         (s.trigger_checks, s.trigger_check_s_total) = self.policy.trigger_checks();
+        let limited = self.policy.limited_calls();
+        s.calls_node_limited = limited.node_limited;
+        s.calls_wall_limited = limited.wall_limited;
         if self.now > ws && !times.is_empty() {
             let skip = self.calls_before_window.unwrap_or(0).min(times.len());
             let calls = &times[skip..];

@@ -287,7 +287,12 @@ fn quantile(xs: &mut [f64], q: f64) -> f64 {
 /// OPT's fleet and its solve outcome.
 fn opt_of(fleet: &Fleet, settings: &PolicySettings) -> anyhow::Result<(Fleet, bilp::SolveOutcome)> {
     let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
-    let out = bilp::solve_with(fleet, &hosts, fleet.pending(), settings, &SolveControl::default())?;
+    // OPT with `--opt-time-limit` of wall clock (§6.8 compares it with OrigaMIG as a timed solve).
+    let control = SolveControl {
+        limit: bilp::CallLimit::Clock,
+        ..SolveControl::default()
+    };
+    let out = bilp::solve_with(fleet, &hosts, fleet.pending(), settings, &control)?;
     let after = fleet
         .with_placements(&out.targets)
         .map_err(|(id, e)| anyhow::anyhow!("OPT placement of VM {id}: {e}"))?;

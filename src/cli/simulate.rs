@@ -221,12 +221,23 @@ pub fn run_one(scenario: &Scenario, policy_name: &str, progress: &mut dyn FnMut(
     let mut sim = Simulator::new(scenario, policy)?;
     let t = Instant::now();
     sim.run_with(progress);
+    let summary = sim.metrics();
+    // Every command that runs simulations (simulate, sweep, experiment) says so on stderr.
+    if summary.calls_wall_limited > 0 {
+        eprintln!(
+            "warning: {} {} seed {}: {}",
+            scenario.name,
+            policy_name.to_ascii_lowercase(),
+            scenario.workload.seed,
+            wall_limited_warning(summary.calls_wall_limited)
+        );
+    }
     Ok(Row {
         scenario: scenario.name.clone(),
         policy: policy_name.to_ascii_lowercase(),
         seed: scenario.workload.seed,
         load: scenario.workload.load,
-        summary: sim.metrics(),
+        summary,
         wall_s: t.elapsed().as_secs_f64(),
         stranded_end: sim
             .fleet()
@@ -301,6 +312,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What a run with `n` calls ended by the wall-clock safety limit means for its figures.
+pub fn wall_limited_warning(n: u64) -> String {
+    format!(
+        "{n} optimizer call(s) ended by the wall-clock safety limit (`sim_time_limit_s`), not by \
+         the node budget: NOT reproducible, the figures depend on this machine's speed and load"
+    )
+}
+
 fn human(scenario: &Scenario, row: &Row) -> String {
     use std::fmt::Write;
     let s = &row.summary;
@@ -372,6 +391,20 @@ fn human(scenario: &Scenario, row: &Row) -> String {
             o,
             "  optimizer time  {} calls in {:.2} s, {} trigger checks without a solve in {:.3} s (whole run)",
             s.calls, s.call_s_total, s.trigger_checks, s.trigger_check_s_total
+        );
+    }
+    if s.calls_node_limited > 0 {
+        let _ = writeln!(
+            o,
+            "  node budget     {} calls ended by `node_limit` before the optimum was proven",
+            s.calls_node_limited
+        );
+    }
+    if s.calls_wall_limited > 0 {
+        let _ = writeln!(
+            o,
+            "  wall clock      {}",
+            wall_limited_warning(s.calls_wall_limited)
         );
     }
     if !s.stranded.is_empty() {

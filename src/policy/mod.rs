@@ -99,6 +99,13 @@ pub trait Policy: Send {
         Vec::new()
     }
 
+    /// Optimizer calls made so far that a limit ended before the optimum was proven: by the
+    /// node budget (reproducible) or by the wall clock (not reproducible). Zero for policies
+    /// without calls.
+    fn limited_calls(&self) -> LimitedCalls {
+        LimitedCalls::default()
+    }
+
     /// Optimizer calls made so far (for progress reports); by default those of
     /// [`Policy::call_times_s`].
     fn optimizer_calls(&self) -> usize {
@@ -109,6 +116,29 @@ pub trait Policy: Send {
     /// soon after: the call ends as at its time limit, with its best plan so far. `None` takes
     /// the flag away again. Policies that make no optimizer calls ignore it.
     fn set_cancel(&mut self, _cancel: Option<Arc<AtomicBool>>) {}
+}
+
+/// Optimizer calls that a limit ended before the optimum was proven (docs/optimizer.md, "Call
+/// budget").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LimitedCalls {
+    /// Ended by the node budget (`node_limit`): the same on any machine.
+    pub node_limited: u64,
+    /// Ended by the wall clock (`sim_time_limit_s`): where depends on the machine's speed and
+    /// load, so the run's figures may differ elsewhere.
+    pub wall_limited: u64,
+}
+
+impl LimitedCalls {
+    /// Counts a call that ended with `status` (`None`: no solve ran).
+    pub fn count(&mut self, status: Option<origamig::bilp::SolveStatus>) {
+        use origamig::bilp::SolveStatus;
+        match status {
+            Some(SolveStatus::NodeLimit) => self.node_limited += 1,
+            Some(SolveStatus::TimeLimit) => self.wall_limited += 1,
+            _ => {}
+        }
+    }
 }
 
 /// The cancel flag a policy holds while the planner steps time ([`Policy::set_cancel`]). It is

@@ -54,6 +54,8 @@ pub struct Packing {
     idle: bool,
     /// Consolidation calls made by the trigger.
     pub defrag_calls: u32,
+    /// Of those, the calls ended by the node budget or by the wall clock.
+    limited: crate::policy::LimitedCalls,
     /// Stops a running consolidation call early (the planner's cancel of a step).
     cancel: crate::policy::CancelFlag,
 }
@@ -114,6 +116,7 @@ impl Packing {
             last_check: None,
             idle: false,
             defrag_calls: 0,
+            limited: Default::default(),
             cancel: Default::default(),
         }
     }
@@ -338,11 +341,17 @@ impl Policy for Packing {
             },
         ) {
             Ok(p) if p.changes_placements() => {
+                self.limited.count(p.status);
                 let mut plan = p.plan;
                 plan.origin = "packing: defragmentation".into();
                 Some(plan)
             }
-            _ => {
+            Ok(p) => {
+                self.limited.count(p.status);
+                self.idle = true;
+                None
+            }
+            Err(_) => {
                 self.idle = true;
                 None
             }
@@ -351,6 +360,10 @@ impl Policy for Packing {
 
     fn optimizer_calls(&self) -> usize {
         self.defrag_calls as usize
+    }
+
+    fn limited_calls(&self) -> crate::policy::LimitedCalls {
+        self.limited
     }
 
     fn set_cancel(&mut self, cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {

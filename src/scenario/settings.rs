@@ -150,6 +150,18 @@ pub(super) fn check(
             Want::Positive(p.time_limit_s, limits::MAX_TIME_LIMIT_S),
         ),
         (
+            "node_limit",
+            Want::Within(
+                p.node_limit.min(i64::MAX as u64) as i64,
+                0,
+                limits::MAX_NODE_LIMIT as i64,
+            ),
+        ),
+        (
+            "sim_time_limit_s",
+            Want::Positive(p.sim_time_limit_s, limits::MAX_TIME_LIMIT_S),
+        ),
+        (
             "threads",
             Want::Within(p.threads as i64, 1, limits::MAX_THREADS as i64),
         ),

@@ -15,11 +15,7 @@ fn figures(policy: &str, threads: u32) -> String {
         "the demo scenario gained a [policy] table"
     );
     let path = dir.path().join("demo.toml");
-    std::fs::write(
-        &path,
-        format!("{demo}\n[policy]\nthreads = {threads}\ntime_limit_s = 60\n"),
-    )
-    .unwrap();
+    std::fs::write(&path, format!("{demo}\n[policy]\nthreads = {threads}\n")).unwrap();
     let out = migplan()
         .args(["simulate", path.to_str().unwrap(), "--policy", policy])
         .args(["--seed", "7", "--warmup", "1", "--hours", "2", "--json"])

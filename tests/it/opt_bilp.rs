@@ -4,7 +4,7 @@
 
 use migplan::catalog::{embedded, ModelId};
 use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, HostId, Placement, Vm, VmId};
-use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
+use migplan::policy::origamig::bilp::{self, CallLimit, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::objective::{evaluate, Weights};
 use migplan::scenario::PolicySettings;
 use rand::rngs::StdRng;
@@ -495,15 +495,37 @@ fn warm_start_is_never_worse_even_when_stopped_early() {
     for seed in 200..203u64 {
         let (fleet, pending) = random_fleet(seed, 6, 2, 12, 3, false);
         let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        // Stopped by the wall clock (a call a user waits for) or by a small node budget (a
+        // simulated call).
         for limit in [0.001, 0.05] {
             let s = PolicySettings {
                 time_limit_s: limit,
                 ..Default::default()
             };
             for f in ALL {
+                let ctl = SolveControl {
+                    limit: CallLimit::Clock,
+                    ..control(f)
+                };
+                let out = bilp::solve_with(&fleet, &hosts, &pending, &s, &ctl).unwrap();
+                check_outcome(&fleet, &hosts, &pending, &out);
+                assert!(out.objective >= out.start_objective, "seed {seed} {f:?}");
+            }
+        }
+        for nodes in [0, 5] {
+            let s = PolicySettings {
+                node_limit: nodes,
+                ..Default::default()
+            };
+            for f in ALL {
                 let out = bilp::solve_with(&fleet, &hosts, &pending, &s, &control(f)).unwrap();
                 check_outcome(&fleet, &hosts, &pending, &out);
                 assert!(out.objective >= out.start_objective, "seed {seed} {f:?}");
+                assert!(
+                    matches!(out.status, SolveStatus::Optimal | SolveStatus::NodeLimit),
+                    "seed {seed} {f:?}: {}",
+                    out.status
+                );
             }
         }
     }
@@ -602,7 +624,11 @@ fn a_hint_starts_the_solver_and_keeps_the_optimum() {
             time_limit_s: 0.001,
             ..Default::default()
         };
-        let hinted = bilp::solve_with(&fleet, &hosts, &pending, &quick, &ctl).unwrap();
+        let clock = SolveControl {
+            limit: CallLimit::Clock,
+            ..ctl.clone()
+        };
+        let hinted = bilp::solve_with(&fleet, &hosts, &pending, &quick, &clock).unwrap();
         check_outcome(&fleet, &hosts, &pending, &hinted);
         assert!(hinted.objective >= first.objective.min(hinted.start_objective));
         // An invalid hint (a running VM missing) is ignored.
@@ -719,4 +745,66 @@ fn conflict_cliques_keep_the_optimum_and_are_present() {
         with_rows >= 3,
         "only {with_rows} of 12 instances had conflict cliques"
     );
+}
+
+/// A simulated call's node budget (`node_limit`), not the wall clock, ends it: a budget of 0
+/// stops the call at the root node's first check, with the same plan whatever the wall-clock
+/// safety limit, run after run; the user's `time_limit_s` does not reach a simulated call; a
+/// call a user waits for has the wall clock and no node limit. (The neighborhood takes HiGHS
+/// about a second of root cuts; none of these random neighborhoods needs a search tree, nor did
+/// any call of the measured runs, docs/optimizer.md.)
+#[test]
+fn a_node_budget_not_the_clock_ends_a_simulated_call() {
+    let at = |node_limit: u64, sim_time_limit_s: f64, time_limit_s: f64| PolicySettings {
+        node_limit,
+        sim_time_limit_s,
+        time_limit_s,
+        ..settings()
+    };
+    let (fleet, pending) = random_fleet(10, 8, 2, 18, 3, false);
+    let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+    let solve = |s: &PolicySettings, limit: CallLimit| {
+        let ctl = SolveControl {
+            limit,
+            ..control(Formulation::Pattern)
+        };
+        bilp::solve_with(&fleet, &hosts, &pending, s, &ctl).unwrap()
+    };
+    let full = solve(&at(10_000, 600.0, 600.0), CallLimit::Budget);
+    assert_eq!(full.status, SolveStatus::Optimal);
+    assert!(full.objective > full.start_objective, "the call has work to do");
+    // A budget of 0: stopped at the root, the same plan for any wall-clock safety limit.
+    let a = solve(&at(0, 600.0, 600.0), CallLimit::Budget);
+    assert_eq!(a.status, SolveStatus::NodeLimit);
+    assert_eq!(a.nodes, 0);
+    check_outcome(&fleet, &hosts, &pending, &a);
+    assert!(a.objective >= a.start_objective && a.objective <= full.objective);
+    for s in [at(0, 30.0, 600.0), at(0, 86_400.0, 600.0), at(0, 600.0, 0.001)] {
+        let b = solve(&s, CallLimit::Budget);
+        assert_eq!(
+            (&b.targets, b.status, b.objective, b.bound, b.nodes),
+            (&a.targets, a.status, a.objective, a.bound, a.nodes),
+            "sim_time_limit_s = {}, time_limit_s = {}",
+            s.sim_time_limit_s,
+            s.time_limit_s
+        );
+    }
+    // The user's wall clock does not cut a simulated call; the safety clock does, reported as
+    // a time limit.
+    let quick_user = solve(&at(10_000, 600.0, 0.001), CallLimit::Budget);
+    assert_eq!(
+        (quick_user.status, quick_user.objective),
+        (SolveStatus::Optimal, full.objective)
+    );
+    let quick_safety = solve(&at(10_000, 0.001, 600.0), CallLimit::Budget);
+    assert_eq!(quick_safety.status, SolveStatus::TimeLimit);
+    // A call a user waits for: the wall clock cuts it, the node budget does not.
+    let user = solve(&at(0, 600.0, 600.0), CallLimit::Clock);
+    assert_eq!(
+        (user.status, user.objective),
+        (SolveStatus::Optimal, full.objective)
+    );
+    let cut = solve(&at(10_000, 600.0, 0.001), CallLimit::Clock);
+    assert_eq!(cut.status, SolveStatus::TimeLimit);
+    check_outcome(&fleet, &hosts, &pending, &cut);
 }

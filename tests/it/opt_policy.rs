@@ -410,6 +410,7 @@ use rand::{Rng, SeedableRng};
 fn small_settings() -> PolicySettings {
     PolicySettings {
         time_limit_s: 1.0,
+        sim_time_limit_s: 1.0,
         ..PolicySettings::paper()
     }
 }

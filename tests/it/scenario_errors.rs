@@ -98,6 +98,22 @@ fn cases() -> Vec<(String, Vec<&'static str>)> {
             ],
         ),
         (
+            format!("{HOST}[policy]\ntime_limit_s = 5\nsim_time_limit_s = 0\n"),
+            vec![
+                ":8:1:",
+                "field `policy.sim_time_limit_s`",
+                "must be a number > 0, not 0",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\nnode_limit = 3000000000\n"),
+            vec![
+                ":7:1:",
+                "field `policy.node_limit`",
+                "must be at most 2147483647 (docs/limits.md), not 3000000000",
+            ],
+        ),
+        (
             format!("{HOST}[policy]\nmigration_gbps = 0.0\n"),
             vec![
                 ":7:1:",

@@ -66,6 +66,9 @@ struct RunCost {
     call_s_total: f64,
     trigger_checks: u64,
     trigger_check_s_total: f64,
+    /// Calls ended by the node budget, and by the wall-clock safety limit (not reproducible).
+    node_limited: u64,
+    wall_limited: u64,
 }
 
 /// CPU seconds if known, else wall seconds: what the ratio compares.
@@ -125,6 +128,8 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             call_s_total: m.call_s_total,
             trigger_checks: m.trigger_checks,
             trigger_check_s_total: m.trigger_check_s_total,
+            node_limited: m.calls_node_limited,
+            wall_limited: m.calls_wall_limited,
         });
     }
     let days = play_days(a)?;
@@ -143,14 +148,14 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
     );
     let _ = writeln!(
         o,
-        "| policy | CPU s | wall s | x first | active hosts | calls | call s total | trigger checks | trigger check s total |"
+        "| policy | CPU s | wall s | x first | active hosts | calls | call s total | trigger checks | trigger check s total | calls node-limited | calls wall-limited |"
     );
-    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let first = cost(&runs[0]);
     for r in &runs {
         let _ = writeln!(
             o,
-            "| {} | {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {:.3} |",
+            "| {} | {} | {:.2} | {} | {:.2} | {} | {:.2} | {} | {:.3} | {} | {} |",
             r.policy,
             fmt_cpu(r.cpu_s),
             r.wall_s,
@@ -159,7 +164,9 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             r.calls,
             r.call_s_total,
             r.trigger_checks,
-            r.trigger_check_s_total
+            r.trigger_check_s_total,
+            r.node_limited,
+            r.wall_limited
         );
     }
     if !days.is_empty() {

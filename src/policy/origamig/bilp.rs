@@ -100,8 +100,12 @@ impl Formulation {
 pub enum SolveStatus {
     /// The optimum was proven.
     Optimal,
-    /// The time limit stopped the solver; the incumbent is returned.
+    /// The wall-clock limit stopped the solver; the incumbent is returned. Where that happens
+    /// depends on the machine's speed and load.
     TimeLimit,
+    /// The call's node budget (`node_limit`) stopped the solver; the incumbent is returned. It
+    /// stops at the same point on any machine.
+    NodeLimit,
     /// The caller cancelled; the incumbent is returned.
     Cancelled,
     /// Nothing to decide (no VM in the neighborhood).
@@ -113,6 +117,7 @@ impl std::fmt::Display for SolveStatus {
         f.write_str(match self {
             SolveStatus::Optimal => "optimal",
             SolveStatus::TimeLimit => "time limit",
+            SolveStatus::NodeLimit => "node limit",
             SolveStatus::Cancelled => "cancelled",
             SolveStatus::Trivial => "trivial",
         })
@@ -139,6 +144,29 @@ pub struct Progress {
 /// A progress sink; called on the solving thread.
 pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
 
+/// What bounds a call (docs/optimizer.md, "Call budget").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CallLimit {
+    /// A simulated call (the default; the policies): `node_limit` branch-and-bound nodes, a
+    /// budget that ends the call at the same point on any machine, and `sim_time_limit_s` of
+    /// wall clock as a safety net that a reproducible run never reaches.
+    #[default]
+    Budget,
+    /// A call a user waits for (`migplan solve`, the planner's solve, `experiment`'s OPT
+    /// snapshots): `time_limit_s` of wall clock, no node limit.
+    Clock,
+}
+
+impl CallLimit {
+    /// Wall-clock seconds and branch-and-bound nodes of a call under `settings`.
+    pub fn limits(self, settings: &PolicySettings) -> (f64, Option<u64>) {
+        match self {
+            CallLimit::Budget => (settings.sim_time_limit_s, Some(settings.node_limit)),
+            CallLimit::Clock => (settings.time_limit_s, None),
+        }
+    }
+}
+
 /// How a caller controls a solve: a cancel flag (set it from any thread: the solver stops soon
 /// after and keeps its incumbent), an optional progress sink, and the formulation. The fields
 /// for solver experiments come with the `solver-lab` feature.
@@ -147,6 +175,9 @@ pub struct SolveControl {
     pub cancel: Arc<AtomicBool>,
     pub progress: Option<ProgressSink>,
     pub formulation: Formulation,
+    /// What bounds the call: the deterministic budget of a simulated call (default) or the
+    /// wall clock of a call a user waits for.
+    pub limit: CallLimit,
     /// Print HiGHS's log.
     pub verbose: bool,
     /// Run HiGHS's presolve (default: off: it proved fewer calls optimal on the solver bench; a
@@ -184,6 +215,7 @@ impl Default for SolveControl {
             cancel: Arc::default(),
             progress: None,
             formulation: Formulation::default(),
+            limit: CallLimit::default(),
             verbose: false,
             #[cfg(feature = "solver-lab")]
             presolve: false,
@@ -207,6 +239,7 @@ impl std::fmt::Debug for SolveControl {
             .field("cancel", &self.cancel)
             .field("progress", &self.progress.is_some())
             .field("formulation", &self.formulation)
+            .field("limit", &self.limit)
             .finish()
     }
 }
@@ -237,6 +270,8 @@ pub struct SolveOutcome {
     pub cols: usize,
     /// HiGHS threads used (process-wide: the first value requested wins).
     pub threads: u32,
+    /// Branch-and-bound nodes HiGHS explored.
+    pub nodes: u64,
     /// The presolved run returned a vector that disagrees with its reported objective and the
     /// call was repeated without presolve (see `solve_with`).
     #[cfg(feature = "solver-lab")]
@@ -413,6 +448,7 @@ pub fn solve_with(
             rows: 0,
             cols: 0,
             threads,
+            nodes: 0,
             #[cfg(feature = "solver-lab")]
             presolve_retried: false,
             formulation: control.formulation,
@@ -455,8 +491,10 @@ pub fn solve_with(
         let highs_model = problem
             .try_into_inner()
             .map_err(|e| anyhow::anyhow!("building the HiGHS model: {e}"))?;
+        let (wall_s, node_limit) = control.limit.limits(settings);
         let opts = run::RunOptions {
-            time_limit_s: remaining(settings.time_limit_s, t0),
+            time_limit_s: remaining(wall_s, t0),
+            node_limit,
             threads: settings.threads,
             presolve,
             abs_gap: if integral { 0.99 } else { 1e-6 },
@@ -476,6 +514,8 @@ pub fn solve_with(
         let status = match res.status {
             HighsModelStatus::Optimal => SolveStatus::Optimal,
             HighsModelStatus::ReachedTimeLimit => SolveStatus::TimeLimit,
+            // `mip_max_nodes` is the only solution limit set (outside `solver-lab` options).
+            HighsModelStatus::ReachedSolutionLimit => SolveStatus::NodeLimit,
             HighsModelStatus::ReachedInterrupt => SolveStatus::Cancelled,
             other => anyhow::bail!("HiGHS stopped with status {other:?}"),
         };
@@ -498,6 +538,7 @@ pub fn solve_with(
             integral,
             rows: res.rows,
             cols: res.cols,
+            nodes: res.nodes,
             formulation,
         })
     };
@@ -523,6 +564,7 @@ pub fn solve_with(
         integral,
         rows,
         cols,
+        nodes,
         formulation,
     } = match first {
         Some(a) => a,
@@ -569,6 +611,7 @@ pub fn solve_with(
         rows,
         cols,
         threads,
+        nodes,
         #[cfg(feature = "solver-lab")]
         presolve_retried,
         formulation,
@@ -607,6 +650,7 @@ struct Attempt {
     integral: bool,
     rows: usize,
     cols: usize,
+    nodes: u64,
     formulation: Formulation,
 }
 

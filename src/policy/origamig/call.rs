@@ -6,7 +6,7 @@
 //! [`propose`] makes the call on a fleet without changing it; [`Proposal::apply`] applies it.
 //! `migplan solve`, the `origamig` and `opt` policies and the TUI preview share this code.
 
-use super::bilp::{self, SolveControl, SolveStatus};
+use super::bilp::{self, CallLimit, SolveControl, SolveStatus};
 use super::neighborhood::{self, Neighborhood, Scope};
 use super::objective::{self, Terms, Weights};
 use super::triggers::{self, CallKind, Class};
@@ -157,14 +157,19 @@ pub fn call_kind(fleet: &Fleet, mode: CallMode, class: Option<&Class>) -> CallKi
     }
 }
 
-/// One call in `mode` on the fleet's current state; the fleet is not changed.
+/// One call in `mode` on the fleet's current state, as `migplan solve` makes it: a user waits,
+/// so `time_limit_s` of wall clock bounds it ([`CallLimit::Clock`]); the fleet is not changed.
 pub fn propose(
     fleet: &Fleet,
     mode: CallMode,
     class: Option<&Class>,
     settings: &PolicySettings,
 ) -> anyhow::Result<Proposal> {
-    propose_with(fleet, mode, class, settings, &SolveControl::default())
+    let control = SolveControl {
+        limit: CallLimit::Clock,
+        ..SolveControl::default()
+    };
+    propose_with(fleet, mode, class, settings, &control)
 }
 
 /// [`propose`] with the solver's progress reports and cancel flag.

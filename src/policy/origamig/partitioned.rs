@@ -253,6 +253,7 @@ impl Partitioned {
             if p.status == Some(SolveStatus::Optimal) {
                 self.stats.optimal += 1;
             }
+            self.stats.limited.count(p.status);
             let hosts = &self.parts[i].hosts;
             let crosses = p.schedule.steps.iter().any(|s| {
                 !hosts.contains(&s.to.host) || s.from.as_ref().is_some_and(|f| !hosts.contains(&f.host))
@@ -339,6 +340,10 @@ impl Policy for Partitioned {
 
     fn call_vms(&self) -> Vec<usize> {
         self.call_vms.clone()
+    }
+
+    fn limited_calls(&self) -> crate::policy::LimitedCalls {
+        self.stats.limited
     }
 
     fn optimizer_calls(&self) -> usize {

@@ -42,6 +42,8 @@ pub struct CallStats {
     pub failed: u64,
     /// The last failure, for diagnostics.
     pub last_error: Option<String>,
+    /// Calls ended by the node budget or by the wall clock.
+    pub limited: crate::policy::LimitedCalls,
 }
 
 /// OrigaMIG (`whole = false`) or OPT (`whole = true`) as an online policy.
@@ -163,6 +165,7 @@ impl Origamig {
         if p.status == Some(super::bilp::SolveStatus::Optimal) {
             self.stats.optimal += 1;
         }
+        self.stats.limited.count(p.status);
         if p.discarded.is_some() {
             self.stats.discarded += 1;
         }
@@ -223,6 +226,10 @@ impl Policy for Origamig {
 
     fn trigger_checks(&self) -> (u64, f64) {
         (self.trigger_checks, self.trigger_check_s)
+    }
+
+    fn limited_calls(&self) -> crate::policy::LimitedCalls {
+        self.stats.limited
     }
 
     fn optimizer_calls(&self) -> usize {

@@ -23,13 +23,19 @@ pub(crate) struct RunResult {
     pub objective: f64,
     /// Best bound in the model's units (without the offset).
     pub bound: f64,
+    /// Branch-and-bound nodes HiGHS explored.
+    pub nodes: u64,
     pub rows: usize,
     pub cols: usize,
 }
 
 /// Options of one run.
 pub(crate) struct RunOptions {
+    /// Wall-clock seconds (infinite: none).
     pub time_limit_s: f64,
+    /// Branch-and-bound nodes (`mip_max_nodes`; `None`: none). Deterministic: the same model
+    /// stops at the same node on any machine.
+    pub node_limit: Option<u64>,
     pub threads: u32,
     pub presolve: bool,
     /// Absolute gap at which HiGHS may stop (0.99 for an integer-valued objective: proves the
@@ -144,6 +150,9 @@ pub(crate) fn run(
     let rows = model.num_rows();
     let cols = model.num_cols();
     set_option(&mut model, "time_limit", opts.time_limit_s)?;
+    if let Some(n) = opts.node_limit {
+        set_option(&mut model, "mip_max_nodes", n.min(i32::MAX as u64) as i32)?;
+    }
     set_option(&mut model, "threads", process_threads(opts.threads) as i32)?;
     set_option(
         &mut model,
@@ -199,6 +208,7 @@ pub(crate) fn run(
             columns: None,
             objective: f64::NAN,
             bound: f64::NAN,
+            nodes: 0,
             rows,
             cols,
         });
@@ -213,12 +223,22 @@ pub(crate) fn run(
         .double_info_value(c"mip_dual_bound")
         .unwrap_or(f64::INFINITY);
     let columns = has_solution.then(|| solved.get_solution().columns().to_vec());
+    let mut nodes: i64 = 0;
+    // SAFETY: `solved` owns a live HiGHS instance; `mip_node_count` is an int64 info value
+    // and `nodes` outlives the call.
+    let got = unsafe {
+        highs_sys::Highs_getInt64InfoValue(solved.as_ptr(), c"mip_node_count".as_ptr(), &mut nodes)
+    };
+    if got != highs_sys::STATUS_OK {
+        nodes = 0;
+    }
     ctx.report(objective, bound, 0, true);
     Ok(RunResult {
         status,
         columns,
         objective,
         bound,
+        nodes: nodes.max(0) as u64,
         rows,
         cols,
     })
