@@ -162,6 +162,9 @@ fn fig7_says_which_runs_it_left_out() {
     let args = ["experiment", "fig7", "--sizes", "64", "--partition-hosts", "48"];
     let out = migplan().args(args).output().unwrap();
     assert_one_line_error(&out, &args, &["--partition-hosts", "48", "multiple of 32"]);
+    let args = ["experiment", "fig7", "--sizes", "64", "--preset", "fast"];
+    let out = migplan().args(args).output().unwrap();
+    assert_one_line_error(&out, &args, &["--preset", "`fast`", "default, paper"]);
 }
 
 #[test]

@@ -9,7 +9,7 @@
 
 use super::markdown::{self, Provenance};
 use crate::cli::simulate;
-use crate::scenario::{self, Scenario};
+use crate::scenario::{self, Preset, Scenario};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -36,6 +36,11 @@ pub struct Fig7Args {
     /// (one partition runs one instance).
     #[arg(long, default_value_t = 128)]
     pub partition_hosts: usize,
+    /// OrigaMIG's preset in every OrigaMIG run (one instance and partitioned): `default`
+    /// (removed sources stay receivers, δ = 15, merge calls of 4 hosts) or `paper` (Algorithm 1
+    /// as written, δ = 10, no merge calls: fewer, cheaper calls). FF and TC do not read it.
+    #[arg(long, default_value = "default")]
+    pub preset: String,
     /// One-instance OrigaMIG runs only on fleets of at most this many hosts; the table says
     /// "not run" for the larger ones (one instance makes one call per 10 s step, and a day of the
     /// larger fleets takes hours).
@@ -96,7 +101,16 @@ fn process_cpu_s() -> f64 {
     }
 }
 
-/// The fleet and workload of one size.
+/// The preset `--preset` names.
+fn preset(a: &Fig7Args) -> anyhow::Result<Preset> {
+    match a.preset.as_str() {
+        "default" => Ok(Preset::Default),
+        "paper" => Ok(Preset::Paper),
+        p => anyhow::bail!("--preset: unknown preset `{p}` (default, paper)"),
+    }
+}
+
+/// The fleet and workload of one size, with OrigaMIG's settings of `--preset`.
 pub fn scenario(hosts: usize, a: &Fig7Args) -> anyhow::Result<Scenario> {
     anyhow::ensure!(
         hosts > 0 && hosts.is_multiple_of(RACK),
@@ -115,7 +129,9 @@ pub fn scenario(hosts: usize, a: &Fig7Args) -> anyhow::Result<Scenario> {
             );
         }
     }
-    scenario::parse(&src, &format!("<fig7 {hosts} hosts>"))
+    let mut s = scenario::parse(&src, &format!("<fig7 {hosts} hosts>"))?;
+    s.policy.apply_preset(preset(a)?, &|_| false);
+    Ok(s)
 }
 
 pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
@@ -131,6 +147,7 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
             "--runs: unknown run `{r}` (ff, tc, origamig, partitioned)"
         );
     }
+    preset(a)?;
     if let Some(path) = &a.markdown {
         markdown::check_target(path)?;
     }
@@ -152,12 +169,13 @@ pub fn fig7(a: &Fig7Args) -> anyhow::Result<()> {
 
 fn run_sizes(a: &Fig7Args) -> anyhow::Result<()> {
     println!(
-        "Fig. 7: load {}, seed {}, {} h warm-up + {} h measured, partitions of {} hosts, {} threads",
+        "Fig. 7: load {}, seed {}, {} h warm-up + {} h measured, partitions of {} hosts, OrigaMIG preset {}, {} threads",
         a.load,
         a.seed,
         a.warmup,
         a.hours,
         a.partition_hosts,
+        a.preset,
         rayon::current_num_threads()
     );
     println!("{}", header());
@@ -299,17 +317,23 @@ pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
         out,
         "\nFleets of racks of 32 hosts (24 with two A100-40GB, 8 with two A30-24GB; 80 cores, \
          512 GB), the synthetic workload of §6.2 at load {}, seed {}, {} h warm-up then {} h \
-         measured. `origamig xK` is OrigaMIG with K partitions of {} hosts \
-         (`partition_hosts = {}`), calls in parallel on {} threads; one-instance OrigaMIG runs up \
-         to {} hosts. Active hosts are the time average over the measured window; calls per hour \
-         and the median call (seconds) count the calls that ran the solver (all partitions \
-         together); run time is the wall time of the whole run (warm-up included) on this \
-         machine, CPU s the CPU seconds of all its threads. On a shared machine the wall time \
-         depends on the other work; CPU s does not (much).\n",
+         measured. OrigaMIG runs with `preset = \"{}\"` ({}). `origamig xK` is OrigaMIG with K \
+         partitions of {} hosts (`partition_hosts = {}`), calls in parallel on {} threads; \
+         one-instance OrigaMIG runs up to {} hosts. Active hosts are the time average over the \
+         measured window; calls per hour and the median call (seconds) count the calls that ran \
+         the solver (all partitions together); run time is the wall time of the whole run \
+         (warm-up included) on this machine, CPU s the CPU seconds of all its threads. On a \
+         shared machine the wall time depends on the other work; CPU s does not (much).\n",
         a.load,
         a.seed,
         a.warmup,
         a.hours,
+        a.preset,
+        if a.preset == "paper" {
+            "Algorithm 1 as written, δ = 10, no merge calls"
+        } else {
+            "removed sources stay receivers, δ = 15, merge calls of 4 hosts"
+        },
         a.partition_hosts,
         a.partition_hosts,
         rayon::current_num_threads(),
@@ -324,4 +348,63 @@ pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
         let _ = writeln!(out, "{}", line(r));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: Fig7Args,
+    }
+
+    fn args(extra: &[&str]) -> Fig7Args {
+        Cli::parse_from(std::iter::once("fig7").chain(extra.iter().copied())).a
+    }
+
+    /// `--preset paper` gives every run the settings of `preset = "paper"` (Algorithm 1
+    /// as written, δ = 10, no merge calls); the default leaves the defaults (δ = 15, removed
+    /// sources kept, merge calls of 4 hosts). The fleet is the same either way.
+    #[test]
+    fn preset_sets_origamig_settings_of_every_run() {
+        let paper = scenario(64, &args(&["--preset", "paper"])).unwrap();
+        assert_eq!(paper.policy.preset, Preset::Paper);
+        assert_eq!(paper.policy.delta, 10.0);
+        assert!(!paper.policy.keep_removed_sources);
+        assert_eq!(paper.policy.merge_hosts, 0);
+        let default = scenario(64, &args(&[])).unwrap();
+        assert_eq!(default.policy.preset, Preset::Default);
+        assert_eq!(default.policy.delta, 15.0);
+        assert!(default.policy.keep_removed_sources);
+        assert_eq!(default.policy.merge_hosts, 4);
+        assert_eq!(paper.fleet.hosts.len(), 64);
+        assert_eq!(default.fleet.hosts.len(), 64);
+        let e = scenario(64, &args(&["--preset", "Paper"]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "--preset: unknown preset `Paper` (default, paper)");
+    }
+
+    /// The Markdown file names the preset its OrigaMIG rows ran with.
+    #[test]
+    fn markdown_names_the_preset() {
+        let p = Provenance {
+            command: "migplan experiment fig7".into(),
+            commit: "abc".into(),
+            date: "now".into(),
+        };
+        let md = to_markdown(&args(&["--preset", "paper"]), &[], &p);
+        assert!(
+            md.contains("`preset = \"paper\"` (Algorithm 1 as written"),
+            "{md}"
+        );
+        let md = to_markdown(&args(&[]), &[], &p);
+        assert!(
+            md.contains("`preset = \"default\"` (removed sources stay"),
+            "{md}"
+        );
+    }
 }
