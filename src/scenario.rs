@@ -372,6 +372,38 @@ pub struct PolicySettings {
     /// off; otherwise 1 ..= `limits::MAX_NEIGHBORHOOD_VMS`. Saves leave out 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub neighborhood_vms: usize,
+    /// When a class whose consolidation call changed nothing is enabled again (docs/policies.md):
+    /// `departure` (the default) when Γh rises or any VM of the class leaves; `neighborhood` when
+    /// Γh rises or a VM leaves a host of that call's neighborhood M̂. Saves leave out the default.
+    #[serde(skip_serializing_if = "Reenable::is_default")]
+    pub reenable: Reenable,
+}
+
+/// When OrigaMIG enables again a class whose consolidation call changed nothing
+/// (`[policy] reenable`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Reenable {
+    /// When Γh rises above its lowest value since, or any VM of the class leaves the fleet.
+    #[default]
+    Departure,
+    /// When Γh rises above its lowest value since, or a VM leaves a host of the neighborhood M̂
+    /// of the call that changed nothing.
+    Neighborhood,
+}
+
+impl Reenable {
+    fn is_default(&self) -> bool {
+        *self == Reenable::Departure
+    }
+
+    /// The name a scenario file gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reenable::Departure => "departure",
+            Reenable::Neighborhood => "neighborhood",
+        }
+    }
 }
 
 /// The default `merge_hosts`.
@@ -489,6 +521,7 @@ impl Default for PolicySettings {
             host_columns_budget: 1,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
+            reenable: Reenable::Departure,
         }
     }
 }

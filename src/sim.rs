@@ -347,6 +347,7 @@ impl Simulator {
         s.calls = times.len() as u64;
         s.call_s_total = times.iter().fold(0.0, |a, b| a + b);
         (s.trigger_checks, s.trigger_check_s_total) = self.policy.trigger_checks();
+        s.calls_by_trigger = self.policy.call_tallies();
         if self.now > ws && !times.is_empty() {
             let skip = self.calls_before_window.unwrap_or(0).min(times.len());
             let calls = &times[skip..];
@@ -678,7 +679,7 @@ impl Simulator {
             self.recorder.refresh_host(&self.fleet, h);
         }
         self.check("a departure");
-        self.policy.on_departure(&self.fleet, &vm, t);
+        self.policy.on_departure_from(&self.fleet, &vm, host, t);
         self.log(t, EventKind::Departure { vm: id, host });
     }
 

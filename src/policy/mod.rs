@@ -63,6 +63,12 @@ pub trait Policy: Send {
     /// A VM left the fleet (it has already been removed).
     fn on_departure(&mut self, _fleet: &Fleet, _vm: &Vm, _now_s: f64) {}
 
+    /// A VM left the fleet from `host`, where it ran (`Fleet::remove` hands the VM back without
+    /// its placement). By default [`Policy::on_departure`].
+    fn on_departure_from(&mut self, fleet: &Fleet, vm: &Vm, _host: Option<crate::fleet::HostId>, now_s: f64) {
+        self.on_departure(fleet, vm, now_s)
+    }
+
     /// Called once per simulation step after arrivals and departures; may propose a plan.
     fn on_step(&mut self, _fleet: &Fleet, _now_s: f64) -> Option<Plan> {
         None
@@ -96,6 +102,12 @@ pub trait Policy: Send {
     /// The VMs of the neighborhood (|N̂|, pending VMs included) of each call of
     /// [`Policy::call_times_s`], in the same order; empty for policies without calls.
     fn call_vms(&self) -> Vec<usize> {
+        Vec::new()
+    }
+
+    /// The calls and trigger checks made so far by what fired them and the neighborhood they
+    /// took ([`crate::metrics::CallTally`]); empty for policies without calls.
+    fn call_tallies(&self) -> Vec<crate::metrics::CallTally> {
         Vec::new()
     }
 

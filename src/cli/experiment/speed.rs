@@ -45,7 +45,7 @@ pub struct SpeedArgs {
 
 /// CPU seconds (user + system) this process has used, from `/proc/self/stat` (Linux; in clock
 /// ticks of 1/100 s, the kernel's USER_HZ). `None` elsewhere.
-fn process_cpu_s() -> Option<f64> {
+pub(super) fn process_cpu_s() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: split after it.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -66,6 +66,7 @@ struct RunCost {
     call_s_total: f64,
     trigger_checks: u64,
     trigger_check_s_total: f64,
+    by_trigger: Vec<crate::metrics::CallTally>,
 }
 
 /// CPU seconds if known, else wall seconds: what the ratio compares.
@@ -125,6 +126,7 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             call_s_total: m.call_s_total,
             trigger_checks: m.trigger_checks,
             trigger_check_s_total: m.trigger_check_s_total,
+            by_trigger: m.calls_by_trigger.clone(),
         });
     }
     let days = play_days(a)?;
@@ -161,6 +163,38 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             r.trigger_checks,
             r.trigger_check_s_total
         );
+    }
+    if runs.iter().any(|r| !r.by_trigger.is_empty()) {
+        let _ = writeln!(
+            o,
+            "\nCalls by trigger and neighborhood, whole run (solved: the solver ran; unchanged: of \
+             those, the placements stayed; empty: nothing to decide, no solve; repeats: a \
+             neighborhood a solve had proven unchanged, skipped):\n"
+        );
+        let _ = writeln!(
+            o,
+            "| policy | trigger | neighborhood | solved | solved s | unchanged | unchanged s | empty | empty s | repeats | repeats s |"
+        );
+        let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &runs {
+            for t in &r.by_trigger {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.3} | {} | {:.3} |",
+                    r.policy,
+                    t.trigger,
+                    t.neighborhood,
+                    t.solved,
+                    t.solved_s,
+                    t.unchanged,
+                    t.unchanged_s,
+                    t.empty,
+                    t.empty_s,
+                    t.repeat,
+                    t.repeat_s
+                );
+            }
+        }
     }
     if !days.is_empty() {
         let _ = writeln!(
