@@ -222,7 +222,7 @@ fn policy_lines(policy: &[String]) -> anyhow::Result<String> {
     Ok(src)
 }
 
-/// Sets `--policy-set KEY=VALUE` settings on a scenario's `[policy]` (later ones win), checked as
+/// Sets `--policy-set KEY=VALUE` settings on a scenario's `[policy]` (each key once), checked as
 /// in a scenario file: the scenario's settings are written out with them and read back.
 fn set_policy(s: &mut Scenario, policy: &[String]) -> anyhow::Result<()> {
     if policy.is_empty() {
