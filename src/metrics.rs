@@ -562,7 +562,35 @@ pub struct Summary {
     /// another machine or at another load (absent from the JSON while 0).
     #[serde(skip_serializing_if = "is_zero")]
     pub calls_wall_limited: u64,
+    /// The same calls and checks by what fired them and the neighborhood they took, over the
+    /// whole run (OrigaMIG; absent from the JSON for the other policies).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls_by_trigger: Vec<CallTally>,
     pub stranded: Vec<StrandedMean>,
+}
+
+/// The optimizer calls of OrigaMIG of one trigger and one kind of neighborhood, over a run.
+///
+/// Every call the triggers start ends as exactly one of: `solved` (the solver ran; `unchanged`
+/// of those left the placements as they were), `empty` (the neighborhood had nothing to decide:
+/// a trigger check, no solve), or `repeat` (the neighborhood, hosts and VMs, was identical to
+/// one a solve had proven optimal as it stood, so the solve was skipped: it could only change
+/// nothing again). `*_s` are wall-clock seconds of each.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CallTally {
+    /// What fired the call: `admission` (the pending queue), `gap` (Γh >= θ, Eq. 17-18),
+    /// `host_gap` (only the host gap of `merge_hosts` >= θ), `whole` (OPT).
+    pub trigger: &'static str,
+    /// The neighborhood: `algorithm1` (§5.2), `merge` (`merge_hosts`), `whole` (OPT).
+    pub neighborhood: &'static str,
+    pub solved: u64,
+    pub unchanged: u64,
+    pub empty: u64,
+    pub repeat: u64,
+    pub solved_s: f64,
+    pub unchanged_s: f64,
+    pub empty_s: f64,
+    pub repeat_s: f64,
 }
 
 impl Recorder {
@@ -839,6 +867,7 @@ impl Recorder {
             trigger_check_s_total: 0.0,
             calls_node_limited: 0,
             calls_wall_limited: 0,
+            calls_by_trigger: Vec::new(),
             stranded: self
                 .stranded_sum
                 .iter()

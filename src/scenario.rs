@@ -387,6 +387,38 @@ pub struct PolicySettings {
     /// off; otherwise 1 ..= `limits::MAX_NEIGHBORHOOD_VMS`. Saves leave out 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub neighborhood_vms: usize,
+    /// When a class whose consolidation call changed nothing is enabled again (docs/policies.md):
+    /// `departure` (the default) when Γh rises or any VM of the class leaves; `neighborhood` when
+    /// Γh rises or a VM leaves a host of that call's neighborhood M̂. Saves leave out the default.
+    #[serde(skip_serializing_if = "Reenable::is_default")]
+    pub reenable: Reenable,
+}
+
+/// When OrigaMIG enables again a class whose consolidation call changed nothing
+/// (`[policy] reenable`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Reenable {
+    /// When Γh rises above its lowest value since, or any VM of the class leaves the fleet.
+    #[default]
+    Departure,
+    /// When Γh rises above its lowest value since, or a VM leaves a host of the neighborhood M̂
+    /// of the call that changed nothing.
+    Neighborhood,
+}
+
+impl Reenable {
+    fn is_default(&self) -> bool {
+        *self == Reenable::Departure
+    }
+
+    /// The name a scenario file gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reenable::Departure => "departure",
+            Reenable::Neighborhood => "neighborhood",
+        }
+    }
 }
 
 /// The default `merge_hosts`.
@@ -395,8 +427,11 @@ pub const DEFAULT_MERGE_HOSTS: usize = 4;
 /// The default `node_limit`: HiGHS nodes per simulated call (docs/optimizer.md, "Call budget").
 pub const DEFAULT_NODE_LIMIT: u64 = 10_000;
 
-/// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call.
-pub const DEFAULT_SIM_TIME_LIMIT_S: f64 = 120.0;
+/// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call, the paper's
+/// 10 s per call (§6.1). A degenerate neighborhood (δ = 0 in `experiment fig6`) can spend minutes
+/// in the root's cut rounds, which no node budget bounds; 10 s keeps such runs as long as before
+/// and reports them (`calls_wall_limited`).
+pub const DEFAULT_SIM_TIME_LIMIT_S: f64 = 10.0;
 
 fn is_default_node_limit(n: &u64) -> bool {
     *n == DEFAULT_NODE_LIMIT
@@ -520,6 +555,7 @@ impl Default for PolicySettings {
             host_columns_budget: 1,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
+            reenable: Reenable::Departure,
         }
     }
 }

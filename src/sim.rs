@@ -350,6 +350,7 @@ impl Simulator {
         let limited = self.policy.limited_calls();
         s.calls_node_limited = limited.node_limited;
         s.calls_wall_limited = limited.wall_limited;
+        s.calls_by_trigger = self.policy.call_tallies();
         if self.now > ws && !times.is_empty() {
             let skip = self.calls_before_window.unwrap_or(0).min(times.len());
             let calls = &times[skip..];
@@ -681,7 +682,7 @@ impl Simulator {
             self.recorder.refresh_host(&self.fleet, h);
         }
         self.check("a departure");
-        self.policy.on_departure(&self.fleet, &vm, t);
+        self.policy.on_departure_from(&self.fleet, &vm, host, t);
         self.log(t, EventKind::Departure { vm: id, host });
     }
 

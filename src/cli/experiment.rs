@@ -196,23 +196,54 @@ measure_h = {to_h}
     );
     if !policy.is_empty() {
         src.push_str("\n[policy]\n");
-        for kv in policy {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| anyhow::anyhow!("--policy-set: `{kv}` is not KEY=VALUE"))?;
-            let k = k.trim();
-            anyhow::ensure!(
-                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
-                "--policy-set: `{k}` is not a setting name"
-            );
-            anyhow::ensure!(
-                !v.contains('\n'),
-                "--policy-set: the value of `{k}` must be on one line"
-            );
-            src.push_str(&format!("{k} = {}\n", v.trim()));
-        }
+        src.push_str(&policy_lines(policy)?);
     }
     scenario::parse(&src, &format!("<gap-to-opt {hosts} hosts>"))
+}
+
+/// `--policy-set KEY=VALUE` arguments as lines of a `[policy]` table.
+fn policy_lines(policy: &[String]) -> anyhow::Result<String> {
+    let mut src = String::new();
+    for kv in policy {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow::anyhow!("--policy-set: `{kv}` is not KEY=VALUE"))?;
+        let k = k.trim();
+        anyhow::ensure!(
+            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "--policy-set: `{k}` is not a setting name"
+        );
+        anyhow::ensure!(
+            !v.contains('\n'),
+            "--policy-set: the value of `{k}` must be on one line"
+        );
+        src.push_str(&format!("{k} = {}\n", v.trim()));
+    }
+    Ok(src)
+}
+
+/// Sets `--policy-set KEY=VALUE` settings on a scenario's `[policy]` (each key once), checked as
+/// in a scenario file: the scenario's settings are written out with them and read back.
+fn set_policy(s: &mut Scenario, policy: &[String]) -> anyhow::Result<()> {
+    if policy.is_empty() {
+        return Ok(());
+    }
+    let given: toml::Table = toml::from_str(&policy_lines(policy)?)
+        .map_err(|e| anyhow::anyhow!("--policy-set: {}", e.message()))?;
+    let mut table = toml::Table::try_from(&s.policy)?;
+    // Saves leave out some defaults; written out, a preset cannot overwrite them on the way back.
+    let p = &s.policy;
+    table.insert("keep_removed_sources".into(), p.keep_removed_sources.into());
+    table.insert("delta".into(), p.delta.into());
+    table.insert("merge_hosts".into(), (p.merge_hosts as i64).into());
+    table.insert("neighborhood_vms".into(), (p.neighborhood_vms as i64).into());
+    for (k, v) in given {
+        table.insert(k, v);
+    }
+    let mut file: toml::Table = toml::from_str(&s.to_toml()?)?;
+    file.insert("policy".into(), toml::Value::Table(table));
+    s.policy = scenario::parse(&toml::to_string(&file)?, "<--policy-set>")?.policy;
+    Ok(())
 }
 
 /// One snapshot compared with OPT.

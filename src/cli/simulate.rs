@@ -393,6 +393,19 @@ fn human(scenario: &Scenario, row: &Row) -> String {
             s.calls, s.call_s_total, s.trigger_checks, s.trigger_check_s_total
         );
     }
+    for t in &s.calls_by_trigger {
+        let _ = writeln!(
+            o,
+            "    {:<24} {} solved in {:.2} s ({} changed nothing, {:.2} s), {} empty, {} repeats skipped",
+            format!("{} / {}", t.trigger, t.neighborhood),
+            t.solved,
+            t.solved_s,
+            t.unchanged,
+            t.unchanged_s,
+            t.empty,
+            t.repeat
+        );
+    }
     if s.calls_node_limited > 0 {
         let _ = writeln!(
             o,

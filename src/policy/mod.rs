@@ -63,6 +63,12 @@ pub trait Policy: Send {
     /// A VM left the fleet (it has already been removed).
     fn on_departure(&mut self, _fleet: &Fleet, _vm: &Vm, _now_s: f64) {}
 
+    /// A VM left the fleet from `host`, where it ran (`Fleet::remove` hands the VM back without
+    /// its placement). By default [`Policy::on_departure`].
+    fn on_departure_from(&mut self, fleet: &Fleet, vm: &Vm, _host: Option<crate::fleet::HostId>, now_s: f64) {
+        self.on_departure(fleet, vm, now_s)
+    }
+
     /// Called once per simulation step after arrivals and departures; may propose a plan.
     fn on_step(&mut self, _fleet: &Fleet, _now_s: f64) -> Option<Plan> {
         None
@@ -104,6 +110,12 @@ pub trait Policy: Send {
     /// without calls.
     fn limited_calls(&self) -> LimitedCalls {
         LimitedCalls::default()
+    }
+
+    /// The calls and trigger checks made so far by what fired them and the neighborhood they
+    /// took ([`crate::metrics::CallTally`]); empty for policies without calls.
+    fn call_tallies(&self) -> Vec<crate::metrics::CallTally> {
+        Vec::new()
     }
 
     /// Optimizer calls made so far (for progress reports); by default those of

@@ -30,7 +30,9 @@ fn figures(policy: &str, threads: u32) -> String {
         .unwrap()
         .lines()
         .filter(|l| {
-            !l.contains("\"wall_s\"") && !l.contains("\"call_s_") && !l.contains("\"trigger_check_s_total\"")
+            !crate::common::TIMING_FIELDS
+                .iter()
+                .any(|f| l.contains(&format!("\"{f}\"")))
         })
         .collect::<Vec<_>>()
         .join("\n")

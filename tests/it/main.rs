@@ -41,6 +41,7 @@ mod opt_bilp;
 mod opt_experiment;
 mod opt_policy;
 mod opt_solve_cli;
+mod origamig_calls;
 mod origamig_merge;
 mod origamig_preset;
 mod partitions;

@@ -169,7 +169,7 @@ fn a_call_that_changes_nothing_disables_the_class_until_the_gap_grows_or_a_vm_le
     t.after_call(&f, &CallKind::Consolidation(a100()), false);
     assert_eq!(t.next_call(&f, &s), None);
     let gone = f.remove(4).unwrap();
-    t.on_departure(&f, &gone);
+    t.on_departure(&f, &gone, Some(2));
     assert!(!t.is_disabled(&a100()));
     assert_eq!(t.next_call(&f, &s), Some(CallKind::Consolidation(a100())));
     // A call that changed something keeps the class enabled.

@@ -45,7 +45,12 @@ pub struct PairedArgs {
     /// OrigaMIG's neighborhoods bounded by this many VMs, 0 for off (after the preset).
     #[arg(long)]
     pub neighborhood_vms: Option<usize>,
-    /// Runs at once (default: all cores).
+    /// A `[policy]` setting of OrigaMIG as KEY=VALUE in TOML, after the options above
+    /// (`--policy-set reenable='"neighborhood"' --policy-set theta=2`); checked as in a scenario
+    /// file.
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
+    /// Runs at once (default: all cores). With 1, each run's CPU seconds are measured.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Instead of running, read the runs from these `runs.csv` files of `migplan sweep` (every
@@ -64,6 +69,10 @@ pub struct Run {
     pub migrations_per_h: f64,
     pub kwh_per_gpu_hour: f64,
     pub acceptance_pct: f64,
+    /// Optimizer calls that ran the solver over the whole run (`None` when read from runs.csv).
+    pub calls: Option<u64>,
+    /// CPU seconds of the run, measured when the runs go one at a time (`--threads 1`).
+    pub cpu_s: Option<f64>,
 }
 
 /// One (load, seed) pair.
@@ -262,6 +271,8 @@ pub fn read_runs(files: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
                 migrations_per_h: num(4, "migrations_per_h")?,
                 kwh_per_gpu_hour: num(5, "kwh_per_gpu_hour")?,
                 acceptance_pct: num(6, "acceptance_pct")?,
+                calls: None,
+                cpu_s: None,
             });
         }
     }
@@ -316,7 +327,7 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
         );
         s.policy.neighborhood_vms = n;
     }
-    Ok(())
+    super::set_policy(s, &a.policy_set)
 }
 
 /// The settings beyond δ and lines 21-22 that differ from their defaults, for the table's title.
@@ -327,6 +338,13 @@ fn variant_note(p: &crate::scenario::PolicySettings) -> String {
     }
     if p.neighborhood_vms > 0 {
         let _ = write!(out, ", neighborhood_vms = {}", p.neighborhood_vms);
+    }
+    let d = crate::scenario::PolicySettings::default();
+    if p.reenable != d.reenable {
+        let _ = write!(out, ", reenable = {}", p.reenable.name());
+    }
+    if p.theta != d.theta {
+        let _ = write!(out, ", θ = {}", p.theta);
     }
     out
 }
@@ -364,10 +382,16 @@ fn run_grid(base: &Scenario, a: &PairedArgs) -> anyhow::Result<Vec<Run>> {
         }
     }
     let pool = super::runs_pool(a.threads)?;
+    let one_at_a_time = pool.current_num_threads() == 1;
     let rows: Vec<anyhow::Result<Run>> = pool.install(|| {
         jobs.par_iter()
             .map(|(s, name)| {
+                let c0 = super::speed::process_cpu_s();
                 let row = simulate::run_one(s, name, &mut |_| {})?;
+                let cpu_s = match (one_at_a_time, super::speed::process_cpu_s(), c0) {
+                    (true, Some(b), Some(a)) => Some(b - a),
+                    _ => None,
+                };
                 eprintln!(
                     "{name} load {} seed {}: done in {:.0} s",
                     row.load, row.seed, row.wall_s
@@ -380,6 +404,8 @@ fn run_grid(base: &Scenario, a: &PairedArgs) -> anyhow::Result<Vec<Run>> {
                     migrations_per_h: row.summary.migrations_per_h,
                     kwh_per_gpu_hour: row.summary.kwh_per_gpu_hour,
                     acceptance_pct: row.summary.acceptance_pct,
+                    calls: Some(row.summary.calls),
+                    cpu_s,
                 })
             })
             .collect()
@@ -547,13 +573,17 @@ fn markdown_tables(t: &Table) -> String {
     let others = others_of(t);
     let _ = writeln!(
         md,
-        "| load | seed | active hosts OrigaMIG | TC | fewer | migr./h OrigaMIG | TC | cut % | accept. % OrigaMIG | TC |"
+        "| load | seed | active hosts OrigaMIG | TC | fewer | migr./h OrigaMIG | TC | cut % | accept. % OrigaMIG | TC | calls OrigaMIG | CPU s OrigaMIG | TC |"
     );
-    let _ = writeln!(md, "|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        md,
+        "|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
+    let cpu = |r: &Run| r.cpu_s.map_or("-".to_string(), |c| format!("{c:.1}"));
     for p in &t.pairs {
         let _ = writeln!(
             md,
-            "| {} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} |",
+            "| {} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} | {} | {} | {} |",
             p.load,
             p.seed,
             p.origamig.active_hosts,
@@ -567,7 +597,10 @@ fn markdown_tables(t: &Table) -> String {
             p.tc.migrations_per_h,
             p.migr_reduction_pct,
             p.origamig.acceptance_pct,
-            p.tc.acceptance_pct
+            p.tc.acceptance_pct,
+            p.origamig.calls.map_or("-".to_string(), |c| c.to_string()),
+            cpu(&p.origamig),
+            cpu(&p.tc)
         );
     }
     let names: Vec<String> = ["origamig", "tc"]

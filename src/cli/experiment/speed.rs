@@ -45,7 +45,7 @@ pub struct SpeedArgs {
 
 /// CPU seconds (user + system) this process has used, from `/proc/self/stat` (Linux; in clock
 /// ticks of 1/100 s, the kernel's USER_HZ). `None` elsewhere.
-fn process_cpu_s() -> Option<f64> {
+pub(super) fn process_cpu_s() -> Option<f64> {
     let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: split after it.
     let rest = &stat[stat.rfind(')')? + 1..];
@@ -69,6 +69,7 @@ struct RunCost {
     /// Calls ended by the node budget, and by the wall-clock safety limit (not reproducible).
     node_limited: u64,
     wall_limited: u64,
+    by_trigger: Vec<crate::metrics::CallTally>,
 }
 
 /// CPU seconds if known, else wall seconds: what the ratio compares.
@@ -130,6 +131,7 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             trigger_check_s_total: m.trigger_check_s_total,
             node_limited: m.calls_node_limited,
             wall_limited: m.calls_wall_limited,
+            by_trigger: m.calls_by_trigger.clone(),
         });
     }
     let days = play_days(a)?;
@@ -168,6 +170,38 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             r.node_limited,
             r.wall_limited
         );
+    }
+    if runs.iter().any(|r| !r.by_trigger.is_empty()) {
+        let _ = writeln!(
+            o,
+            "\nCalls by trigger and neighborhood, whole run (solved: the solver ran; unchanged: of \
+             those, the placements stayed; empty: nothing to decide, no solve; repeats: a \
+             neighborhood a solve had proven unchanged, skipped):\n"
+        );
+        let _ = writeln!(
+            o,
+            "| policy | trigger | neighborhood | solved | solved s | unchanged | unchanged s | empty | empty s | repeats | repeats s |"
+        );
+        let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for r in &runs {
+            for t in &r.by_trigger {
+                let _ = writeln!(
+                    o,
+                    "| {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.3} | {} | {:.3} |",
+                    r.policy,
+                    t.trigger,
+                    t.neighborhood,
+                    t.solved,
+                    t.solved_s,
+                    t.unchanged,
+                    t.unchanged_s,
+                    t.empty,
+                    t.empty_s,
+                    t.repeat,
+                    t.repeat_s
+                );
+            }
+        }
     }
     if !days.is_empty() {
         let _ = writeln!(

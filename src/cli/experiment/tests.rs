@@ -229,3 +229,37 @@ fn the_sweep_markdown_gives_means_with_intervals_and_the_papers_size_free_values
         "{md}"
     );
 }
+
+/// `--policy-set` of `experiment paired`: keys set on the scenario's `[policy]` as a file would
+/// (a key given twice is refused), the rest kept (a written value beside `preset = "paper"` included), and a
+/// bad value refused with one line naming the key.
+#[test]
+fn policy_set_sets_keys_as_a_scenario_file_would() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
+    let base = scenario::load(std::path::Path::new(path)).unwrap();
+    let mut s = base.clone();
+    set_policy(&mut s, &["reenable=\"neighborhood\"".into(), "theta=2".into()]).unwrap();
+    assert_eq!(s.policy.reenable, scenario::Reenable::Neighborhood);
+    assert_eq!(s.policy.theta, 2);
+    let mut want = base.policy.clone();
+    want.reenable = scenario::Reenable::Neighborhood;
+    want.theta = 2;
+    assert_eq!(s.policy, want);
+    assert_eq!(s.fleet.hosts.len(), base.fleet.hosts.len());
+    // The paper preset with merge_hosts written back to the default 4: the 4 stays.
+    let mut p = base.clone();
+    p.policy.apply_preset(scenario::Preset::Paper, &|_| false);
+    p.policy.merge_hosts = 4;
+    set_policy(&mut p, &["delta=12".into()]).unwrap();
+    assert_eq!((p.policy.merge_hosts, p.policy.delta), (4, 12.0));
+    assert_eq!(p.policy.preset, scenario::Preset::Paper);
+    let twice = set_policy(&mut base.clone(), &["theta=2".into(), "theta=3".into()]);
+    assert!(format!("{:#}", twice.unwrap_err()).contains("theta"));
+    for bad in ["reenable=\"never\"", "theta=-1", "nonsense=1", "theta"] {
+        let e = set_policy(&mut base.clone(), &[bad.to_string()]).unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(!msg.contains('\n'), "{bad}: {msg}");
+        let key = bad.split('=').next().unwrap();
+        assert!(msg.contains(key), "{bad}: {msg}");
+    }
+}

@@ -211,8 +211,22 @@ pub fn call_in(
     scope: Scope,
 ) -> anyhow::Result<Proposal> {
     let t0 = Instant::now();
-    let w = Weights::from_settings(settings);
     let nb = neighborhood::select_in(fleet, &kind, settings, scope);
+    call_on(fleet, mode, kind, settings, control, nb, t0)
+}
+
+/// [`call`] on a neighborhood already selected (at `t0`, from which [`Proposal::call_s`]
+/// counts).
+pub fn call_on(
+    fleet: &Fleet,
+    mode: CallMode,
+    kind: CallKind,
+    settings: &PolicySettings,
+    control: &SolveControl,
+    nb: Neighborhood,
+    t0: Instant,
+) -> anyhow::Result<Proposal> {
+    let w = Weights::from_settings(settings);
     let footprint_before = Footprint::of(fleet);
     let before = objective::evaluate(fleet, fleet, &nb.hosts, &w);
     let mut p = Proposal {

@@ -78,6 +78,8 @@ pub struct Neighborhood {
     pub sources: Vec<HostId>,
     /// |N̂|: VMs running on M̂ plus the pending VMs of the call.
     pub n_vms: usize,
+    /// Whether this is a merge neighborhood ([`merge_in`]) rather than Algorithm 1's or OPT's.
+    pub merge: bool,
 }
 
 impl Neighborhood {
@@ -90,6 +92,7 @@ impl Neighborhood {
             rejected: Vec::new(),
             sources: Vec::new(),
             n_vms: 0,
+            merge: false,
         }
     }
 
@@ -383,6 +386,7 @@ pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> N
         rejected,
         sources: Vec::new(),
         n_vms: b.n,
+        merge: false,
     }
 }
 
@@ -529,6 +533,7 @@ fn algorithm1_consolidation(
         rejected: Vec::new(),
         sources,
         n_vms: b.n,
+        merge: false,
     }
 }
 
@@ -596,6 +601,7 @@ pub fn merge_in(
         pending: Vec::new(),
         rejected: Vec::new(),
         n_vms: b.n,
+        merge: true,
     }
 }
 
@@ -644,6 +650,7 @@ pub fn whole(fleet: &Fleet) -> Neighborhood {
         rejected: Vec::new(),
         sources: Vec::new(),
         n_vms,
+        merge: false,
     }
 }
 

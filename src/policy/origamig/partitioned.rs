@@ -29,7 +29,7 @@
 use super::bilp::{SolveControl, SolveStatus};
 use super::call::{self, CallMode, Proposal};
 use super::neighborhood::{self, Scope};
-use super::policy::CallStats;
+use super::policy::{CallEnd, CallStats, CallTallies};
 use super::triggers::{CallKind, Triggers};
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::plan::Plan;
@@ -64,9 +64,18 @@ pub struct Partitioned {
     parts: Vec<Part>,
     call_times: Vec<f64>,
     call_vms: Vec<usize>,
+    tallies: CallTallies,
     rejected: Vec<VmId>,
     stats: CallStats,
     cancel: CancelFlag,
+}
+
+/// Whether a call's steps reach outside its partition's hosts.
+fn crosses_of(p: &Proposal, hosts: &Range<HostId>) -> bool {
+    p.schedule
+        .steps
+        .iter()
+        .any(|s| !hosts.contains(&s.to.host) || s.from.as_ref().is_some_and(|f| !hosts.contains(&f.host)))
 }
 
 /// The host ranges of `k` partitions of `n` hosts: contiguous, in fleet order, sizes differing by
@@ -100,6 +109,7 @@ impl Partitioned {
             parts: Vec::new(),
             call_times: Vec::new(),
             call_vms: Vec::new(),
+            tallies: CallTallies::default(),
             rejected: Vec::new(),
             stats: CallStats::default(),
             cancel: CancelFlag::default(),
@@ -190,7 +200,7 @@ impl Partitioned {
                 pending[i].push(id);
             }
         }
-        let mut jobs: Vec<(usize, CallKind)> = Vec::new();
+        let mut jobs: Vec<(usize, CallKind, &'static str)> = Vec::new();
         for (i, part) in self.parts.iter_mut().enumerate() {
             if !idle[i] || !part.triggers.due(now_s, &self.settings) {
                 continue;
@@ -199,7 +209,8 @@ impl Partitioned {
                 .triggers
                 .next_call_with(fleet, &self.settings, !pending[i].is_empty())
             {
-                jobs.push((i, kind));
+                let cause = part.triggers.cause(&kind);
+                jobs.push((i, kind, cause));
             }
         }
         if jobs.is_empty() {
@@ -211,7 +222,7 @@ impl Partitioned {
         let pending_ref = &pending;
         let results: Vec<anyhow::Result<Proposal>> = jobs
             .par_iter()
-            .map(|(i, kind)| {
+            .map(|(i, kind, _)| {
                 let mode = match kind {
                     CallKind::Admission => CallMode::Admission,
                     _ => CallMode::Consolidation,
@@ -228,7 +239,7 @@ impl Partitioned {
             })
             .collect();
         let mut plans = Vec::new();
-        for ((i, kind), result) in jobs.into_iter().zip(results) {
+        for ((i, kind, cause), result) in jobs.into_iter().zip(results) {
             match kind {
                 CallKind::Admission => self.stats.admission_calls += 1,
                 _ => self.stats.consolidation_calls += 1,
@@ -250,14 +261,18 @@ impl Partitioned {
                 self.call_times.push(p.call_s);
                 self.call_vms.push(p.neighborhood.n_vms);
             }
+            let end = match p.status {
+                Some(_) => CallEnd::Solved {
+                    changed: p.changes_placements() && !crosses_of(&p, &self.parts[i].hosts),
+                },
+                None => CallEnd::Empty,
+            };
+            self.tallies.record(cause, &p.neighborhood, end, p.call_s);
             if p.status == Some(SolveStatus::Optimal) {
                 self.stats.optimal += 1;
             }
             self.stats.limited.count(p.status);
-            let hosts = &self.parts[i].hosts;
-            let crosses = p.schedule.steps.iter().any(|s| {
-                !hosts.contains(&s.to.host) || s.from.as_ref().is_some_and(|f| !hosts.contains(&f.host))
-            });
+            let crosses = crosses_of(&p, &self.parts[i].hosts);
             if p.discarded.is_some() || (p.improves && crosses) {
                 self.stats.discarded += 1;
             }
@@ -268,7 +283,9 @@ impl Partitioned {
                 self.rejected.extend(p.neighborhood.pending.iter().copied());
             }
             let changed = applies && !p.schedule.steps.is_empty();
-            self.parts[i].triggers.after_call(fleet, &kind, changed);
+            self.parts[i]
+                .triggers
+                .after_call_on(fleet, &kind, changed, &p.neighborhood.hosts);
             if applies {
                 self.stats.applied += 1;
                 let part = &mut self.parts[i];
@@ -305,12 +322,13 @@ impl Policy for Partitioned {
     /// host is not known).
     fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) {
         self.ensure_parts(fleet);
-        match vm.placement.as_ref().and_then(|p| self.part_of(p.host)) {
-            Some(i) => self.parts[i].triggers.on_departure(fleet, vm),
+        let host = vm.placement.as_ref().map(|p| p.host);
+        match host.and_then(|h| self.part_of(h)) {
+            Some(i) => self.parts[i].triggers.on_departure(fleet, vm, host),
             None => self
                 .parts
                 .iter_mut()
-                .for_each(|p| p.triggers.on_departure(fleet, vm)),
+                .for_each(|p| p.triggers.on_departure(fleet, vm, host)),
         }
     }
 
@@ -348,6 +366,10 @@ impl Policy for Partitioned {
 
     fn optimizer_calls(&self) -> usize {
         self.call_times.len()
+    }
+
+    fn call_tallies(&self) -> Vec<crate::metrics::CallTally> {
+        self.tallies.rows()
     }
 
     fn set_cancel(&mut self, cancel: Option<Arc<AtomicBool>>) {

@@ -4,8 +4,9 @@
 //! Every `check_every_s` of simulated time the triggers of §5.1 decide whether to call: an
 //! admission call while the queue is not empty, else a consolidation call for a class whose gap
 //! reached θ. `origamig` selects the neighborhood by Algorithm 1; `opt` solves the BILP over the
-//! whole fleet instead (for small fleets: each call is bounded by the time limit only). A call's
-//! plan goes back to the simulator as a [`Plan`]; the pending VMs it rejects are handed over
+//! whole fleet instead (for small fleets: each call is bounded by the call budget only,
+//! `node_limit` and the safety clock `sim_time_limit_s`). A call's plan goes back to the
+//! simulator as a [`Plan`]; the pending VMs it rejects are handed over
 //! through [`Policy::take_rejected`].
 //!
 //! A call runs until the executor's last step ends (§5.4: "while a call runs, the arrival rule
@@ -15,17 +16,20 @@
 //! Until then no other call starts (§5.1: one call at a time) and arrivals go to the hosts
 //! outside M̂. The solve itself takes no simulated time.
 
-use super::bilp::SolveControl;
-use super::call::{self, CallMode};
+use super::bilp::{SolveControl, SolveStatus};
+use super::call::{self, CallMode, Proposal};
+use super::neighborhood::{self, Neighborhood};
 use super::triggers::{CallKind, Triggers};
 use crate::executor::Schedule;
-use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
+use crate::fleet::{Fleet, Host, HostId, Placement, Vm, VmId};
+use crate::metrics::CallTally;
 use crate::plan::Plan;
 use crate::policy::Policy;
 use crate::scenario::PolicySettings;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Counters of the calls a policy made.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -46,6 +50,145 @@ pub struct CallStats {
     pub limited: crate::policy::LimitedCalls,
 }
 
+/// How one call the triggers started ended, for [`CallTally`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEnd {
+    /// The solver ran; whether the call changed the placements.
+    Solved { changed: bool },
+    /// The neighborhood had nothing to decide.
+    Empty,
+    /// The neighborhood was one a solve had proven optimal as it stood ([`ProvenUnchanged`]).
+    Repeat,
+}
+
+/// The calls of a run by trigger and neighborhood ([`CallTally`]), in a fixed order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallTallies(Vec<CallTally>);
+
+impl CallTallies {
+    /// Counts one call fired by `trigger` ([`Triggers::cause`]) on `nb` that took `s` seconds.
+    pub fn record(&mut self, trigger: &'static str, nb: &Neighborhood, end: CallEnd, s: f64) {
+        let neighborhood = match (&nb.kind, nb.merge) {
+            (CallKind::Whole, _) => "whole",
+            (_, true) => "merge",
+            (_, false) => "algorithm1",
+        };
+        let at = match self
+            .0
+            .iter()
+            .position(|t| t.trigger == trigger && t.neighborhood == neighborhood)
+        {
+            Some(i) => i,
+            None => {
+                self.0.push(CallTally {
+                    trigger,
+                    neighborhood,
+                    ..CallTally::default()
+                });
+                let order = |t: &CallTally| {
+                    let tr = ["admission", "gap", "host_gap", "whole"]
+                        .iter()
+                        .position(|x| *x == t.trigger);
+                    let nb = ["algorithm1", "merge", "whole"]
+                        .iter()
+                        .position(|x| *x == t.neighborhood);
+                    (tr, nb)
+                };
+                self.0.sort_by_key(order);
+                self.0
+                    .iter()
+                    .position(|t| t.trigger == trigger && t.neighborhood == neighborhood)
+                    .unwrap_or(0)
+            }
+        };
+        let t = &mut self.0[at];
+        match end {
+            CallEnd::Solved { changed } => {
+                t.solved += 1;
+                t.solved_s += s;
+                if !changed {
+                    t.unchanged += 1;
+                    t.unchanged_s += s;
+                }
+            }
+            CallEnd::Empty => {
+                t.empty += 1;
+                t.empty_s += s;
+            }
+            CallEnd::Repeat => {
+                t.repeat += 1;
+                t.repeat_s += s;
+            }
+        }
+    }
+
+    pub fn rows(&self) -> Vec<CallTally> {
+        self.0.clone()
+    }
+}
+
+/// A consolidation neighborhood as the solver sees it: its hosts in order with everything on
+/// them, and their VMs. The model of a call reads the fleet only through these (and the catalog
+/// and the settings, fixed for a policy), so two calls on equal keys solve the same BILP.
+#[derive(Debug, Clone, PartialEq)]
+struct NeighborhoodKey {
+    hosts: Vec<(HostId, Host)>,
+    vms: Vec<Vm>,
+}
+
+impl NeighborhoodKey {
+    fn of(fleet: &Fleet, nb: &Neighborhood) -> Self {
+        let hosts: Vec<(HostId, Host)> = nb.hosts.iter().map(|&h| (h, fleet.hosts[h].clone())).collect();
+        let vms = hosts
+            .iter()
+            .flat_map(|(_, h)| h.vms.iter())
+            .filter_map(|&id| fleet.vm(id).cloned())
+            .collect();
+        NeighborhoodKey { hosts, vms }
+    }
+}
+
+/// Consolidation neighborhoods on which a solve proved the current placement optimal: the solver
+/// reached [`SolveStatus::Optimal`] and returned the placement as it stood. A later call on an
+/// equal neighborhood ([`NeighborhoodKey`]) solves the same BILP, whose optimum is then still the
+/// current placement's value, so no plan can be strictly better (§5.3) and the call can only
+/// change nothing: it is skipped. The last [`ProvenUnchanged::KEEP`] are kept.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProvenUnchanged(Vec<NeighborhoodKey>);
+
+impl ProvenUnchanged {
+    const KEEP: usize = 64;
+
+    /// Whether a consolidation call on `nb` is proven to change nothing.
+    pub fn contains(&self, fleet: &Fleet, nb: &Neighborhood) -> bool {
+        if !matches!(nb.kind, CallKind::Consolidation(_)) || nb.is_empty() || self.0.is_empty() {
+            return false;
+        }
+        let key = NeighborhoodKey::of(fleet, nb);
+        self.0.contains(&key)
+    }
+
+    /// Remembers the neighborhood of a consolidation call whose solve proved the current
+    /// placement optimal.
+    pub fn learn(&mut self, fleet: &Fleet, p: &Proposal) {
+        let proven = matches!(p.neighborhood.kind, CallKind::Consolidation(_))
+            && p.status == Some(SolveStatus::Optimal)
+            && p.plan.targets.is_empty()
+            && !p.neighborhood.is_empty();
+        if !proven {
+            return;
+        }
+        let key = NeighborhoodKey::of(fleet, &p.neighborhood);
+        if self.0.contains(&key) {
+            return;
+        }
+        if self.0.len() >= Self::KEEP {
+            self.0.remove(0);
+        }
+        self.0.push(key);
+    }
+}
+
 /// OrigaMIG (`whole = false`) or OPT (`whole = true`) as an online policy.
 #[derive(Debug, Clone)]
 pub struct Origamig {
@@ -58,6 +201,12 @@ pub struct Origamig {
     /// Trigger checks that built a neighborhood without solving: count and wall seconds.
     trigger_checks: u64,
     trigger_check_s: f64,
+    /// The calls by trigger and neighborhood.
+    tallies: CallTallies,
+    /// Neighborhoods proven to change nothing.
+    proven: ProvenUnchanged,
+    /// For tests: solve the repeats anyway and panic if one would change the fleet.
+    check_repeats: bool,
     rejected: Vec<VmId>,
     stats: CallStats,
     /// M̂ of the call whose steps are still running, and when the last of them ends.
@@ -79,6 +228,9 @@ impl Origamig {
             call_vms: Vec::new(),
             trigger_checks: 0,
             trigger_check_s: 0.0,
+            tallies: CallTallies::default(),
+            proven: ProvenUnchanged::default(),
+            check_repeats: false,
             rejected: Vec::new(),
             stats: CallStats::default(),
             running: BTreeSet::new(),
@@ -97,6 +249,13 @@ impl Origamig {
 
     pub fn stats(&self) -> &CallStats {
         &self.stats
+    }
+
+    /// For tests: every consolidation call skipped as a repeat of a neighborhood proven
+    /// unchanged ([`ProvenUnchanged`]) is solved anyway, and the policy panics if that solve
+    /// would propose any move.
+    pub fn set_check_repeats(&mut self, on: bool) {
+        self.check_repeats = on;
     }
 
     /// Whether a call's steps are still running at `now_s`.
@@ -139,7 +298,36 @@ impl Origamig {
             cancel: self.cancel.for_solve(),
             ..SolveControl::default()
         };
-        let p = match call::call(fleet, mode, kind, &self.settings, &control) {
+        let cause = self.triggers.cause(&trigger);
+        let t0 = Instant::now();
+        let nb = neighborhood::select(fleet, &kind, &self.settings);
+        if self.proven.contains(fleet, &nb) {
+            // The same BILP as a solve that changed nothing: it would change nothing again.
+            if self.check_repeats {
+                let again = call::call_on(
+                    fleet,
+                    mode,
+                    kind.clone(),
+                    &self.settings,
+                    &control,
+                    nb.clone(),
+                    t0,
+                );
+                if let Ok(p) = again {
+                    assert!(
+                        !p.improves && p.plan.targets.is_empty(),
+                        "a skipped repeat call would have proposed {} moves (improves: {})",
+                        p.plan.targets.len(),
+                        p.improves
+                    );
+                }
+            }
+            self.tallies
+                .record(cause, &nb, CallEnd::Repeat, t0.elapsed().as_secs_f64());
+            self.triggers.after_call_on(fleet, &trigger, false, &nb.hosts);
+            return None;
+        }
+        let p = match call::call_on(fleet, mode, kind, &self.settings, &control, nb, t0) {
             Ok(p) => p,
             Err(e) => {
                 self.stats.failed += 1;
@@ -158,11 +346,18 @@ impl Origamig {
         if p.status.is_some() {
             self.call_times.push(p.call_s);
             self.call_vms.push(p.neighborhood.n_vms);
+            let end = CallEnd::Solved {
+                changed: p.changes_placements(),
+            };
+            self.tallies.record(cause, &p.neighborhood, end, p.call_s);
+            self.proven.learn(fleet, &p);
         } else {
             self.trigger_checks += 1;
             self.trigger_check_s += p.call_s;
+            self.tallies
+                .record(cause, &p.neighborhood, CallEnd::Empty, p.call_s);
         }
-        if p.status == Some(super::bilp::SolveStatus::Optimal) {
+        if p.status == Some(SolveStatus::Optimal) {
             self.stats.optimal += 1;
         }
         self.stats.limited.count(p.status);
@@ -170,7 +365,8 @@ impl Origamig {
             self.stats.discarded += 1;
         }
         self.rejected.extend(p.rejected.iter().copied());
-        self.triggers.after_call(fleet, &trigger, p.changes_placements());
+        self.triggers
+            .after_call_on(fleet, &trigger, p.changes_placements(), &p.neighborhood.hosts);
         if p.improves {
             self.stats.applied += 1;
             self.hold(fleet, &p.neighborhood.hosts, &p.schedule, now_s);
@@ -205,7 +401,12 @@ impl Policy for Origamig {
     }
 
     fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) {
-        self.triggers.on_departure(fleet, vm);
+        self.triggers
+            .on_departure(fleet, vm, vm.placement.as_ref().map(|p| p.host));
+    }
+
+    fn on_departure_from(&mut self, fleet: &Fleet, vm: &Vm, host: Option<HostId>, _now_s: f64) {
+        self.triggers.on_departure(fleet, vm, host);
     }
 
     fn on_step(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
@@ -234,6 +435,10 @@ impl Policy for Origamig {
 
     fn optimizer_calls(&self) -> usize {
         self.call_times.len()
+    }
+
+    fn call_tallies(&self) -> Vec<CallTally> {
+        self.tallies.rows()
     }
 
     fn set_cancel(&mut self, cancel: Option<Arc<AtomicBool>>) {

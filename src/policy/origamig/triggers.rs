@@ -10,8 +10,8 @@
 //! ([`crate::fleet::GapCounters`]), which every placement and release updates in O(1).
 
 use crate::fleet::{Fleet, GapCounters, Host, HostId, Vm};
-use crate::scenario::PolicySettings;
-use std::collections::BTreeMap;
+use crate::scenario::{PolicySettings, Reenable};
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
 /// A compatibility class (§6.1: each GPU model forms its own class), or M0, the hosts without
@@ -221,6 +221,13 @@ pub struct Triggers {
     /// Whether the gap also counts hosts ([`host_gap`]); set from `merge_hosts` at each
     /// [`Triggers::next_call_with`].
     count_hosts: bool,
+    /// Whether the last consolidation call [`Triggers::next_call_with`] returned was fired by
+    /// the host gap alone (Γh itself was below θ).
+    by_host_gap: bool,
+    /// `reenable` of the settings, set at each [`Triggers::next_call_with`].
+    reenable: Reenable,
+    /// With `reenable = "neighborhood"`: the hosts M̂ of the call that disabled each class.
+    watched: BTreeMap<Class, BTreeSet<HostId>>,
 }
 
 impl Triggers {
@@ -237,11 +244,16 @@ impl Triggers {
         }
     }
 
-    fn gap(&self, fleet: &Fleet, class: &Class) -> i64 {
-        let g = match &self.hosts {
+    /// Γh of Eq. 17-18 over the instance's hosts.
+    fn gpu_gap(&self, fleet: &Fleet, class: &Class) -> i64 {
+        match &self.hosts {
             Some(r) => gap_in(fleet, class, r),
             None => gap(fleet, class),
-        };
+        }
+    }
+
+    fn gap(&self, fleet: &Fleet, class: &Class) -> i64 {
+        let g = self.gpu_gap(fleet, class);
         if self.count_hosts {
             let all = 0..fleet.hosts.len();
             g.max(host_gap(fleet, class, self.hosts.as_ref().unwrap_or(&all)))
@@ -282,6 +294,7 @@ impl Triggers {
         has_pending: bool,
     ) -> Option<CallKind> {
         self.count_hosts = settings.merge_hosts >= 2;
+        self.reenable = settings.reenable;
         if has_pending {
             return Some(CallKind::Admission);
         }
@@ -291,6 +304,7 @@ impl Triggers {
             if let Some(low) = self.disabled.get_mut(&class) {
                 if g > *low {
                     self.disabled.remove(&class);
+                    self.watched.remove(&class);
                 } else {
                     *low = g;
                     continue;
@@ -300,28 +314,68 @@ impl Triggers {
                 best = Some((g, class));
             }
         }
-        best.map(|(_, c)| CallKind::Consolidation(c))
+        let (_, class) = best?;
+        self.by_host_gap = self.count_hosts && self.gpu_gap(fleet, &class) < settings.theta.max(1);
+        Some(CallKind::Consolidation(class))
+    }
+
+    /// What fired a call of `kind` that [`Triggers::next_call_with`] just returned: `admission`,
+    /// `gap` (Γh >= θ) or `host_gap` (only the host gap of `merge_hosts` >= θ); `whole` for OPT.
+    pub fn cause(&self, kind: &CallKind) -> &'static str {
+        match kind {
+            CallKind::Admission => "admission",
+            CallKind::Consolidation(_) if self.by_host_gap => "host_gap",
+            CallKind::Consolidation(_) => "gap",
+            CallKind::Whole => "whole",
+        }
     }
 
     /// Records the outcome of a call: a consolidation call that changed nothing disables its
     /// class at the current Γh.
     pub fn after_call(&mut self, fleet: &Fleet, kind: &CallKind, changed: bool) {
+        self.after_call_on(fleet, kind, changed, &[]);
+    }
+
+    /// [`Triggers::after_call`] for a call on the hosts M̂ `hosts` (empty when it solved
+    /// nothing): with `reenable = "neighborhood"`, a VM leaving one of them enables the class
+    /// again.
+    pub fn after_call_on(&mut self, fleet: &Fleet, kind: &CallKind, changed: bool, hosts: &[HostId]) {
         if let CallKind::Consolidation(c) = kind {
             if !changed {
                 let g = self.gap(fleet, c);
                 self.disabled.insert(c.clone(), g);
+                if self.reenable == Reenable::Neighborhood {
+                    self.watched.insert(c.clone(), hosts.iter().copied().collect());
+                }
             }
         }
     }
 
-    /// A VM left the fleet: its class is enabled again (a VM with GIs of class h ran on a host of
-    /// class h). A VM without GIs may have run on a host of any class, so all are enabled.
-    pub fn on_departure(&mut self, fleet: &Fleet, vm: &Vm) {
-        match vm.model() {
-            Some(_) => {
-                self.disabled.remove(&Class::of_vm(fleet, vm));
+    /// A VM left the fleet. With `reenable = "departure"`: its class is enabled again (a VM with
+    /// GIs of class h ran on a host of class h); a VM without GIs may have run on a host of any
+    /// class, so all are enabled. With `reenable = "neighborhood"`: the classes whose disabling
+    /// call had the VM's host (`host`, where it ran) in M̂ are enabled again.
+    pub fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, host: Option<HostId>) {
+        match self.reenable {
+            Reenable::Departure => match vm.model() {
+                Some(_) => {
+                    self.disabled.remove(&Class::of_vm(fleet, vm));
+                }
+                None => self.disabled.clear(),
+            },
+            Reenable::Neighborhood => {
+                let Some(host) = host else { return };
+                let hit: Vec<Class> = self
+                    .watched
+                    .iter()
+                    .filter(|(_, hosts)| hosts.contains(&host))
+                    .map(|(c, _)| c.clone())
+                    .collect();
+                for c in hit {
+                    self.disabled.remove(&c);
+                    self.watched.remove(&c);
+                }
             }
-            None => self.disabled.clear(),
         }
     }
 

@@ -157,14 +157,23 @@ fn split_keys(word: &str) -> Vec<String> {
 }
 
 /// The fields of `simulate --json` that are wall-clock times: they differ between two runs of the
-/// same input, so comparisons of figures leave them out.
+/// same input, so comparisons of figures leave them out. The last [`CALL_TALLY_TIMING_FIELDS`]
+/// of them are in the rows of `calls_by_trigger`, printed only for policies that make calls.
 pub const TIMING_FIELDS: &[&str] = &[
     "wall_s",
     "call_s_median",
     "call_s_p95",
     "call_s_total",
     "trigger_check_s_total",
+    // CALL_TALLY_TIMING_FIELDS:
+    "solved_s",
+    "unchanged_s",
+    "empty_s",
+    "repeat_s",
 ];
+
+/// How many of the last [`TIMING_FIELDS`] are those of a `calls_by_trigger` row.
+pub const CALL_TALLY_TIMING_FIELDS: usize = 4;
 
 /// The arguments of the golden figures' run (tests/it/figures.rs) of `policy` on `scenario`:
 /// seed 1, load 0.85, two hours of warm-up, two measured hours, JSON out. The window is short so

@@ -1,0 +1,216 @@
+//! OrigaMIG's calls by trigger (`calls_by_trigger` of `simulate --json`), the skipped repeats of
+//! neighborhoods a solve proved unchanged, and `[policy] reenable`.
+
+use crate::common::cli::migplan;
+use crate::common::fleet::{at, gi_requests, put, total_compute};
+use migplan::catalog::embedded;
+use migplan::fleet::{Fleet, Host, Vm, VmId, VmKind};
+use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
+use migplan::policy::origamig::Origamig;
+use migplan::scenario::{self, PolicySettings, Reenable};
+use migplan::sim::Simulator;
+use serde_json::Value;
+
+fn simulate_json(scenario: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "simulate", scenario, "--policy", "origamig", "--seed", "1", "--load", "0.85", "--warmup", "2",
+        "--hours", "2", "--json",
+    ];
+    args.extend(extra);
+    let out = migplan().args(&args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn sum(rows: &[Value], field: &str) -> f64 {
+    rows.iter().map(|r| r[field].as_f64().unwrap()).sum()
+}
+
+/// The rows add up to the run's own counters: solved calls to `calls` (and their seconds to
+/// `call_s_total`), empty neighborhoods to `trigger_checks`; each row's unchanged calls are some
+/// of its solved ones; the triggers and neighborhoods are the documented names, in order.
+#[test]
+fn the_calls_by_trigger_add_up_to_the_runs_counters() {
+    let run = simulate_json("scenarios/paper-32.toml", &[]);
+    let rows = run["calls_by_trigger"]
+        .as_array()
+        .expect("origamig prints calls_by_trigger");
+    assert!(!rows.is_empty());
+    assert_eq!(sum(rows, "solved"), run["calls"].as_f64().unwrap());
+    assert_eq!(sum(rows, "empty"), run["trigger_checks"].as_f64().unwrap());
+    assert!((sum(rows, "solved_s") - run["call_s_total"].as_f64().unwrap()).abs() < 1e-6);
+    assert!((sum(rows, "empty_s") - run["trigger_check_s_total"].as_f64().unwrap()).abs() < 1e-6);
+    let order = |r: &Value| {
+        let t = ["admission", "gap", "host_gap"]
+            .iter()
+            .position(|x| r["trigger"] == *x);
+        let n = ["algorithm1", "merge"]
+            .iter()
+            .position(|x| r["neighborhood"] == *x);
+        assert!(t.is_some() && n.is_some(), "unexpected row {r}");
+        (t, n)
+    };
+    let keys: Vec<_> = rows.iter().map(order).collect();
+    assert!(
+        keys.windows(2).all(|w| w[0] < w[1]),
+        "rows in order, each once: {keys:?}"
+    );
+    for r in rows {
+        assert!(r["unchanged"].as_u64().unwrap() <= r["solved"].as_u64().unwrap());
+        // An admission call always takes Algorithm 1's neighborhood.
+        if r["trigger"] == "admission" {
+            assert_eq!(r["neighborhood"], "algorithm1");
+        }
+    }
+    // The default's merge neighborhoods and host gap trigger show up in the rows.
+    assert!(rows.iter().any(|r| r["neighborhood"] == "merge"));
+    // The paper preset has neither: its rows are admission and gap with Algorithm 1 only.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("paper.toml");
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
+    std::fs::write(&path, format!("{}\npreset = \"paper\"\n", src.trim_end())).unwrap();
+    let paper = simulate_json(path.to_str().unwrap(), &[]);
+    let rows = paper["calls_by_trigger"].as_array().unwrap();
+    assert!(rows
+        .iter()
+        .all(|r| r["neighborhood"] == "algorithm1" && r["trigger"] != "host_gap"));
+    assert_eq!(sum(rows, "solved"), paper["calls"].as_f64().unwrap());
+    // FF makes no calls and prints no rows.
+    let out = migplan()
+        .args([
+            "simulate",
+            "scenarios/paper-32.toml",
+            "--policy",
+            "ff",
+            "--warmup",
+            "1",
+            "--hours",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let ff: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(ff.get("calls_by_trigger").is_none());
+}
+
+/// Every consolidation call skipped as a repeat of a neighborhood proven unchanged is solved
+/// anyway (the policy's test switch) and must propose nothing: the skip is exact. The run has
+/// repeats, so the check is exercised.
+#[test]
+fn a_skipped_repeat_would_have_changed_nothing() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
+    let mut sc = scenario::load(std::path::Path::new(path)).unwrap();
+    sc.workload.warmup_h = 4.0;
+    sc.workload.measure_h = 4.0;
+    sc.workload.load = 0.85;
+    let mut policy = Origamig::new(&sc.policy);
+    policy.set_check_repeats(true);
+    let mut sim = Simulator::new(&sc, Box::new(policy)).unwrap();
+    sim.run();
+    let m = sim.metrics();
+    let repeats: u64 = m.calls_by_trigger.iter().map(|t| t.repeat).sum();
+    assert!(
+        repeats > 0,
+        "the run skips some repeats: {:?}",
+        m.calls_by_trigger
+    );
+}
+
+fn a100s(n: usize) -> Fleet {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let hs = (0..n)
+        .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
+        .collect();
+    Fleet::new(c, hs)
+}
+
+fn vm_1g(id: VmId) -> Vm {
+    let c = embedded();
+    let gis = gi_requests(c, "a100-40gb", &["1g.5gb"]);
+    let compute = total_compute(c, &gis);
+    Vm {
+        id,
+        shape: migplan::fleet::Shape::Mig,
+        gis,
+        cores: 4 * compute,
+        ram_gb: 16 * compute,
+        kind: VmKind::Job,
+        arrival: id as f64,
+        lifetime: None,
+        admitted_at: None,
+        tenant: None,
+        placement: None,
+    }
+}
+
+/// Four hosts with one 1g.5gb VM each on GPU 0, and a second one on h0: Γh = 4 active GPUs -
+/// ceil(5 / 7) = 3.
+fn five_vms() -> Fleet {
+    let mut f = a100s(4);
+    for (id, host, start) in [(1, 0, 0), (2, 1, 0), (3, 2, 0), (4, 3, 0), (5, 0, 1)] {
+        put(&mut f, vm_1g(id), at(host, &[(0, start)]));
+    }
+    f.check_invariants().unwrap();
+    f
+}
+
+fn depart(f: &mut Fleet, t: &mut Triggers, id: VmId) {
+    let host = f.vm(id).unwrap().placement.as_ref().map(|p| p.host);
+    let vm = f.remove(id).unwrap();
+    t.on_departure(f, &vm, host);
+}
+
+/// With `reenable = "departure"` any departure of the class enables it again; with
+/// `"neighborhood"` only one from a host of the disabling call's M̂ (here h0 and h1), or Γh
+/// rising above its lowest value since.
+#[test]
+fn reenable_neighborhood_waits_for_a_departure_from_the_calls_hosts() {
+    let a100 = Class::Gpu("a100-40gb".into());
+    let call = Some(CallKind::Consolidation(a100.clone()));
+    for mode in [Reenable::Departure, Reenable::Neighborhood] {
+        let s = PolicySettings {
+            reenable: mode,
+            ..PolicySettings::default()
+        };
+        let mut f = five_vms();
+        let mut t = Triggers::new();
+        assert_eq!(t.next_call(&f, &s), call);
+        t.after_call_on(&f, call.as_ref().unwrap(), false, &[0, 1]);
+        assert_eq!(t.next_call(&f, &s), None, "disabled");
+        // VM 3 leaves h2, outside M̂: Γh falls to 2 (3 active GPUs, 4 slices).
+        depart(&mut f, &mut t, 3);
+        match mode {
+            Reenable::Departure => assert_eq!(t.next_call(&f, &s), call),
+            Reenable::Neighborhood => {
+                assert_eq!(t.next_call(&f, &s), None, "a departure outside M̂");
+                assert!(t.is_disabled(&a100));
+                // VM 5 leaves h0, in M̂: enabled again though Γh stays 2.
+                depart(&mut f, &mut t, 5);
+                assert_eq!(t.next_call(&f, &s), call);
+            }
+        }
+    }
+}
+
+#[test]
+fn reenable_is_read_saved_and_checked() {
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
+    let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
+    let d = scenario::parse(&with(""), "p.toml").unwrap();
+    assert_eq!(d.policy.reenable, Reenable::Departure);
+    assert!(!d.to_toml().unwrap().contains("reenable"));
+    let n = scenario::parse(&with("reenable = \"neighborhood\""), "p.toml").unwrap();
+    assert_eq!(n.policy.reenable, Reenable::Neighborhood);
+    let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();
+    assert_eq!(again.policy, n.policy);
+    let err = scenario::parse(&with("reenable = \"never\""), "p.toml").unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        !msg.contains('\n') && msg.contains("p.toml") && msg.contains("reenable"),
+        "{msg}"
+    );
+}
