@@ -2,9 +2,9 @@
 //! fleets, under the paper preset (Algorithm 1 as written, δ = 10), which the hand-computed
 //! neighborhoods follow.
 
-use crate::common::fleet::{gi_requests, total_compute};
+use crate::common::fleet::mig_vm as vm;
 use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId};
 use migplan::mig;
 use migplan::policy::origamig::neighborhood::{self, can_empty};
 use migplan::policy::origamig::triggers::{gap, CallKind, Class, Triggers};
@@ -30,25 +30,6 @@ fn hosts(models: &[&[&str]]) -> Fleet {
 
 fn a100s(n: usize) -> Fleet {
     hosts(&vec![&["a100-40gb", "a100-40gb"][..]; n])
-}
-
-fn vm(id: VmId, model: &str, profiles: &[&str]) -> Vm {
-    let c = embedded();
-    let gis = gi_requests(c, model, profiles);
-    let compute = total_compute(c, &gis);
-    Vm {
-        id,
-        shape: migplan::fleet::Shape::Mig,
-        gis,
-        cores: 4 * compute,
-        ram_gb: 16 * compute,
-        kind: VmKind::Job,
-        arrival: id as f64,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
 }
 
 fn put(f: &mut Fleet, id: VmId, profiles: &[&str], host: usize, gis: &[(usize, u8)]) {

@@ -2,9 +2,9 @@
 //! neighborhoods a solve proved unchanged, and `[policy] reenable`.
 
 use crate::common::cli::migplan;
-use crate::common::fleet::{at, gi_requests, put, total_compute};
+use crate::common::fleet::{at, mig_vm, put};
 use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, Host, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, Host, Vm, VmId};
 use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
 use migplan::policy::origamig::Origamig;
 use migplan::scenario::{self, PolicySettings, Reenable};
@@ -128,22 +128,7 @@ fn a100s(n: usize) -> Fleet {
 }
 
 fn vm_1g(id: VmId) -> Vm {
-    let c = embedded();
-    let gis = gi_requests(c, "a100-40gb", &["1g.5gb"]);
-    let compute = total_compute(c, &gis);
-    Vm {
-        id,
-        shape: migplan::fleet::Shape::Mig,
-        gis,
-        cores: 4 * compute,
-        ram_gb: 16 * compute,
-        kind: VmKind::Job,
-        arrival: id as f64,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    mig_vm(id, "a100-40gb", &["1g.5gb"])
 }
 
 /// Four hosts with one 1g.5gb VM each on GPU 0, and a second one on h0: Γh = 4 active GPUs -

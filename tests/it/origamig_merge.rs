@@ -3,9 +3,9 @@
 //! errors, and the paper preset, which leaves both off.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
-use crate::common::fleet::{gi_requests, total_compute};
+use crate::common::fleet::mig_vm;
 use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, Host, Vm, VmId, VmKind};
+use migplan::fleet::{Fleet, Host, Vm, VmId};
 use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{gap, host_gap, CallKind, Class, Triggers};
 use migplan::scenario::{self, PolicySettings};
@@ -20,22 +20,7 @@ fn a100s(n: usize) -> Fleet {
 }
 
 fn vm(id: VmId, profiles: &[&str]) -> Vm {
-    let c = embedded();
-    let gis = gi_requests(c, "a100-40gb", profiles);
-    let compute = total_compute(c, &gis);
-    Vm {
-        id,
-        shape: migplan::fleet::Shape::Mig,
-        gis,
-        cores: 4 * compute,
-        ram_gb: 16 * compute,
-        kind: VmKind::Job,
-        arrival: id as f64,
-        lifetime: None,
-        admitted_at: None,
-        tenant: None,
-        placement: None,
-    }
+    mig_vm(id, "a100-40gb", profiles)
 }
 
 fn put(f: &mut Fleet, id: VmId, profile: &str, host: usize, gpu: usize, start: u8) {

@@ -77,6 +77,18 @@ pub fn job(id: VmId, model: &str, profiles: &[&str], cores: u32, ram_gb: u32) ->
     Vm::job(id, gi_requests(embedded(), model, profiles), cores, ram_gb)
 }
 
+/// An unplaced job VM asking for one `model` instance per profile, sized as in the paper's
+/// workload (4 cores and 16 GB of RAM per compute slice), arriving at second `id`.
+pub fn mig_vm(id: VmId, model: &str, profiles: &[&str]) -> Vm {
+    let c = embedded();
+    let gis = gi_requests(c, model, profiles);
+    let compute = total_compute(c, &gis);
+    Vm {
+        arrival: id as f64,
+        ..Vm::job(id, gis, 4 * compute, 16 * compute)
+    }
+}
+
 /// A placement on `host`: one (GPU, first slice) per instance.
 pub fn at(host: usize, gis: &[(usize, u8)]) -> Placement {
     Placement {
