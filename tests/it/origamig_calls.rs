@@ -2,9 +2,8 @@
 //! neighborhoods a solve proved unchanged, and `[policy] reenable`.
 
 use crate::common::cli::migplan;
-use crate::common::fleet::{at, mig_vm, put};
-use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, Host, Vm, VmId};
+use crate::common::fleet::{a100s, at, mig_vm, put};
+use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
 use migplan::policy::origamig::Origamig;
 use migplan::scenario::{self, PolicySettings, Reenable};
@@ -116,15 +115,6 @@ fn a_skipped_repeat_would_have_changed_nothing() {
         "the run skips some repeats: {:?}",
         m.calls_by_trigger
     );
-}
-
-fn a100s(n: usize) -> Fleet {
-    let c = embedded();
-    let a100 = c.model_id("a100-40gb").unwrap();
-    let hs = (0..n)
-        .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
-        .collect();
-    Fleet::new(c, hs)
 }
 
 fn vm_1g(id: VmId) -> Vm {

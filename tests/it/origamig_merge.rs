@@ -3,21 +3,11 @@
 //! errors, and the paper preset, which leaves both off.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
-use crate::common::fleet::mig_vm;
-use migplan::catalog::embedded;
-use migplan::fleet::{Fleet, Host, Vm, VmId};
+use crate::common::fleet::{a100s, mig_vm};
+use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{gap, host_gap, CallKind, Class, Triggers};
 use migplan::scenario::{self, PolicySettings};
-
-fn a100s(n: usize) -> Fleet {
-    let c = embedded();
-    let a100 = c.model_id("a100-40gb").unwrap();
-    let hs = (0..n)
-        .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
-        .collect();
-    Fleet::new(c, hs)
-}
 
 fn vm(id: VmId, profiles: &[&str]) -> Vm {
     mig_vm(id, "a100-40gb", profiles)

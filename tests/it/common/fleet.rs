@@ -77,6 +77,16 @@ pub fn job(id: VmId, model: &str, profiles: &[&str], cores: u32, ram_gb: u32) ->
     Vm::job(id, gi_requests(embedded(), model, profiles), cores, ram_gb)
 }
 
+/// `n` hosts `h0`.. with two A100-40GB GPUs, 80 cores and 512 GB of RAM each, none running.
+pub fn a100s(n: usize) -> Fleet {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let hs = (0..n)
+        .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
+        .collect();
+    Fleet::new(c, hs)
+}
+
 /// An unplaced job VM asking for one `model` instance per profile, sized as in the paper's
 /// workload (4 cores and 16 GB of RAM per compute slice), arriving at second `id`.
 pub fn mig_vm(id: VmId, model: &str, profiles: &[&str]) -> Vm {
