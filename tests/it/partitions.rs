@@ -228,3 +228,26 @@ fn calls_never_cross_partitions() {
         "no neighborhood was selected: the test checked nothing"
     );
 }
+
+/// Each partition skips a consolidation call on a neighborhood one of its solves proved
+/// unchanged. The policy's test switch solves every skipped repeat anyway and panics if it would
+/// propose a move: the skip is exact. The run has repeats, so the check is exercised.
+#[test]
+fn a_partition_skips_only_repeats_that_would_change_nothing() {
+    let (_dir, path) = temp_file("k2.toml", &paper32_with("2"));
+    let mut s = migplan::scenario::load(&path).unwrap();
+    s.workload.warmup_h = 4.0;
+    s.workload.measure_h = 4.0;
+    s.workload.load = 0.85;
+    let mut policy = Partitioned::new(&s.policy);
+    policy.set_check_repeats(true);
+    let mut sim = Simulator::new(&s, Box::new(policy)).unwrap();
+    sim.run();
+    let m = sim.metrics();
+    let repeats: u64 = m.calls_by_trigger.iter().map(|t| t.repeat).sum();
+    assert!(
+        repeats > 0,
+        "the run skips some repeats: {:?}",
+        m.calls_by_trigger
+    );
+}

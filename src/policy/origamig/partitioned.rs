@@ -28,8 +28,8 @@
 
 use super::bilp::{SolveControl, SolveStatus};
 use super::call::{self, CallMode, Proposal};
-use super::neighborhood::{self, Scope};
-use super::policy::{CallEnd, CallStats, CallTallies};
+use super::neighborhood::{self, Neighborhood, Scope};
+use super::policy::{CallEnd, CallStats, CallTallies, ProvenUnchanged};
 use super::triggers::{CallKind, Triggers};
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::plan::Plan;
@@ -39,6 +39,7 @@ use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// One partition's instance.
 #[derive(Debug, Clone)]
@@ -48,6 +49,9 @@ struct Part {
     /// M̂ of the call whose steps are still running, and when the last of them ends.
     running: Vec<HostId>,
     running_until: f64,
+    /// Consolidation neighborhoods of this partition a solve proved unchanged: an equal one is
+    /// skipped as a repeat, as by one instance.
+    proven: ProvenUnchanged,
 }
 
 impl Part {
@@ -68,6 +72,8 @@ pub struct Partitioned {
     rejected: Vec<VmId>,
     stats: CallStats,
     cancel: CancelFlag,
+    /// For tests: solve the repeats anyway and panic if one would change the fleet.
+    check_repeats: bool,
 }
 
 /// Whether a call's steps reach outside its partition's hosts.
@@ -113,7 +119,14 @@ impl Partitioned {
             rejected: Vec::new(),
             stats: CallStats::default(),
             cancel: CancelFlag::default(),
+            check_repeats: false,
         }
+    }
+
+    /// For tests: every consolidation call skipped as a repeat of a neighborhood proven
+    /// unchanged is solved anyway, and the policy panics if it would change the fleet.
+    pub fn set_check_repeats(&mut self, on: bool) {
+        self.check_repeats = on;
     }
 
     pub fn stats(&self) -> &CallStats {
@@ -135,6 +148,7 @@ impl Partitioned {
                     hosts,
                     running: Vec::new(),
                     running_until: f64::NEG_INFINITY,
+                    proven: ProvenUnchanged::default(),
                 })
                 .collect();
         }
@@ -200,29 +214,69 @@ impl Partitioned {
                 pending[i].push(id);
             }
         }
-        let mut jobs: Vec<(usize, CallKind, &'static str)> = Vec::new();
+        // Each due partition's call and neighborhood, chosen in partition order (reading the
+        // fleet only); a consolidation neighborhood equal to one a solve of this partition proved
+        // unchanged is skipped as a repeat (exact, see `ProvenUnchanged`).
+        let mut jobs: Vec<(usize, CallKind, &'static str, Neighborhood, Duration)> = Vec::new();
         for (i, part) in self.parts.iter_mut().enumerate() {
             if !idle[i] || !part.triggers.due(now_s, &self.settings) {
                 continue;
             }
-            if let Some(kind) = part
+            let Some(kind) = part
                 .triggers
                 .next_call_with(fleet, &self.settings, !pending[i].is_empty())
-            {
-                let cause = part.triggers.cause(&kind);
-                jobs.push((i, kind, cause));
+            else {
+                continue;
+            };
+            let cause = part.triggers.cause(&kind);
+            let t0 = Instant::now();
+            let scope = Scope {
+                hosts: &part.hosts,
+                pending: &pending[i],
+            };
+            let nb = neighborhood::select_in(fleet, &kind, &self.settings, scope);
+            if part.proven.contains(fleet, &nb) {
+                if self.check_repeats {
+                    let mode = CallMode::Consolidation;
+                    let control = SolveControl::default();
+                    let again = call::call_on(
+                        fleet,
+                        mode,
+                        kind.clone(),
+                        &self.settings,
+                        &control,
+                        nb.clone(),
+                        t0,
+                    );
+                    if let Ok(p) = again {
+                        assert!(
+                            !p.improves && p.plan.targets.is_empty(),
+                            "partition {i}: a skipped repeat call would have proposed {} moves",
+                            p.plan.targets.len()
+                        );
+                    }
+                }
+                self.stats.consolidation_calls += 1;
+                self.tallies
+                    .record(cause, &nb, CallEnd::Repeat, t0.elapsed().as_secs_f64());
+                part.triggers.after_call_on(fleet, &kind, false, &nb.hosts);
+                continue;
             }
+            jobs.push((i, kind, cause, nb, t0.elapsed()));
         }
         if jobs.is_empty() {
             return Vec::new();
         }
         let settings = &self.settings;
-        let parts = &self.parts;
         let cancel = &self.cancel;
-        let pending_ref = &pending;
         let results: Vec<anyhow::Result<Proposal>> = jobs
             .par_iter()
-            .map(|(i, kind, _)| {
+            .map(|(_, kind, _, nb, selected_in)| {
+                // A call's time counts from its own start (not from the queue of the pool),
+                // plus the time its neighborhood took to select.
+                let t0 = Instant::now()
+                    .checked_sub(*selected_in)
+                    .unwrap_or_else(Instant::now);
                 let mode = match kind {
                     CallKind::Admission => CallMode::Admission,
                     _ => CallMode::Consolidation,
@@ -231,15 +285,11 @@ impl Partitioned {
                     cancel: cancel.for_solve(),
                     ..SolveControl::default()
                 };
-                let scope = Scope {
-                    hosts: &parts[*i].hosts,
-                    pending: &pending_ref[*i],
-                };
-                call::call_in(fleet, mode, kind.clone(), settings, &control, scope)
+                call::call_on(fleet, mode, kind.clone(), settings, &control, nb.clone(), t0)
             })
             .collect();
         let mut plans = Vec::new();
-        for ((i, kind, cause), result) in jobs.into_iter().zip(results) {
+        for ((i, kind, cause, _, _), result) in jobs.into_iter().zip(results) {
             match kind {
                 CallKind::Admission => self.stats.admission_calls += 1,
                 _ => self.stats.consolidation_calls += 1,
@@ -268,6 +318,7 @@ impl Partitioned {
                 None => CallEnd::Empty,
             };
             self.tallies.record(cause, &p.neighborhood, end, p.call_s);
+            self.parts[i].proven.learn(fleet, &p);
             if p.status == Some(SolveStatus::Optimal) {
                 self.stats.optimal += 1;
             }
@@ -320,9 +371,15 @@ impl Policy for Partitioned {
 
     /// The VM's class is enabled again in the partition it ran in (in every partition when the
     /// host is not known).
-    fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, _now_s: f64) {
-        self.ensure_parts(fleet);
+    fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) {
         let host = vm.placement.as_ref().map(|p| p.host);
+        self.on_departure_from(fleet, vm, host, now_s);
+    }
+
+    /// As [`Policy::on_departure`], with the host the VM ran on (the simulator removes the VM,
+    /// and its placement with it, before it tells the policy).
+    fn on_departure_from(&mut self, fleet: &Fleet, vm: &Vm, host: Option<HostId>, _now_s: f64) {
+        self.ensure_parts(fleet);
         match host.and_then(|h| self.part_of(h)) {
             Some(i) => self.parts[i].triggers.on_departure(fleet, vm, host),
             None => self
@@ -379,8 +436,57 @@ impl Policy for Partitioned {
 
 #[cfg(test)]
 mod tests {
-    use super::{count, ranges};
+    use super::{count, ranges, Partitioned};
+    use crate::catalog::embedded;
+    use crate::fleet::{Fleet, GiRequest, Host, Vm};
+    use crate::policy::origamig::triggers::{CallKind, Class};
+    use crate::policy::Policy;
     use crate::scenario::PolicySettings;
+
+    /// A departure from a host of partition 0 enables its class again there only: the class
+    /// stays disabled in partition 1, whose hosts did not change. A departure from an unknown
+    /// host enables it everywhere.
+    #[test]
+    fn a_departure_enables_its_class_again_in_its_own_partition_only() {
+        let c = embedded();
+        let a100 = c.model_id("a100-40gb").unwrap();
+        let hosts = (0..4)
+            .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
+            .collect();
+        let fleet = Fleet::new(c, hosts);
+        let settings = PolicySettings {
+            partitions: 2,
+            ..PolicySettings::default()
+        };
+        let vm = Vm::job(1, GiRequest::named(c, "a100-40gb", &["1g.5gb"]).unwrap(), 4, 16);
+        let class = Class::of_vm(&fleet, &vm);
+        assert_eq!(class, Class::Gpu("a100-40gb".into()));
+        let disabled = |p: &Partitioned| -> Vec<bool> {
+            p.parts
+                .iter()
+                .map(|part| part.triggers.is_disabled(&class))
+                .collect()
+        };
+        let mut p = Partitioned::new(&settings);
+        p.ensure_parts(&fleet);
+        assert_eq!(p.partitions(), vec![0..2, 2..4]);
+        let disable_all = |p: &mut Partitioned| {
+            for part in &mut p.parts {
+                part.triggers
+                    .after_call(&fleet, &CallKind::Consolidation(class.clone()), false);
+            }
+        };
+        disable_all(&mut p);
+        assert_eq!(disabled(&p), vec![true, true]);
+        p.on_departure_from(&fleet, &vm, Some(1), 0.0);
+        assert_eq!(disabled(&p), vec![false, true]);
+        disable_all(&mut p);
+        p.on_departure_from(&fleet, &vm, Some(3), 0.0);
+        assert_eq!(disabled(&p), vec![true, false]);
+        disable_all(&mut p);
+        p.on_departure_from(&fleet, &vm, None, 0.0);
+        assert_eq!(disabled(&p), vec![false, false]);
+    }
 
     #[test]
     fn ranges_are_contiguous_and_balanced() {
