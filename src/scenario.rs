@@ -388,8 +388,9 @@ pub struct PolicySettings {
     #[serde(skip_serializing_if = "is_zero")]
     pub neighborhood_vms: usize,
     /// When a class whose consolidation call changed nothing is enabled again (docs/policies.md):
-    /// `departure` (the default) when Γh rises or any VM of the class leaves; `neighborhood` when
-    /// Γh rises or a VM leaves a host of that call's neighborhood M̂. Saves leave out the default.
+    /// `neighborhood` (the default) when Γh rises or a VM leaves a host of that call's
+    /// neighborhood M̂; `departure` (`preset = "paper"`) when Γh rises or any VM of the class
+    /// leaves. Saves leave out the default.
     #[serde(skip_serializing_if = "Reenable::is_default")]
     pub reenable: Reenable,
 }
@@ -399,17 +400,18 @@ pub struct PolicySettings {
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Reenable {
-    /// When Γh rises above its lowest value since, or any VM of the class leaves the fleet.
-    #[default]
+    /// When Γh rises above its lowest value since, or any VM of the class leaves the fleet
+    /// (the paper's reading, `preset = "paper"`).
     Departure,
     /// When Γh rises above its lowest value since, or a VM leaves a host of the neighborhood M̂
-    /// of the call that changed nothing.
+    /// of the call that changed nothing (the default).
+    #[default]
     Neighborhood,
 }
 
 impl Reenable {
     fn is_default(&self) -> bool {
-        *self == Reenable::Departure
+        *self == Reenable::Neighborhood
     }
 
     /// The name a scenario file gives it.
@@ -483,6 +485,7 @@ impl Preset {
                 ("delta", PresetValue::Number(10.0)),
                 ("merge_hosts", PresetValue::Number(0.0)),
                 ("neighborhood_vms", PresetValue::Number(0.0)),
+                ("reenable", PresetValue::Reenable(Reenable::Departure)),
             ],
         }
     }
@@ -493,6 +496,7 @@ impl Preset {
 pub enum PresetValue {
     Bool(bool),
     Number(f64),
+    Reenable(Reenable),
 }
 
 impl PolicySettings {
@@ -517,6 +521,7 @@ impl PolicySettings {
                 ("delta", PresetValue::Number(d)) => self.delta = d,
                 ("merge_hosts", PresetValue::Number(n)) => self.merge_hosts = n as usize,
                 ("neighborhood_vms", PresetValue::Number(n)) => self.neighborhood_vms = n as usize,
+                ("reenable", PresetValue::Reenable(r)) => self.reenable = r,
                 _ => {}
             }
         }
@@ -555,7 +560,7 @@ impl Default for PolicySettings {
             host_columns_budget: 1,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
-            reenable: Reenable::Departure,
+            reenable: Reenable::Neighborhood,
         }
     }
 }

@@ -176,10 +176,10 @@ fn reenable_is_read_saved_and_checked() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
     let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
     let d = scenario::parse(&with(""), "p.toml").unwrap();
-    assert_eq!(d.policy.reenable, Reenable::Departure);
+    assert_eq!(d.policy.reenable, Reenable::Neighborhood);
     assert!(!d.to_toml().unwrap().contains("reenable"));
-    let n = scenario::parse(&with("reenable = \"neighborhood\""), "p.toml").unwrap();
-    assert_eq!(n.policy.reenable, Reenable::Neighborhood);
+    let n = scenario::parse(&with("reenable = \"departure\""), "p.toml").unwrap();
+    assert_eq!(n.policy.reenable, Reenable::Departure);
     let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();
     assert_eq!(again.policy, n.policy);
     let err = scenario::parse(&with("reenable = \"never\""), "p.toml").unwrap_err();

@@ -3,7 +3,7 @@
 
 use crate::common;
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
-use migplan::scenario::{self, PolicySettings, Preset};
+use migplan::scenario::{self, PolicySettings, Preset, Reenable};
 use serde_json::Value;
 
 fn paper_32() -> String {
@@ -28,6 +28,8 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     assert!(!p.keep_removed_sources);
     assert_eq!(p.delta, 10.0);
     assert_eq!(p.preset, Preset::Paper);
+    assert_eq!(d.reenable, Reenable::Neighborhood);
+    assert_eq!(p.reenable, Reenable::Departure);
     // Everything else is the default.
     assert_eq!(
         PolicySettings {
@@ -35,6 +37,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
             delta: 15.0,
             merge_hosts: 4,
             preset: Preset::Default,
+            reenable: Reenable::Neighborhood,
             ..p
         },
         d

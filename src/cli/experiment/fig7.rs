@@ -38,7 +38,7 @@ pub struct Fig7Args {
     pub partition_hosts: usize,
     /// OrigaMIG's preset in every OrigaMIG run (one instance and partitioned): `default`
     /// (removed sources stay receivers, δ = 15, merge calls of 4 hosts) or `paper` (Algorithm 1
-    /// as written, δ = 10, no merge calls: fewer, cheaper calls). FF and TC do not read it.
+    /// as written, δ = 10, no merge calls, classes enabled again by any departure: fewer, cheaper calls). FF and TC do not read it.
     #[arg(long, default_value = "default")]
     pub preset: String,
     /// One-instance OrigaMIG runs only on fleets of at most this many hosts; the table says
@@ -330,7 +330,7 @@ pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
         a.hours,
         a.preset,
         if a.preset == "paper" {
-            "Algorithm 1 as written, δ = 10, no merge calls"
+            "Algorithm 1 as written, δ = 10, no merge calls, re-enabled by any departure"
         } else {
             "removed sources stay receivers, δ = 15, merge calls of 4 hosts"
         },

@@ -238,11 +238,11 @@ fn policy_set_sets_keys_as_a_scenario_file_would() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
     let base = scenario::load(std::path::Path::new(path)).unwrap();
     let mut s = base.clone();
-    set_policy(&mut s, &["reenable=\"neighborhood\"".into(), "theta=2".into()]).unwrap();
-    assert_eq!(s.policy.reenable, scenario::Reenable::Neighborhood);
+    set_policy(&mut s, &["reenable=\"departure\"".into(), "theta=2".into()]).unwrap();
+    assert_eq!(s.policy.reenable, scenario::Reenable::Departure);
     assert_eq!(s.policy.theta, 2);
     let mut want = base.policy.clone();
-    want.reenable = scenario::Reenable::Neighborhood;
+    want.reenable = scenario::Reenable::Departure;
     want.theta = 2;
     assert_eq!(s.policy, want);
     assert_eq!(s.fleet.hosts.len(), base.fleet.hosts.len());
