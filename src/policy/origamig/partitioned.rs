@@ -444,8 +444,9 @@ mod tests {
     use crate::scenario::PolicySettings;
 
     /// A departure from a host of partition 0 enables its class again there only: the class
-    /// stays disabled in partition 1, whose hosts did not change. A departure from an unknown
-    /// host enables it everywhere.
+    /// stays disabled in partition 1, whose hosts did not change. With `reenable =
+    /// "departure"` (where the partition matters: any departure of the class would do), a
+    /// departure from an unknown host enables it everywhere.
     #[test]
     fn a_departure_enables_its_class_again_in_its_own_partition_only() {
         let c = embedded();
@@ -456,6 +457,7 @@ mod tests {
         let fleet = Fleet::new(c, hosts);
         let settings = PolicySettings {
             partitions: 2,
+            reenable: crate::scenario::Reenable::Departure,
             ..PolicySettings::default()
         };
         let vm = Vm::job(1, GiRequest::named(c, "a100-40gb", &["1g.5gb"]).unwrap(), 4, 16);
@@ -472,8 +474,13 @@ mod tests {
         assert_eq!(p.partitions(), vec![0..2, 2..4]);
         let disable_all = |p: &mut Partitioned| {
             for part in &mut p.parts {
+                // The triggers take `reenable` from the settings at a check (the fleet is
+                // empty: no call).
+                assert_eq!(part.triggers.next_call_with(&fleet, &settings, false), None);
+                // A call on every host of the partition changed nothing.
+                let hosts: Vec<usize> = part.hosts.clone().collect();
                 part.triggers
-                    .after_call(&fleet, &CallKind::Consolidation(class.clone()), false);
+                    .after_call_on(&fleet, &CallKind::Consolidation(class.clone()), false, &hosts);
             }
         };
         disable_all(&mut p);
