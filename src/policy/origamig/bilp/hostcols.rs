@@ -10,9 +10,10 @@
 //!   neighborhood's types, within the host's cores and RAM. The value of an arrangement is
 //!   -b_j - e (active GPUs) + w_p CF (the free-start term, Eq. 11 at its optimum) plus, for the
 //!   VMs that ran on j before the call, what staying saves against leaving: a VM that leaves
-//!   its host pays delta (m_i = 1) and delta again (omega_i = 1, its GIs are elsewhere); one that
-//!   stays on the host with a GI moved pays delta once; one that keeps every GI pays nothing
-//!   (Eq. 14-15). With c of its type on the host, min(c, VMs of that type there now) can stay on
+//!   its host pays delta_i (m_i = 1) and delta_i again (omega_i = 1, its GIs are elsewhere); one
+//!   that stays on the host with a GI moved pays delta_i once; one that keeps every GI pays nothing
+//!   (Eq. 14-15). delta_i is one value per type: delta plus the surcharge of `delta_per_gb`, a
+//!   function of the type's GIs and RAM (`Weights::surcharge`). With c of its type on the host, min(c, VMs of that type there now) can stay on
 //!   the host (the others come from elsewhere), and the arrangement keeps in place the VMs
 //!   whose exact GIs (type, GPU, start) it contains. The constant part (every running VM
 //!   leaving, every running VM admitted) is the objective offset.
