@@ -142,7 +142,7 @@ impl Schedule {
 /// the memory of its GIs between hosts, nothing within a host (0 for a VM not in the fleet).
 pub fn copied_gb(fleet: &Fleet, vm: VmId, from: HostId, to: HostId) -> f64 {
     match fleet.vm(vm) {
-        Some(v) if from != to => v.ram_gb as f64 + v.gpu_memory_gb(fleet.catalog),
+        Some(v) if from != to => v.migration_gb(fleet.catalog),
         _ => 0.0,
     }
 }
@@ -237,6 +237,16 @@ pub enum PlanError {
 /// invariants ([`Fleet::check_invariants`]), else [`PlanError::Invalid`] names the first VM whose
 /// target does not fit, or [`PlanError::Mode`] the switch the fleet refuses.
 pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule, PlanError> {
+    schedule_priced(fleet, plan, &|_| delta)
+}
+
+/// [`schedule_with`] with a parking move of VM `v` priced `delta_of(v)` within a host and twice
+/// that across hosts (the optimizer's per-VM δ_i, `objective::Weights`).
+pub fn schedule_priced(
+    fleet: &Fleet,
+    plan: &Plan,
+    delta_of: &dyn Fn(&crate::fleet::Vm) -> f64,
+) -> Result<Schedule, PlanError> {
     let remaining = changed_targets(fleet, plan)?;
     let mut modes = changed_modes(fleet, plan);
     check_target_state(fleet, &remaining, &modes)?;
@@ -309,6 +319,7 @@ pub fn schedule_with(fleet: &Fleet, plan: &Plan, delta: f64) -> Result<Schedule,
         };
         let from = sim.vm(id).and_then(|v| v.placement.clone());
         let across = from.as_ref().is_some_and(|f| f.host != to.host);
+        let delta = sim.vm(id).map_or(0.0, delta_of);
         apply(&mut sim, id, false, &to);
         parked.insert(id);
         out.parking_penalty += if across { 2.0 * delta } else { delta };

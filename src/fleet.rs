@@ -194,6 +194,13 @@ impl Vm {
             .sum()
     }
 
+    /// GB a live migration of the VM to another host copies (§6.6): its RAM and the memory of
+    /// its GIs. A property of the VM alone; [`crate::executor::copied_gb`] charges it to a move
+    /// between hosts and nothing to one within a host.
+    pub fn migration_gb(&self, catalog: &Catalog) -> f64 {
+        self.ram_gb as f64 + self.gpu_memory_gb(catalog)
+    }
+
     /// A job asking for a soft share of a GPU of `model`: `gb` of memory, compute `weight`.
     pub fn share(
         id: VmId,

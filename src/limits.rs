@@ -27,6 +27,10 @@ pub const MAX_MERGE_HOSTS: usize = 32;
 /// `policy.neighborhood_vms`: the VMs of a VM-bounded neighborhood (twice the paper's Nmax).
 pub const MAX_NEIGHBORHOOD_VMS: usize = 128;
 
+/// `policy.delta_per_gb`: the migration penalty per GB a move copies. At 1000 a VM of 1 TB
+/// costs 1e6 per move, [`MAX_WEIGHT`].
+pub const MAX_DELTA_PER_GB: f64 = 1000.0;
+
 /// Largest weight: profile weights (`large_profile_weight`, `profile_mix`), the rewards and costs
 /// of the optimizer's objective (`weight_*`, `delta`) and the packing policy's weights.
 pub const MAX_WEIGHT: f64 = 1e6;

@@ -298,6 +298,12 @@ pub struct PolicySettings {
     pub weight_free_start: f64,
     /// delta_i: migration penalty of a running VM.
     pub delta: f64,
+    /// Penalty per GB a migration copies (§7): with X > 0 a running VM i costs
+    /// δ_i = δ + round(X × GB_i) per move, GB_i its RAM plus its GIs' memory
+    /// ([`crate::fleet::Vm::migration_gb`]). 0 (the default) charges δ to every VM; at most
+    /// `limits::MAX_DELTA_PER_GB`. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub delta_per_gb: f64,
     pub m_max: usize,
     pub n_max: usize,
     /// Wall-clock limit in seconds of an optimizer call a user waits for (`migplan solve`, the
@@ -447,6 +453,10 @@ fn is_default_merge(n: &usize) -> bool {
     *n == DEFAULT_MERGE_HOSTS
 }
 
+fn is_zero_f64(x: &f64) -> bool {
+    *x == 0.0
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -537,6 +547,7 @@ impl Default for PolicySettings {
             weight_gpu: 20.0,
             weight_free_start: 1.0,
             delta: 15.0,
+            delta_per_gb: 0.0,
             m_max: 16,
             n_max: 64,
             time_limit_s: 10.0,

@@ -143,6 +143,10 @@ pub(super) fn check(
             Want::NonNegative(p.weight_free_start, weight),
         ),
         ("delta", Want::NonNegative(p.delta, weight)),
+        (
+            "delta_per_gb",
+            Want::NonNegative(p.delta_per_gb, limits::MAX_DELTA_PER_GB),
+        ),
         ("m_max", Want::Within(p.m_max as i64, 1, i64::MAX)),
         ("n_max", Want::Within(p.n_max as i64, 1, i64::MAX)),
         (

@@ -43,6 +43,7 @@ mod opt_policy;
 mod opt_solve_cli;
 mod origamig_calls;
 mod origamig_merge;
+mod origamig_penalty;
 mod origamig_preset;
 mod partitions;
 mod rules_paper_figures;

@@ -89,6 +89,35 @@ fn cases() -> Vec<(String, Vec<&'static str>)> {
             format!("{HOST}[policy]\nweight_gpu = 20\n  delta = -5\n"),
             vec![":8:3:", "field `policy.delta`", "must be a number >= 0, not -5"],
         ),
+        // The migration penalty per GB (§7): negative, NaN, too large, not a number.
+        (
+            format!("{HOST}[policy]\ndelta_per_gb = -0.5\n"),
+            vec![
+                ":7:1:",
+                "field `policy.delta_per_gb`",
+                "must be a number >= 0, not -0.5",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\ndelta_per_gb = nan\n"),
+            vec![
+                ":7:1:",
+                "field `policy.delta_per_gb`",
+                "must be a finite number, not nan",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\ndelta_per_gb = 5000\n"),
+            vec![
+                ":7:1:",
+                "field `policy.delta_per_gb`",
+                "must be at most 1000 (docs/limits.md), not 5000",
+            ],
+        ),
+        (
+            format!("{HOST}[policy]\ndelta_per_gb = \"ten\"\n"),
+            vec![":7:", "field `delta_per_gb`"],
+        ),
         (
             format!("{HOST}[workload]\nload = 0.8\n[policy]\ntime_limit_s = 0\n"),
             vec![

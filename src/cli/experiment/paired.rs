@@ -69,6 +69,9 @@ pub struct Run {
     pub migrations_per_h: f64,
     pub kwh_per_gpu_hour: f64,
     pub acceptance_pct: f64,
+    /// GB copied by live migrations per hour (`gb_per_h` of `simulate --json`; `None` when read
+    /// from a runs.csv without that column).
+    pub gb_per_h: Option<f64>,
     /// Optimizer calls that ran the solver over the whole run (`None` when read from runs.csv).
     pub calls: Option<u64>,
     /// CPU seconds of the run, measured when the runs go one at a time (`--threads 1`).
@@ -103,6 +106,9 @@ pub struct LoadRow {
     pub migr_tc: f64,
     /// Mean per-seed migration reduction against TC, percent, and its 95 % half-width.
     pub migr_reduction_pct: (f64, f64),
+    /// Mean GB copied per hour of OrigaMIG and TC (`None` unless every run has it).
+    pub gb_origamig: Option<f64>,
+    pub gb_tc: Option<f64>,
     /// Mean energy per admitted GPU-hour (kWh) by policy, OrigaMIG and TC included.
     pub kwh: BTreeMap<String, f64>,
     /// Whether OrigaMIG's mean energy per admitted GPU-hour is below every other policy's.
@@ -210,6 +216,16 @@ pub fn table(runs: &[Run]) -> anyhow::Result<Table> {
                 migr_origamig: mean(&|q| q.origamig.migrations_per_h),
                 migr_tc: mean(&|q| q.tc.migrations_per_h),
                 migr_reduction_pct: mean_ci95(&migr_cut),
+                gb_origamig: of
+                    .iter()
+                    .map(|q| q.origamig.gb_per_h)
+                    .sum::<Option<f64>>()
+                    .map(|v| v / of.len() as f64),
+                gb_tc: of
+                    .iter()
+                    .map(|q| q.tc.gb_per_h)
+                    .sum::<Option<f64>>()
+                    .map(|v| v / of.len() as f64),
                 least_energy: kwh.iter().all(|(n, v)| n == "origamig" || own < *v),
                 kwh,
                 accept_diff: mean_ci95(&accept),
@@ -243,6 +259,7 @@ pub fn read_runs(files: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
             at("kwh_per_gpu_hour")?,
             at("acceptance_pct")?,
         ];
+        let gb_col = cols.iter().position(|c| *c == "gb_per_h");
         for (n, line) in lines {
             if line.trim().is_empty() {
                 continue;
@@ -271,6 +288,12 @@ pub fn read_runs(files: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
                 migrations_per_h: num(4, "migrations_per_h")?,
                 kwh_per_gpu_hour: num(5, "kwh_per_gpu_hour")?,
                 acceptance_pct: num(6, "acceptance_pct")?,
+                gb_per_h: match gb_col {
+                    Some(i) => Some(cells[i].parse::<f64>().map_err(|_| {
+                        anyhow::anyhow!("{}:{}: field `gb_per_h`: not a number", f.display(), n + 1)
+                    })?),
+                    None => None,
+                },
                 calls: None,
                 cpu_s: None,
             });
@@ -339,6 +362,9 @@ fn variant_note(p: &crate::scenario::PolicySettings) -> String {
     if p.neighborhood_vms > 0 {
         let _ = write!(out, ", neighborhood_vms = {}", p.neighborhood_vms);
     }
+    if p.delta_per_gb > 0.0 {
+        let _ = write!(out, ", delta_per_gb = {}", p.delta_per_gb);
+    }
     let d = crate::scenario::PolicySettings::default();
     if p.reenable != d.reenable {
         let _ = write!(out, ", reenable = {}", p.reenable.name());
@@ -404,6 +430,7 @@ fn run_grid(base: &Scenario, a: &PairedArgs) -> anyhow::Result<Vec<Run>> {
                     migrations_per_h: row.summary.migrations_per_h,
                     kwh_per_gpu_hour: row.summary.kwh_per_gpu_hour,
                     acceptance_pct: row.summary.acceptance_pct,
+                    gb_per_h: Some(row.summary.gb_per_h),
                     calls: Some(row.summary.calls),
                     cpu_s,
                 })
@@ -573,17 +600,18 @@ fn markdown_tables(t: &Table) -> String {
     let others = others_of(t);
     let _ = writeln!(
         md,
-        "| load | seed | active hosts OrigaMIG | TC | fewer | migr./h OrigaMIG | TC | cut % | accept. % OrigaMIG | TC | calls OrigaMIG | CPU s OrigaMIG | TC |"
+        "| load | seed | active hosts OrigaMIG | TC | fewer | migr./h OrigaMIG | TC | cut % | GB/h OrigaMIG | TC | accept. % OrigaMIG | TC | calls OrigaMIG | CPU s OrigaMIG | TC |"
     );
     let _ = writeln!(
         md,
-        "|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---:|---:|---:|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let cpu = |r: &Run| r.cpu_s.map_or("-".to_string(), |c| format!("{c:.1}"));
+    let gb = |v: Option<f64>| v.map_or("-".to_string(), |g| format!("{g:.1}"));
     for p in &t.pairs {
         let _ = writeln!(
             md,
-            "| {} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {:.1} | {:.2} | {:.2} | {} | {} | {} |",
+            "| {} | {} | {:.2} | {:.2} | {} | {:.2} | {:.2} | {:.1} | {} | {} | {:.2} | {:.2} | {} | {} | {} |",
             p.load,
             p.seed,
             p.origamig.active_hosts,
@@ -596,6 +624,8 @@ fn markdown_tables(t: &Table) -> String {
             p.origamig.migrations_per_h,
             p.tc.migrations_per_h,
             p.migr_reduction_pct,
+            gb(p.origamig.gb_per_h),
+            gb(p.tc.gb_per_h),
             p.origamig.acceptance_pct,
             p.tc.acceptance_pct,
             p.origamig.calls.map_or("-".to_string(), |c| c.to_string()),
@@ -614,18 +644,18 @@ fn markdown_tables(t: &Table) -> String {
     );
     let _ = writeln!(
         md,
-        "| load | fewer hosts than TC | hosts cut % | migr./h OrigaMIG / TC | migr. cut % | {} | least energy | accept. OrigaMIG - TC (points) |",
+        "| load | fewer hosts than TC | hosts cut % | migr./h OrigaMIG / TC | migr. cut % | GB/h OrigaMIG / TC | {} | least energy | accept. OrigaMIG - TC (points) |",
         names.iter().map(|n| format!("kWh {n}")).collect::<Vec<_>>().join(" | ")
     );
     let _ = writeln!(
         md,
-        "|---:|---:|---:|---:|---:|{}:-:|---:|",
+        "|---:|---:|---:|---:|---:|---:|{}:-:|---:|",
         "---:|".repeat(names.len())
     );
     for l in &t.loads {
         let _ = writeln!(
             md,
-            "| {} | {} of {} | {:.2} ± {:.2} | {:.2} / {:.2} | {:.1} ± {:.1} | {} | {} | {:+.2} ± {:.2} |",
+            "| {} | {} of {} | {:.2} ± {:.2} | {:.2} / {:.2} | {:.1} ± {:.1} | {} / {} | {} | {} | {:+.2} ± {:.2} |",
             l.load,
             l.fewer_hosts,
             l.seeds,
@@ -635,6 +665,8 @@ fn markdown_tables(t: &Table) -> String {
             l.migr_tc,
             l.migr_reduction_pct.0,
             l.migr_reduction_pct.1,
+            gb(l.gb_origamig),
+            gb(l.gb_tc),
             names
                 .iter()
                 .map(|n| l.kwh.get(n).map_or("-".to_string(), |v| format!("{v:.4}")))

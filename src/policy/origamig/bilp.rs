@@ -290,8 +290,12 @@ pub(crate) struct VmRec {
     pub gis: Vec<GiRequest>,
     /// Current host position (in `Inst::hosts`) and GI slots of a running VM.
     pub old: Option<(usize, Vec<GiSlot>)>,
-    /// delta_i.
+    /// delta_i ([`Weights::delta_of`] of a running VM, `delta_new` of a pending one).
     pub delta: f64,
+    /// What delta_i adds to `delta_running` for a running VM of this VM's GIs and RAM
+    /// ([`Weights::surcharge`]), also for a pending one: the host-content formulation prices a
+    /// VM type by it.
+    pub surcharge: f64,
 }
 
 /// A neighborhood ready to be modeled.
@@ -342,7 +346,8 @@ impl<'a> Inst<'a> {
                     ram: vm.ram_gb,
                     gis: vm.gis.clone(),
                     old: Some((pos[&p.host], p.gis.clone())),
-                    delta: w.delta_running,
+                    delta: w.delta_of(vm, fleet.catalog),
+                    surcharge: w.surcharge(vm.migration_gb(fleet.catalog)),
                 });
             }
         }
@@ -363,6 +368,7 @@ impl<'a> Inst<'a> {
                 gis: vm.gis.clone(),
                 old: None,
                 delta: w.delta_new,
+                surcharge: w.surcharge(vm.migration_gb(fleet.catalog)),
             });
         }
         let index = vms.iter().enumerate().map(|(i, v)| (v.id, i)).collect();

@@ -79,7 +79,7 @@ pub struct Proposal {
     /// Eq. (5) over M̂ for the current placement (pending VMs rejected) and for the solution.
     pub before: Terms,
     pub after: Terms,
-    /// Parking penalty of the executor's plan (delta within a host, 2 delta across).
+    /// Parking penalty of the executor's plan (delta_i within a host, 2 delta_i across).
     pub parking_penalty: f64,
     /// `after.total - parking_penalty`: the value §5.3 compares with `before.total`.
     pub value_after: f64,
@@ -278,7 +278,7 @@ pub fn call_on(
         .map_err(|(id, e)| anyhow::anyhow!("the solver's placement of VM {id} is invalid: {e}"))?;
     // §5.3: Eq. (5) of the returned placement, recomputed from it.
     p.after = objective::evaluate(fleet, &target, &nb.hosts, &w);
-    match executor::schedule_with(fleet, &p.plan, settings.delta) {
+    match executor::schedule_priced(fleet, &p.plan, &|vm| w.delta_of(vm, fleet.catalog)) {
         Ok(s) => {
             p.parking_penalty = s.parking_penalty;
             p.schedule = s;

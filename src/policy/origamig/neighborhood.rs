@@ -47,6 +47,7 @@
 //!   receiver ([`merge_in`]); with `neighborhood_vms` (§7) a call is bounded by its VMs instead
 //!   of its hosts. `preset = "paper"` sets both off (docs/policies.md).
 
+use super::objective::Weights;
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
 use crate::fleet::{Fleet, Host, HostId, Vm, VmId};
@@ -447,13 +448,25 @@ fn algorithm1_consolidation(
     // Line 17: sources, fewest VMs first.
     let mut s: Vec<HostId> = of_class.clone();
     s.sort_by_key(|&h| (nvms(h), h));
-    // Line 18: keep a source only if switching it off outweighs its CF and the moves of its VMs.
+    // Line 18: keep a source only if switching it off outweighs its CF and the moves of its VMs
+    // (2 delta_i each: m_i and omega_i).
+    let w = Weights::from_settings(settings);
+    let moves_cost = |host: &Host| -> f64 {
+        if w.delta_per_gb == 0.0 {
+            2.0 * w.delta_running * host.vms.len() as f64
+        } else {
+            host.vms
+                .iter()
+                .filter_map(|&id| fleet.vm(id))
+                .map(|vm| 2.0 * w.delta_of(vm, fleet.catalog))
+                .sum()
+        }
+    };
     s.retain(|&h| {
         let host = &fleet.hosts[h];
         let active_gpus = host.gpus.iter().filter(|g| !g.occ.is_empty()).count() as f64;
         let value = settings.weight_host + settings.weight_gpu * active_gpus;
-        let cost = settings.weight_free_start * host_cf(fleet, host) as f64
-            + 2.0 * settings.delta * host.vms.len() as f64;
+        let cost = settings.weight_free_start * host_cf(fleet, host) as f64 + moves_cost(host);
         value > cost
     });
     // Line 19's pool: the active hosts of the class plus the active hosts of M0.

@@ -5,7 +5,8 @@
 //! found before the proof of optimality may leave those indicator variables at other values.
 //! [`evaluate`] is that recomputation; the BILP ([`super::bilp`]) optimizes the same value.
 
-use crate::fleet::{Fleet, HostId};
+use crate::catalog::Catalog;
+use crate::fleet::{Fleet, HostId, Vm};
 use crate::mig;
 use crate::scenario::PolicySettings;
 
@@ -27,6 +28,9 @@ pub struct Weights {
     /// delta_i of a VM that was pending before the call (§4: zero, so its initial placement is
     /// not a migration).
     pub delta_new: f64,
+    /// Penalty per GB a migration copies (§7, `policy.delta_per_gb`): a running VM's delta_i is
+    /// `delta_running + round(delta_per_gb × GB_i)` ([`Weights::delta_of`]).
+    pub delta_per_gb: f64,
 }
 
 impl Default for Weights {
@@ -45,11 +49,30 @@ impl Weights {
             free_start: s.weight_free_start,
             delta_running: s.delta,
             delta_new: 0.0,
+            delta_per_gb: s.delta_per_gb,
         }
     }
 
+    /// What a running VM copying `gb` GB per move pays beyond `delta_running`:
+    /// round(delta_per_gb × gb), an integer, so Eq. (5) stays integer-valued when the other
+    /// weights are ([`Weights::integral`]). 0 when `delta_per_gb` is 0.
+    pub fn surcharge(&self, gb: f64) -> f64 {
+        if self.delta_per_gb == 0.0 {
+            0.0
+        } else {
+            (self.delta_per_gb * gb).round()
+        }
+    }
+
+    /// delta_i of running VM `vm`: `delta_running` plus the [`Weights::surcharge`] of what its
+    /// migration to another host copies ([`Vm::migration_gb`]: RAM plus its GIs' memory; a
+    /// property of the VM, so the same for a move within a host, which the paper prices alike).
+    pub fn delta_of(&self, vm: &Vm, catalog: &Catalog) -> f64 {
+        self.delta_running + self.surcharge(vm.migration_gb(catalog))
+    }
+
     /// Whether every weight is an integer: Eq. (5) then takes integer values only, and a MIP gap
-    /// below 1 proves optimality.
+    /// below 1 proves optimality (`delta_per_gb` need not be: its surcharges are rounded).
     pub fn integral(&self) -> bool {
         [
             self.admit,
@@ -97,8 +120,8 @@ pub struct Terms {
 /// Eq. (5) over `hosts` for the placement `after`, with the migration terms measured against the
 /// placement `before` (the state at the start of the call; `after` may equal `before`).
 ///
-/// A VM counts when it is placed on one of `hosts` in `after`. It is a running VM (delta_running)
-/// when it was placed in `before`; then m_i = 1 when its host differs and omega_i = 1 when any of
+/// A VM counts when it is placed on one of `hosts` in `after`. It is a running VM (its delta_i,
+/// [`Weights::delta_of`]) when it was placed in `before`; then m_i = 1 when its host differs and omega_i = 1 when any of
 /// its GIs sits on another host, GPU or start slice (§4, Eq. 14-15: a different slice is a
 /// different GI). A VM pending in `before` has delta_new and m_i = omega_i = 0 (x'_ij = 0).
 /// Active hosts run a VM; active GPUs hold a GI; free starts are summed over the CF profiles
@@ -133,7 +156,7 @@ pub fn evaluate(before: &Fleet, after: &Fleet, hosts: &[HostId], w: &Weights) ->
                     let n = moved_host as usize + moved_gi as usize;
                     t.n_host_moves += moved_host as usize;
                     t.n_gi_moves += moved_gi as usize;
-                    t.migrations += w.delta_running * n as f64;
+                    t.migrations += w.delta_of(vm, catalog) * n as f64;
                 }
                 None => {
                     // A new VM: x'_ij = 0 for every j, so m_i = omega_i = 0 (§4, Eq. 14-15).

@@ -10,9 +10,10 @@
 //!   neighborhood's types, within the host's cores and RAM. The value of an arrangement is
 //!   -b_j - e (active GPUs) + w_p CF (the free-start term, Eq. 11 at its optimum) plus, for the
 //!   VMs that ran on j before the call, what staying saves against leaving: a VM that leaves
-//!   its host pays delta (m_i = 1) and delta again (omega_i = 1, its GIs are elsewhere); one that
-//!   stays on the host with a GI moved pays delta once; one that keeps every GI pays nothing
-//!   (Eq. 14-15). With c of its type on the host, min(c, VMs of that type there now) can stay on
+//!   its host pays delta_i (m_i = 1) and delta_i again (omega_i = 1, its GIs are elsewhere); one
+//!   that stays on the host with a GI moved pays delta_i once; one that keeps every GI pays nothing
+//!   (Eq. 14-15). delta_i is one value per type: delta plus the surcharge of `delta_per_gb`, a
+//!   function of the type's GIs and RAM (`Weights::surcharge`). With c of its type on the host, min(c, VMs of that type there now) can stay on
 //!   the host (the others come from elsewhere), and the arrangement keeps in place the VMs
 //!   whose exact GIs (type, GPU, start) it contains. The constant part (every running VM
 //!   leaving, every running VM admitted) is the objective offset.
@@ -206,6 +207,17 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
         }
     }
     let total: Vec<u32> = (0..nt).map(|t| running[t] + pending[t]).collect();
+    // The surcharge of delta_i per type: a function of the GIs and RAM of the type key
+    // (`Weights::surcharge`), so equal for every VM of a type.
+    let mut extra = vec![0.0f64; nt];
+    for (i, vm) in inst.vms.iter().enumerate() {
+        extra[type_of[i]] = vm.surcharge;
+    }
+    debug_assert!(inst
+        .vms
+        .iter()
+        .enumerate()
+        .all(|(i, vm)| vm.surcharge == extra[type_of[i]]));
 
     // --- groups of hosts with the same columns ------------------------------------------------
     let forced = toolkit::forced_on(inst);
@@ -265,6 +277,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
             own: &own,
             exact: &exact,
             delta,
+            extra: &extra,
         })?;
         ncontents += lists[g].len();
         if ncontents > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
@@ -330,9 +343,11 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
         }
         rows.push(constraint::eq(sum(&cols, &row), running[t] as f64));
     }
-    // Every running VM admitted (a each) and leaving its host (delta twice: m_i and omega_i).
+    // Every running VM admitted (a each) and leaving its host (delta_i twice: m_i and omega_i;
+    // delta_i = delta + the surcharge of its type).
     let nrun: u32 = running.iter().sum();
-    let offset = nrun as f64 * (w.admit - 2.0 * delta);
+    let surcharges: f64 = (0..nt).map(|t| running[t] as f64 * extra[t]).sum();
+    let offset = nrun as f64 * (w.admit - 2.0 * delta) - 2.0 * surcharges;
 
     let decode = Decode {
         type_of,
@@ -416,7 +431,8 @@ fn own_vms(inst: &Inst, h: usize, type_of: &[usize], nt: usize) -> (Vec<u16>, Ex
 }
 
 /// The input of [`enumerate`] for host position `h` of `inst`: the neighborhood's VM types and
-/// their totals, the host's own running VMs per type and their exact GIs, and delta.
+/// their totals, the host's own running VMs per type and their exact GIs, delta and the
+/// surcharge of delta_i per type (a running VM of type t has delta_i = delta + extra[t]).
 #[derive(Clone, Copy)]
 struct HostIn<'a, 'f> {
     inst: &'a Inst<'f>,
@@ -426,6 +442,7 @@ struct HostIn<'a, 'f> {
     own: &'a [u16],
     exact: &'a Exact,
     delta: f64,
+    extra: &'a [f64],
 }
 
 /// Everything [`enumerate`] reads for one host: the catalog, the host's GPUs with the GIs they
@@ -441,8 +458,9 @@ struct EnumKey {
     total: Vec<u32>,
     own: Vec<u16>,
     exact: Vec<ExactGis>,
-    /// host, gpu, free_start and delta, as bits.
-    weights: [u64; 4],
+    /// host, gpu, free_start, delta and delta_per_gb, as bits (the surcharges per type are a
+    /// function of the type keys, the catalog and delta_per_gb).
+    weights: [u64; 5],
     budget: u32,
     by_gpu: bool,
 }
@@ -472,6 +490,7 @@ fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
         own,
         exact,
         delta,
+        extra: _,
     } = *x;
     let host = &inst.fleet.hosts[inst.hosts[h]];
     let mut ex: Vec<_> = exact.iter().cloned().collect();
@@ -494,6 +513,7 @@ fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
             inst.w.gpu.to_bits(),
             inst.w.free_start.to_bits(),
             delta.to_bits(),
+            inst.w.delta_per_gb.to_bits(),
         ],
         budget: inst.budget,
         by_gpu: inst.by_gpu,
@@ -598,6 +618,7 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
         own,
         exact,
         delta,
+        extra,
     } = *x;
     let cat = inst.fleet.catalog;
     let w = &inst.w;
@@ -650,6 +671,7 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
         counts: vec![0; keys.len()],
         slots: Vec::new(),
         kept: 0,
+        kept_extra: 0.0,
         own,
         exact: &exact_list,
         scratch: Vec::new(),
@@ -657,6 +679,7 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
         gi_pool: Vec::new(),
         base: 0.0,
         delta,
+        extra,
         out: FxMap::default(),
         steps: 0,
         max_steps: MAX_STEPS.saturating_mul(inst.budget as u64),
@@ -694,6 +717,19 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
     Ok(st.out)
 }
 
+/// What the surcharges of delta_i add to a content's value: per type, extra[t] for each of the
+/// host's own VMs that can stay (min of the count and the own VMs, as kh) plus `kept_extra`, the
+/// surcharges of the VMs that keep their exact GIs. Exactly 0 when every surcharge is 0.
+fn stay_surcharges(extra: &[f64], counts: &[u16], own: &[u16], kept_extra: f64) -> f64 {
+    let mut v = kept_extra;
+    for ((&x, &c), &o) in extra.iter().zip(counts).zip(own) {
+        if x != 0.0 {
+            v += x * c.min(o) as f64;
+        }
+    }
+    v
+}
+
 /// Cuts one arrangement's GIs into VMs of the neighborhood's types, and keeps the best
 /// arrangement of each content in `out`.
 struct Search<'a> {
@@ -713,8 +749,10 @@ struct Search<'a> {
     used: Vec<bool>,
     counts: Vec<u16>,
     slots: Vec<(usize, Vec<GiSlot>)>,
-    /// How many of `slots` hold exactly the GIs of one of the host's running VMs.
+    /// How many of `slots` hold exactly the GIs of one of the host's running VMs, and the sum
+    /// of their types' surcharges.
     kept: u32,
+    kept_extra: f64,
     /// The host's own running VMs per type, and their exact GIs.
     own: &'a [u16],
     exact: &'a [ExactGis],
@@ -726,6 +764,8 @@ struct Search<'a> {
     /// Value of the arrangement's GPU configurations (hosts, GPUs, free starts).
     base: f64,
     delta: f64,
+    /// The surcharge of delta_i per type.
+    extra: &'a [f64],
     /// Best arrangement found so far per content.
     out: FxMap<Vec<u16>, Content>,
     /// Calls of `cut` so far, and the most allowed (the work budget).
@@ -763,7 +803,9 @@ impl Search<'_> {
             .zip(self.own)
             .map(|(&c, &o)| c.min(o) as u32)
             .sum();
-        let value = self.base + self.delta * (kh as f64 + self.kept as f64);
+        let value = self.base
+            + self.delta * (kh as f64 + self.kept as f64)
+            + stay_surcharges(self.extra, &self.counts, self.own, self.kept_extra);
         match self.out.get(self.counts.as_slice()) {
             Some(c) if c.value >= value => {}
             _ => {
@@ -828,12 +870,14 @@ impl Search<'_> {
             let exact = self.is_exact(t, &s) as u32;
             self.counts[t] += 1;
             self.kept += exact;
+            self.kept_extra += self.extra[t] * exact as f64;
             self.slots.push((t, s));
             self.cut(first + 1, cores, ram);
             if let Some((_, s)) = self.slots.pop() {
                 self.gi_pool.push(s);
             }
             self.kept -= exact;
+            self.kept_extra -= self.extra[t] * exact as f64;
             self.counts[t] -= 1;
             return;
         }

@@ -108,3 +108,28 @@ fn weights_follow_settings() {
     assert!(Weights::default().integral());
     assert_eq!(Weights::default().host, 50.0);
 }
+
+#[test]
+fn delta_grows_with_what_a_move_copies() {
+    let s = PolicySettings {
+        delta: 15.0,
+        delta_per_gb: 0.1,
+        ..Default::default()
+    };
+    let w = Weights::from_settings(&s);
+    assert_eq!(w.delta_per_gb, 0.1);
+    // round(0.1 × GB): 2.1 -> 2, 2.5 -> 3 (half away from zero), 30.4 -> 30.
+    assert_eq!(w.surcharge(21.0), 2.0);
+    assert_eq!(w.surcharge(25.0), 3.0);
+    assert_eq!(w.surcharge(304.0), 30.0);
+    // A 2g.10gb with 16 GB of RAM copies 16 + 10 = 26 GB: δ_i = 15 + round(2.6) = 18.
+    let c = embedded();
+    assert_eq!(vm(&["2g.10gb"]).migration_gb(c), 26.0);
+    assert_eq!(w.delta_of(&vm(&["2g.10gb"]), c), 18.0);
+    // Two GIs: 16 + 20 + 5 = 41 GB: 15 + round(4.1) = 19.
+    assert_eq!(w.delta_of(&vm(&["3g.20gb", "1g.5gb"]), c), 19.0);
+    // A non-integral rate keeps the weights integral: the surcharges are rounded.
+    assert!(w.integral());
+    // Off: every running VM pays δ.
+    assert_eq!(Weights::default().delta_of(&vm(&["7g.40gb"]), c), 15.0);
+}

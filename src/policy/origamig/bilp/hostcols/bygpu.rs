@@ -11,6 +11,10 @@
 //! (`Search::found`) splits the same way:
 //!
 //!   value = -b - e × (active GPUs) + w_p × CF + delta × (kh + kept)
+//!           + Σ_t extra_t × (kh_t + kept_t)
+//!
+//! (extra_t: what delta_i adds to delta for a running VM of type t, `policy.delta_per_gb`; all 0
+//! by default). The sums below carry the extra terms beside the counts they weigh.
 //!
 //! - the active GPUs and the CF are sums over the GPUs, and so is `kept` (VMs whose slots are a
 //!   running VM's exact GIs) for the running VMs on one GPU: only a whole VM on that GPU keeps
@@ -57,11 +61,13 @@ enum Role {
 /// the configuration that reaches it.
 #[derive(Debug, Clone, Copy)]
 struct Part {
-    /// -e × active + w_p × CF + delta × kept, for comparing parts of equal counts.
+    /// -e × active + w_p × CF + delta × kept + kept_extra, for comparing parts of equal counts.
     score: f64,
     active: u32,
     cf: u32,
     kept: u32,
+    /// The surcharges (extra_t) of the VMs counted in `kept`.
+    kept_extra: f64,
     /// The configuration's index in the GPU's list.
     config: usize,
 }
@@ -74,6 +80,7 @@ struct Acc {
     active: u32,
     cf: u32,
     kept: u32,
+    kept_extra: f64,
     parts: Vec<u32>,
 }
 
@@ -92,6 +99,7 @@ pub(super) fn enumerate(
         own,
         exact,
         delta,
+        extra,
     } = *x;
     let cat = inst.fleet.catalog;
     let w = &inst.w;
@@ -135,6 +143,8 @@ pub(super) fn enumerate(
     // its type, the pieces paired together: one flag per VM and GPU in the tables' keys.
     let mut spans_on: Vec<Vec<(usize, usize, usize, u8)>> = vec![Vec::new(); ngpus];
     let mut ns = 0;
+    // The type of each spanning VM (flag index).
+    let mut span_type: Vec<usize> = Vec::new();
     let mut spanning: Vec<&super::ExactGis> = exact
         .iter()
         .filter(|(_, e)| e.iter().any(|g| g.1 != e[0].1))
@@ -156,6 +166,7 @@ pub(super) fn enumerate(
                 .ok_or(Over::Steps)?;
             spans_on[gpu].push((ns, r, p, z));
         }
+        span_type.push(*t);
         ns += 1;
     }
     let budget = inst.budget as u64;
@@ -226,6 +237,7 @@ pub(super) fn enumerate(
                 cores: host.cores,
                 ram: host.ram_gb,
                 exact_on: &exact_on,
+                extra,
                 counts: vec![0; nr],
                 per_type: vec![0; nt],
                 left,
@@ -233,7 +245,7 @@ pub(super) fn enumerate(
                 steps: 0,
                 max_steps: max_steps.saturating_sub(steps),
             };
-            comp.walk(0, 0, 0, 0);
+            comp.walk(0, 0, 0, 0, 0.0);
             steps += comp.steps;
             if steps > max_steps {
                 return Err(Over::Steps);
@@ -246,11 +258,11 @@ pub(super) fn enumerate(
                 .map(|&(v, r, _, _)| (v, r))
                 .collect();
             let mut flagged = Vec::with_capacity(comp.found.len());
-            for (counts, kept) in comp.found {
+            for (counts, kept, kept_extra) in comp.found {
                 if cands.is_empty() {
                     let mut key = counts;
                     key.resize(nr + ns, 0);
-                    flagged.push((key, kept));
+                    flagged.push((key, kept, kept_extra));
                     continue;
                 }
                 for mask in 0u32..1 << cands.len() {
@@ -269,16 +281,17 @@ pub(super) fn enumerate(
                         for (i, &(v, _)) in cands.iter().enumerate() {
                             key[nr + v] = (mask >> i & 1) as u16;
                         }
-                        flagged.push((key, kept));
+                        flagged.push((key, kept, kept_extra));
                     }
                 }
             }
-            for (counts, kept) in flagged {
+            for (counts, kept, kept_extra) in flagged {
                 let part = Part {
-                    score: base + delta * kept as f64,
+                    score: base + delta * kept as f64 + kept_extra,
                     active,
                     cf,
                     kept,
+                    kept_extra,
                     config: ci,
                 };
                 match index.get(&counts) {
@@ -303,6 +316,7 @@ pub(super) fn enumerate(
             active: 0,
             cf: 0,
             kept: 0,
+            kept_extra: 0.0,
             parts: Vec::new(),
         },
     )];
@@ -360,15 +374,17 @@ pub(super) fn enumerate(
                     sum[r] = if k == 0 { cb[r] } else { 0 };
                 }
                 // Spanning VMs whose GIs both GPUs give to their pieces keep them.
-                let both = if k == 0 {
-                    0
+                let (both, both_extra) = if k == 0 {
+                    (0, 0.0)
                 } else {
-                    (nr..nr + ns).filter(|&i| ca[i] == 1 && cb[i] == 1).count() as u32
+                    (nr..nr + ns)
+                        .filter(|&i| ca[i] == 1 && cb[i] == 1)
+                        .fold((0u32, 0.0), |(n, x), i| (n + 1, x + extra[span_type[i - nr]]))
                 };
                 if (k + 1 == tables.len() || nr == nt) && (cores > host.cores || ram > host.ram_gb) {
                     continue;
                 }
-                let score = a.score + b.score + delta * both as f64;
+                let score = a.score + b.score + delta * both as f64 + both_extra;
                 let better = match index.get(sum.as_slice()) {
                     Some(&i) if next[i].1.score >= score => continue,
                     Some(&i) => Some(i),
@@ -381,6 +397,7 @@ pub(super) fn enumerate(
                     active: a.active + b.active,
                     cf: a.cf + b.cf,
                     kept: a.kept + b.kept + both,
+                    kept_extra: a.kept_extra + b.kept_extra + both_extra,
                     parts,
                 };
                 match better {
@@ -409,7 +426,9 @@ pub(super) fn enumerate(
         }
         let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
         let base = -w.host - w.gpu * a.active as f64 + w.free_start * a.cf as f64;
-        let value = base + delta * (kh as f64 + a.kept as f64);
+        let value = base
+            + delta * (kh as f64 + a.kept as f64)
+            + super::stay_surcharges(extra, &counts, own, a.kept_extra);
         let mut slots = Vec::new();
         let mut pieces: Vec<Vec<Piece>> = Vec::new();
         for (k, &pi) in a.parts.iter().enumerate() {
@@ -565,27 +584,29 @@ struct Compose<'a> {
     ram: u32,
     /// Per type: its running VMs on this GPU whose exact GIs are all in the configuration.
     exact_on: &'a [u32],
+    /// The surcharge of delta_i per type.
+    extra: &'a [f64],
     counts: Vec<u16>,
     /// VMs per type on this GPU (wholes and pieces).
     per_type: Vec<u32>,
     /// GIs of each profile not yet taken.
     left: Vec<u32>,
-    /// (counts per role, VMs keeping their exact GIs) of every composition.
-    found: Vec<(Vec<u16>, u32)>,
+    /// (counts per role, VMs keeping their exact GIs, their surcharges) of every composition.
+    found: Vec<(Vec<u16>, u32, f64)>,
     steps: u64,
     max_steps: u64,
 }
 
 impl Compose<'_> {
-    /// The role at `i` of `order`; `cores`, `ram` and `kept` so far.
-    fn walk(&mut self, i: usize, cores: u32, ram: u32, kept: u32) {
+    /// The role at `i` of `order`; `cores`, `ram`, `kept` and its surcharges so far.
+    fn walk(&mut self, i: usize, cores: u32, ram: u32, kept: u32, kept_extra: f64) {
         self.steps += 1;
         if self.steps > self.max_steps {
             return;
         }
         if i == self.order.len() {
             if self.left.iter().all(|&n| n == 0) {
-                self.found.push((self.counts.clone(), kept));
+                self.found.push((self.counts.clone(), kept, kept_extra));
             }
             return;
         }
@@ -617,12 +638,13 @@ impl Compose<'_> {
             }
             self.counts[r] += c as u16;
             self.per_type[t] += c;
-            let k = if whole {
-                kept + c.min(self.exact_on[t])
+            let (k, x) = if whole {
+                let n = c.min(self.exact_on[t]);
+                (kept + n, kept_extra + self.extra[t] * n as f64)
             } else {
-                kept
+                (kept, kept_extra)
             };
-            self.walk(i + 1, nc, nr, k);
+            self.walk(i + 1, nc, nr, k, x);
             self.per_type[t] -= c;
             self.counts[r] -= c as u16;
             for &p in need {
@@ -722,9 +744,15 @@ mod tests {
     #[test]
     fn gpu_by_gpu_gives_the_contents_and_values_of_the_cut_search() {
         let (mut compared, mut several_gpus_with_vms, mut two_gis, mut spanning) = (0, 0, 0, 0);
+        let mut with_surcharges = 0;
         for seed in 0..300 {
             let (f, pending) = random_host(seed, seed % 2 == 1);
-            let inst = Inst::new(&f, &[0], &pending, Weights::default()).unwrap();
+            // Every third host with a migration penalty per GB (surcharges per type).
+            let w = Weights {
+                delta_per_gb: if seed % 3 == 0 { 0.25 } else { 0.0 },
+                ..Weights::default()
+            };
+            let inst = Inst::new(&f, &[0], &pending, w).unwrap();
             let (keys, type_of, _) = types(&inst);
             let nt = keys.len();
             let mut total = vec![0u32; nt];
@@ -738,6 +766,11 @@ mod tests {
                 continue;
             }
             let delta = inst.w.delta_running;
+            let mut extra = vec![0.0; nt];
+            for (i, vm) in inst.vms.iter().enumerate() {
+                extra[type_of[i]] = vm.surcharge;
+            }
+            with_surcharges += usize::from(extra.iter().any(|&x| x > 0.0) && !host.vms.is_empty());
             let per_gpu = gpu_configs(&inst, 0, &keys, &total);
             let x = HostIn {
                 inst: &inst,
@@ -747,6 +780,7 @@ mod tests {
                 own: &own,
                 exact: &exact,
                 delta,
+                extra: &extra,
             };
             let Ok(cut) = cut_arrangements(&x, &per_gpu) else {
                 continue;
@@ -764,12 +798,14 @@ mod tests {
                 spanning += usize::from(exact.iter().any(|(_, e)| e.iter().any(|g| g.1 != e[0].1)));
             }
             // Each kept arrangement holds its content on distinct GIs, and is worth its value:
-            // -b - e × active + w_p × CF of the GPUs' configurations + delta × (kh + kept).
+            // -b - e × active + w_p × CF of the GPUs' configurations + delta × (kh + kept)
+            // + the surcharges of the same VMs.
             let w = &inst.w;
             for (counts, c) in &by {
                 let mut n = vec![0u16; nt];
                 let mut per: Vec<Vec<(usize, u8)>> = vec![Vec::new(); host.gpus.len()];
                 let mut kept = 0u32;
+                let mut kept_extra = 0.0;
                 for (t, s) in &c.slots {
                     n[*t] += 1;
                     assert_eq!(s.len(), keys[*t].gis.len());
@@ -783,7 +819,9 @@ mod tests {
                         per[gpu].push((p, z));
                     }
                     e.sort_unstable();
-                    kept += u32::from(exact.contains(&(*t, e)));
+                    let is = exact.contains(&(*t, e));
+                    kept += u32::from(is);
+                    kept_extra += if is { extra[*t] } else { 0.0 };
                 }
                 assert_eq!(&n, counts);
                 let (mut active, mut cf) = (0u32, 0u32);
@@ -800,13 +838,20 @@ mod tests {
                     cf += config.cf;
                 }
                 let kh: u32 = counts.iter().zip(&own).map(|(&c, &o)| c.min(o) as u32).sum();
+                let kh_extra: f64 = (0..nt).map(|t| extra[t] * counts[t].min(own[t]) as f64).sum();
                 let value = -w.host - w.gpu * active as f64
                     + w.free_start * cf as f64
-                    + delta * (kh as f64 + kept as f64);
+                    + delta * (kh as f64 + kept as f64)
+                    + kh_extra
+                    + kept_extra;
                 assert_eq!(value, c.value, "seed {seed}: {counts:?}");
             }
         }
         assert!(compared >= 150, "{compared} hosts compared");
+        assert!(
+            with_surcharges >= 30,
+            "{with_surcharges} hosts with VMs and surcharges"
+        );
         assert!(
             several_gpus_with_vms >= 80,
             "{several_gpus_with_vms} hosts of several GPUs with VMs"
