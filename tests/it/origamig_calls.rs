@@ -2,12 +2,11 @@
 //! neighborhoods a solve proved unchanged, and `[policy] reenable`.
 
 use crate::common::cli::migplan;
-use crate::common::fleet::{a100s, at, mig_vm, put};
+use crate::common::fleet::{a100s, assert_checked_repeats, at, mig_vm, put};
 use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
 use migplan::policy::origamig::Origamig;
 use migplan::scenario::{self, PolicySettings, Reenable};
-use migplan::sim::Simulator;
 use serde_json::Value;
 
 fn simulate_json(scenario: &str, extra: &[&str]) -> Value {
@@ -100,21 +99,10 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
 #[test]
 fn a_skipped_repeat_would_have_changed_nothing() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
-    let mut sc = scenario::load(std::path::Path::new(path)).unwrap();
-    sc.workload.warmup_h = 4.0;
-    sc.workload.measure_h = 4.0;
-    sc.workload.load = 0.85;
+    let sc = scenario::load(std::path::Path::new(path)).unwrap();
     let mut policy = Origamig::new(&sc.policy);
     policy.set_check_repeats(true);
-    let mut sim = Simulator::new(&sc, Box::new(policy)).unwrap();
-    sim.run();
-    let m = sim.metrics();
-    let repeats: u64 = m.calls_by_trigger.iter().map(|t| t.repeat).sum();
-    assert!(
-        repeats > 0,
-        "the run skips some repeats: {:?}",
-        m.calls_by_trigger
-    );
+    assert_checked_repeats(sc, Box::new(policy));
 }
 
 fn vm_1g(id: VmId) -> Vm {

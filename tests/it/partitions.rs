@@ -3,7 +3,7 @@
 //! and no call reaches beyond its partition.
 
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
-use crate::common::fleet::paper_32_with_policy;
+use crate::common::fleet::{assert_checked_repeats, paper_32_with_policy};
 use crate::common::{golden_run, without_timing};
 use migplan::policy::origamig::neighborhood::{self, Scope};
 use migplan::policy::origamig::partitioned::{ranges, Partitioned};
@@ -238,19 +238,8 @@ fn calls_never_cross_partitions() {
 #[test]
 fn a_partition_skips_only_repeats_that_would_change_nothing() {
     let (_dir, path) = temp_file("k2.toml", &paper32_with("2"));
-    let mut s = migplan::scenario::load(&path).unwrap();
-    s.workload.warmup_h = 4.0;
-    s.workload.measure_h = 4.0;
-    s.workload.load = 0.85;
+    let s = migplan::scenario::load(&path).unwrap();
     let mut policy = Partitioned::new(&s.policy);
     policy.set_check_repeats(true);
-    let mut sim = Simulator::new(&s, Box::new(policy)).unwrap();
-    sim.run();
-    let m = sim.metrics();
-    let repeats: u64 = m.calls_by_trigger.iter().map(|t| t.repeat).sum();
-    assert!(
-        repeats > 0,
-        "the run skips some repeats: {:?}",
-        m.calls_by_trigger
-    );
+    assert_checked_repeats(s, Box::new(policy));
 }

@@ -189,6 +189,34 @@ impl ProvenUnchanged {
     }
 }
 
+/// For tests (`set_check_repeats`): solves a consolidation call skipped as a repeat anyway and
+/// panics if it would propose a move (the skip would then not be exact).
+pub(crate) fn check_skipped_repeat(
+    fleet: &Fleet,
+    kind: &CallKind,
+    settings: &PolicySettings,
+    nb: &Neighborhood,
+) {
+    let control = SolveControl::default();
+    let again = call::call_on(
+        fleet,
+        CallMode::Consolidation,
+        kind.clone(),
+        settings,
+        &control,
+        nb.clone(),
+        Instant::now(),
+    );
+    if let Ok(p) = again {
+        assert!(
+            !p.improves && p.plan.targets.is_empty(),
+            "a skipped repeat call would have proposed {} moves (improves: {})",
+            p.plan.targets.len(),
+            p.improves
+        );
+    }
+}
+
 /// OrigaMIG (`whole = false`) or OPT (`whole = true`) as an online policy.
 #[derive(Debug, Clone)]
 pub struct Origamig {
@@ -304,23 +332,7 @@ impl Origamig {
         if self.proven.contains(fleet, &nb) {
             // The same BILP as a solve that changed nothing: it would change nothing again.
             if self.check_repeats {
-                let again = call::call_on(
-                    fleet,
-                    mode,
-                    kind.clone(),
-                    &self.settings,
-                    &control,
-                    nb.clone(),
-                    t0,
-                );
-                if let Ok(p) = again {
-                    assert!(
-                        !p.improves && p.plan.targets.is_empty(),
-                        "a skipped repeat call would have proposed {} moves (improves: {})",
-                        p.plan.targets.len(),
-                        p.improves
-                    );
-                }
+                check_skipped_repeat(fleet, &kind, &self.settings, &nb);
             }
             self.tallies
                 .record(cause, &nb, CallEnd::Repeat, t0.elapsed().as_secs_f64());

@@ -130,3 +130,21 @@ pub fn modes_without_pending_shapes() -> String {
     assert_eq!(kept.len() + 2, blocks.len(), "VMs 6 and 8 are in the fixture");
     kept.join("\n[[vm]]\n")
 }
+
+/// Runs `sc` for 4 h + 4 h at load 0.85 with `policy` (built with its check of skipped repeats
+/// on, so a repeat that would change the fleet panics) and asserts the run skipped some repeats,
+/// so the check was exercised.
+pub fn assert_checked_repeats(mut sc: Scenario, policy: Box<dyn migplan::policy::Policy>) {
+    sc.workload.warmup_h = 4.0;
+    sc.workload.measure_h = 4.0;
+    sc.workload.load = 0.85;
+    let mut sim = migplan::sim::Simulator::new(&sc, policy).unwrap();
+    sim.run();
+    let m = sim.metrics();
+    let repeats: u64 = m.calls_by_trigger.iter().map(|t| t.repeat).sum();
+    assert!(
+        repeats > 0,
+        "the run skips some repeats: {:?}",
+        m.calls_by_trigger
+    );
+}
