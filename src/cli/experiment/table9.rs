@@ -37,6 +37,10 @@ pub struct Table9Args {
     /// OrigaMIG's preset: default or paper.
     #[arg(long, default_value = "default")]
     pub preset: String,
+    /// A `[policy]` setting of OrigaMIG as KEY=VALUE in TOML, after the preset
+    /// (`--policy-set delta_per_gb=0.05`); checked as in a scenario file.
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
     /// Runs at once (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -98,7 +102,9 @@ pub fn scenario(variant: &str, a: &Table9Args) -> anyhow::Result<Scenario> {
         _ => {}
     }
     let _ = write!(src, "\n[policy]\npreset = \"{}\"\n", a.preset);
-    scenario::parse(&src, &format!("<table9 {variant}>"))
+    let mut s = scenario::parse(&src, &format!("<table9 {variant}>"))?;
+    super::set_policy(&mut s, &a.policy_set)?;
+    Ok(s)
 }
 
 /// One (variant, policy) over the seeds.
@@ -205,9 +211,19 @@ fn render(rows: &[Row], a: &Table9Args) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Table 9 variants on {} hosts, load {}, {} h + {} h, seeds {:?}, OrigaMIG preset {}; the paper's \
+        "Table 9 variants on {} hosts, load {}, {} h + {} h, seeds {:?}, OrigaMIG preset {}{}; the paper's \
          reduction against FF (128 hosts, three seeds) in parentheses",
-        a.hosts, a.load, a.warmup, a.hours, a.seeds, a.preset
+        a.hosts,
+        a.load,
+        a.warmup,
+        a.hours,
+        a.seeds,
+        a.preset,
+        if a.policy_set.is_empty() {
+            String::new()
+        } else {
+            format!(" with {}", a.policy_set.join(", "))
+        }
     );
     let _ = writeln!(
         out,

@@ -263,3 +263,36 @@ fn policy_set_sets_keys_as_a_scenario_file_would() {
         assert!(msg.contains(key), "{bad}: {msg}");
     }
 }
+
+/// `--policy-set` of `experiment table9`: the settings reach every variant's scenario (after the
+/// preset), and a bad one is refused with a line naming its key.
+#[test]
+fn table9_policy_set_reaches_every_variant() {
+    let args = |set: Vec<String>| table9::Table9Args {
+        hosts: 8,
+        variants: vec![],
+        seeds: vec![1],
+        load: 0.85,
+        warmup: 1.0,
+        hours: 1.0,
+        preset: "paper".into(),
+        policy_set: set,
+        threads: None,
+        json: false,
+        markdown: None,
+    };
+    let a = args(vec!["delta_per_gb=0.05".into(), "merge_hosts=2".into()]);
+    for v in ["default", "larger-profiles", "two-gis", "a30-only"] {
+        let s = table9::scenario(v, &a).unwrap();
+        assert_eq!(s.policy.delta_per_gb, 0.05, "{v}");
+        assert_eq!(s.policy.merge_hosts, 2, "{v}");
+        // The paper preset's own settings stay.
+        assert_eq!(s.policy.delta, 10.0, "{v}");
+        assert_eq!(s.policy.reenable, scenario::Reenable::Departure, "{v}");
+    }
+    let plain = table9::scenario("two-gis", &args(vec![])).unwrap();
+    assert_eq!(plain.policy.delta_per_gb, 0.0);
+    let e = table9::scenario("two-gis", &args(vec!["delta_per_gb=-1".into()])).unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(msg.contains("delta_per_gb") && !msg.contains('\n'), "{msg}");
+}
