@@ -201,6 +201,15 @@ measure_h = {to_h}
     scenario::parse(&src, &format!("<gap-to-opt {hosts} hosts>"))
 }
 
+/// The `--policy-set` settings for a table's heading: `lead` then the settings, or nothing.
+fn policy_set_text(policy: &[String], lead: &str) -> String {
+    if policy.is_empty() {
+        String::new()
+    } else {
+        format!("{lead}{}", policy.join(", "))
+    }
+}
+
 /// `--policy-set KEY=VALUE` arguments as lines of a `[policy]` table.
 fn policy_lines(policy: &[String]) -> anyhow::Result<String> {
     let mut src = String::new();

@@ -339,11 +339,7 @@ pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
         } else {
             "removed sources stay receivers, δ = 15, merge calls of 4 hosts"
         },
-        if a.policy_set.is_empty() {
-            String::new()
-        } else {
-            format!(", then {}", a.policy_set.join(", "))
-        },
+        super::policy_set_text(&a.policy_set, ", then "),
         a.partition_hosts,
         a.partition_hosts,
         rayon::current_num_threads(),

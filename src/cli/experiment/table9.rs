@@ -219,11 +219,7 @@ fn render(rows: &[Row], a: &Table9Args) -> String {
         a.hours,
         a.seeds,
         a.preset,
-        if a.policy_set.is_empty() {
-            String::new()
-        } else {
-            format!(" with {}", a.policy_set.join(", "))
-        }
+        super::policy_set_text(&a.policy_set, " with ")
     );
     let _ = writeln!(
         out,
