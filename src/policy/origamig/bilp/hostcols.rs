@@ -521,6 +521,9 @@ fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
     if let Some(hit) = MEMO.with(|m| m.borrow().0.get(&key).cloned()) {
         return hit;
     }
+    if let Some(over) = known_over(x, &key) {
+        return Err(over);
+    }
     let list = enumerate(x).map(|found| {
         let mut list: Vec<Content> = found.into_values().collect();
         list.sort_by(|a, b| a.counts.cmp(&b.counts));
@@ -535,10 +538,96 @@ fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
         }
         if n <= MEMO_CONTENTS {
             m.1 += n;
-            m.0.insert(key, list.clone());
+            m.0.insert(key.clone(), list.clone());
         }
     });
+    if let Err(Over::Layouts | Over::Steps) = list {
+        if !key.by_gpu {
+            OVER.with(|o| {
+                let mut o = o.borrow_mut();
+                if o.len() >= OVER_KEEP {
+                    o.remove(0);
+                }
+                o.push(Passed::of(&key));
+            });
+        }
+    }
     list
+}
+
+/// A host whose cut search ([`cut_arrangements`]) passed the layouts or steps limit: the host
+/// (catalog, GPUs with their GIs, cores, RAM), the budget, and the neighborhood's types with
+/// their totals.
+///
+/// Both limits only grow with the types and their totals. With more types or a larger total of
+/// a type, every GPU's configuration list ([`gpu_configs`]: configurations within the profile
+/// counts the types give, the dominated ones dropped among configurations of equal counts) is a
+/// superset of the smaller one's, so the combinations are at least as many; and every node of
+/// the smaller search tree (one choice of (type, position) per GI, each within cores, RAM and
+/// the type's total) is a node of the larger one, so the steps are at least as many. A host
+/// that passed a limit with types T and totals t therefore passes one with any T' ⊇ T and
+/// t' ≥ t on T: [`known_over`] answers such hosts without searching.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Passed {
+    catalog: usize,
+    gpus: Vec<(ModelId, Vec<(ProfileId, u8)>)>,
+    cores: u32,
+    ram: u32,
+    budget: u32,
+    types: Vec<(TypeKey, u32)>,
+}
+
+impl Passed {
+    fn of(key: &EnumKey) -> Passed {
+        Passed {
+            catalog: key.catalog,
+            gpus: key.gpus.clone(),
+            cores: key.cores,
+            ram: key.ram,
+            budget: key.budget,
+            types: key.keys.iter().cloned().zip(key.total.iter().copied()).collect(),
+        }
+    }
+
+    /// Whether the host of `key` with `key`'s types and totals has at least this one's.
+    fn covered_by(&self, key: &EnumKey) -> bool {
+        self.catalog == key.catalog
+            && self.cores == key.cores
+            && self.ram == key.ram
+            && self.budget == key.budget
+            && self.gpus == key.gpus
+            && self.types.iter().all(|(t, n)| {
+                key.keys
+                    .iter()
+                    .zip(&key.total)
+                    .any(|(k, m)| k == t && m >= n)
+            })
+    }
+}
+
+/// Most hosts kept in [`OVER`] (the oldest is dropped).
+const OVER_KEEP: usize = 256;
+
+thread_local! {
+    /// Hosts whose cut search passed a limit ([`Passed`]), per thread.
+    static OVER: std::cell::RefCell<Vec<Passed>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// What [`enumerate`] returns for a host that some [`Passed`] entry covers: it passes a limit
+/// again, the layouts limit when its configuration combinations exceed it (the first check of
+/// [`cut_arrangements`]), the steps limit otherwise. `None` when no entry covers the host or
+/// when hosts past the limits are enumerated GPU by GPU (`by_gpu`, which may succeed).
+fn known_over(x: &HostIn, key: &EnumKey) -> Option<Over> {
+    if key.by_gpu || !OVER.with(|o| o.borrow().iter().any(|p| p.covered_by(key))) {
+        return None;
+    }
+    let per_gpu = gpu_configs(x.inst, x.h, x.keys, x.total);
+    let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
+    Some(if layouts > MAX_LAYOUTS.saturating_mul(x.inst.budget as usize) {
+        Over::Layouts
+    } else {
+        Over::Steps
+    })
 }
 
 /// Every content of host position `h` with its best arrangement, or which limit (scaled by
@@ -610,6 +699,23 @@ fn key_classes(cat: &crate::catalog::Catalog, keys: &[TypeKey]) -> Vec<Vec<(usiz
 /// [`enumerate`] by cutting every combination of the GPUs' configurations `per_gpu` into VMs,
 /// GI by GI.
 fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMap<Vec<u16>, Content>, Over> {
+    let inst = x.inst;
+    let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
+    if layouts > MAX_LAYOUTS.saturating_mul(inst.budget as usize) {
+        return Err(Over::Layouts);
+    }
+    let max_steps = MAX_STEPS.saturating_mul(inst.budget as u64);
+    let (out, steps) = cut_search(x, per_gpu, max_steps);
+    if steps > max_steps {
+        return Err(Over::Steps);
+    }
+    Ok(out)
+}
+
+/// The search of [`cut_arrangements`] over every combination of `per_gpu`: the best arrangement
+/// per content and the steps taken (calls of `Search::cut`); it stops after the combination in
+/// which the steps pass `max_steps`.
+fn cut_search(x: &HostIn, per_gpu: &[Vec<&'static Config>], max_steps: u64) -> (FxMap<Vec<u16>, Content>, u64) {
     let HostIn {
         inst,
         h,
@@ -623,10 +729,6 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
     let cat = inst.fleet.catalog;
     let w = &inst.w;
     let host = &inst.fleet.hosts[inst.hosts[h]];
-    let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
-    if layouts > MAX_LAYOUTS.saturating_mul(inst.budget as usize) {
-        return Err(Over::Layouts);
-    }
     let gpu_class: Vec<usize> = host.gpus.iter().map(|g| class_id(cat, g.model)).collect();
     let key_class = key_classes(cat, keys);
     // Per (class, profile) of a GI: the (type, position) pairs the first unused GI can take in
@@ -682,7 +784,7 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
         extra,
         out: FxMap::default(),
         steps: 0,
-        max_steps: MAX_STEPS.saturating_mul(inst.budget as u64),
+        max_steps,
     };
     loop {
         let mut active = 0u32;
@@ -707,14 +809,14 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
             st.used.resize(st.gis.len(), false);
             st.cut(0, 0, 0);
             if st.steps > st.max_steps {
-                return Err(Over::Steps);
+                break;
             }
         }
         if !toolkit::next_combination(&mut idx, per_gpu) {
             break;
         }
     }
-    Ok(st.out)
+    (st.out, st.steps)
 }
 
 /// What the surcharges of delta_i add to a content's value: per type, extra[t] for each of the
@@ -1147,6 +1249,171 @@ mod tests {
             }
         }
         assert!(own.contains_key(&now));
+    }
+
+    /// The search's size with a neighborhood's types and totals: configuration combinations,
+    /// and the steps of the cut search capped just above `cap`.
+    fn search_size(inst: &Inst, cap: u64) -> (usize, u64, Vec<Vec<&'static Config>>) {
+        let (keys, type_of, _) = types(inst);
+        let nt = keys.len();
+        let mut total = vec![0u32; nt];
+        for &t in &type_of {
+            total[t] += 1;
+        }
+        let (own, exact) = own_vms(inst, 0, &type_of, nt);
+        let extra = vec![0.0; nt];
+        let per_gpu = gpu_configs(inst, 0, &keys, &total);
+        let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
+        let x = HostIn {
+            inst,
+            h: 0,
+            keys: &keys,
+            total: &total,
+            own: &own,
+            exact: &exact,
+            delta: inst.w.delta_running,
+            extra: &extra,
+        };
+        let (_, steps) = cut_search(&x, &per_gpu, cap);
+        (layouts, steps.min(cap + 1), per_gpu)
+    }
+
+    /// One host (two A100-40GB, one A100-40GB or two A30-24GB) with a few VMs placed first fit
+    /// and pending VMs of a few random types (one or two GIs, random cores and RAM).
+    fn random_neighborhood(seed: u64) -> (Fleet, Vec<VmId>) {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(seed);
+        let c = embedded();
+        let (name, n) = [("a100-40gb", 2), ("a100-40gb", 1), ("a30-24gb", 2)][rng.gen_range(0..3)];
+        let model = c.model_id(name).unwrap();
+        let mut f = Fleet::new(
+            c,
+            vec![Host::new("h0", rng.gen_range(16..=96), rng.gen_range(64..=512), vec![model; n], 0)],
+        );
+        let profiles: Vec<usize> = (0..c.model(model).profiles.len())
+            .filter(|&p| !c.model(model).profiles[p].media_ext)
+            .collect();
+        let kinds: Vec<(Vec<usize>, u32, u32)> = (0..rng.gen_range(1..=5))
+            .map(|_| {
+                let gis = if rng.gen_bool(0.3) { 2 } else { 1 };
+                let small = |rng: &mut StdRng| profiles[rng.gen_range(0..profiles.len()).min(rng.gen_range(0..profiles.len()))];
+                (
+                    (0..gis).map(|_| small(&mut rng)).collect(),
+                    [2, 4, 8][rng.gen_range(0..3)],
+                    [8, 16, 32][rng.gen_range(0..3)],
+                )
+            })
+            .collect();
+        let vm = |k: &(Vec<usize>, u32, u32)| {
+            Vm::job(0, k.0.iter().map(|&profile| GiRequest { model, profile }).collect(), k.1, k.2)
+        };
+        for _ in 0..rng.gen_range(0..=4) {
+            let v = vm(&kinds[rng.gen_range(0..kinds.len())]);
+            if let Some(pl) = f.ff_placement(&v) {
+                f.add_placed(v, pl).unwrap();
+            }
+        }
+        let pending = (0..rng.gen_range(1..=14))
+            .map(|_| f.add_pending(vm(&kinds[rng.gen_range(0..kinds.len())])).unwrap())
+            .collect();
+        (f, pending)
+    }
+
+    /// The claim behind [`known_over`], by brute force: with more pending VMs (more types, or
+    /// larger totals of the same types) a host's configuration lists only grow, and so do its
+    /// configuration combinations and the steps of its cut search.
+    #[test]
+    fn the_search_only_grows_with_the_types_and_their_totals() {
+        const CAP: u64 = 20_000;
+        let (mut grew, mut passed) = (0, 0);
+        for seed in 0..400 {
+            let (f, pending) = random_neighborhood(seed);
+            let cut = 1 + (seed as usize % pending.len().max(1));
+            let small = Inst::new(&f, &[0], &pending[..cut.min(pending.len())], Weights::default()).unwrap();
+            let big = Inst::new(&f, &[0], &pending, Weights::default()).unwrap();
+            let (l0, s0, c0) = search_size(&small, CAP);
+            let (l1, s1, c1) = search_size(&big, CAP);
+            for (a, b) in c0.iter().zip(&c1) {
+                for c in a {
+                    assert!(b.iter().any(|d| std::ptr::eq(*c, *d)), "seed {seed}: a configuration was lost");
+                }
+            }
+            assert!(l1 >= l0, "seed {seed}: combinations {l0} -> {l1}");
+            assert!(s1 >= s0, "seed {seed}: steps {s0} -> {s1}");
+            grew += usize::from(s1 > s0);
+            passed += usize::from(s0 > CAP);
+        }
+        // The cases are not all trivial: the search grew in many, and some passed the cap.
+        assert!(grew >= 30, "{grew} grew");
+        assert!(passed >= 3, "{passed} passed the cap");
+    }
+
+    /// A host past the steps limit with three one-GI types is answered from [`OVER`] when a
+    /// fourth type joins, with what enumerating it returns; a host with fewer types is not.
+    #[test]
+    fn a_host_past_a_limit_stays_past_it_with_more_types() {
+        let c = embedded();
+        let a100 = c.model_id("a100-40gb").unwrap();
+        let mut f = Fleet::new(c, vec![Host::new("h0", 256, 1024, vec![a100, a100], 0)]);
+        let one = GiRequest::named(c, "a100-40gb", &["1g.5gb"]).unwrap();
+        let mut pending = Vec::new();
+        for cores in [2, 3, 4, 5] {
+            for _ in 0..6 {
+                pending.push(f.add_pending(Vm::job(0, one.clone(), cores, 8)).unwrap());
+            }
+        }
+        let w = Weights::default();
+        let three = Inst::new(&f, &[0], &pending[..18], w).unwrap();
+        let four = Inst::new(&f, &[0], &pending, w).unwrap();
+        let two = Inst::new(&f, &[0], &pending[..12], w).unwrap();
+        let host_in = |inst: &Inst, run: &mut dyn FnMut(&HostIn, &EnumKey) -> Option<Over>| {
+            let (keys, type_of, _) = types(inst);
+            let nt = keys.len();
+            let mut total = vec![0u32; nt];
+            for &t in &type_of {
+                total[t] += 1;
+            }
+            let (own, exact) = own_vms(inst, 0, &type_of, nt);
+            let extra = vec![0.0; nt];
+            let x = HostIn {
+                inst,
+                h: 0,
+                keys: &keys,
+                total: &total,
+                own: &own,
+                exact: &exact,
+                delta: inst.w.delta_running,
+                extra: &extra,
+            };
+            let key = EnumKey {
+                catalog: c as *const crate::catalog::Catalog as usize,
+                gpus: vec![(a100, vec![]), (a100, vec![])],
+                cores: 256,
+                ram: 1024,
+                keys: keys.clone(),
+                total: total.clone(),
+                own: own.clone(),
+                exact: Vec::new(),
+                weights: [0; 5],
+                budget: inst.budget,
+                by_gpu: false,
+            };
+            run(&x, &key)
+        };
+        clear_memo();
+        OVER.with(|o| o.borrow_mut().clear());
+        // Three types pass the steps limit, and the memo records the host.
+        let first = host_in(&three, &mut |x, _| memo_enumerate(x).err());
+        assert_eq!(first, Some(Over::Steps));
+        assert_eq!(OVER.with(|o| o.borrow().len()), 1);
+        // Four types: answered without searching, as enumerating answers.
+        let known = host_in(&four, &mut |x, key| known_over(x, key));
+        let searched = host_in(&four, &mut |x, _| enumerate(x).err());
+        assert!(known.is_some());
+        assert_eq!(known, searched);
+        // Two types are not covered (fewer types than the recorded host).
+        assert_eq!(host_in(&two, &mut |x, key| known_over(x, key)), None);
     }
 
     #[test]

@@ -161,6 +161,12 @@ pub(crate) fn run(
     )?;
     set_option(&mut model, "mip_rel_gap", 0.0)?;
     set_option(&mut model, "mip_abs_gap", opts.abs_gap)?;
+    // Every call starts from a complete feasible vector (the current placement, or a better
+    // greedy one), so HiGHS's feasibility jump heuristic, which searches for a first feasible
+    // solution before the root LP, only costs time: it took 18 % of a paper-128 simulation's CPU
+    // (docs/results/speed-notes.md). Off, the calls prove the same optima; among equal optima
+    // HiGHS may return another one.
+    set_option(&mut model, "mip_heuristic_run_feasibility_jump", false)?;
     for (k, v) in &opts.extra {
         if let Ok(i) = v.parse::<i32>() {
             set_option(&mut model, k, i)?;
