@@ -596,12 +596,10 @@ impl Passed {
             && self.ram == key.ram
             && self.budget == key.budget
             && self.gpus == key.gpus
-            && self.types.iter().all(|(t, n)| {
-                key.keys
-                    .iter()
-                    .zip(&key.total)
-                    .any(|(k, m)| k == t && m >= n)
-            })
+            && self
+                .types
+                .iter()
+                .all(|(t, n)| key.keys.iter().zip(&key.total).any(|(k, m)| k == t && m >= n))
     }
 }
 
@@ -715,7 +713,11 @@ fn cut_arrangements(x: &HostIn, per_gpu: &[Vec<&'static Config>]) -> Result<FxMa
 /// The search of [`cut_arrangements`] over every combination of `per_gpu`: the best arrangement
 /// per content and the steps taken (calls of `Search::cut`); it stops after the combination in
 /// which the steps pass `max_steps`.
-fn cut_search(x: &HostIn, per_gpu: &[Vec<&'static Config>], max_steps: u64) -> (FxMap<Vec<u16>, Content>, u64) {
+fn cut_search(
+    x: &HostIn,
+    per_gpu: &[Vec<&'static Config>],
+    max_steps: u64,
+) -> (FxMap<Vec<u16>, Content>, u64) {
     let HostIn {
         inst,
         h,
@@ -1289,7 +1291,13 @@ mod tests {
         let model = c.model_id(name).unwrap();
         let mut f = Fleet::new(
             c,
-            vec![Host::new("h0", rng.gen_range(16..=96), rng.gen_range(64..=512), vec![model; n], 0)],
+            vec![Host::new(
+                "h0",
+                rng.gen_range(16..=96),
+                rng.gen_range(64..=512),
+                vec![model; n],
+                0,
+            )],
         );
         let profiles: Vec<usize> = (0..c.model(model).profiles.len())
             .filter(|&p| !c.model(model).profiles[p].media_ext)
@@ -1297,7 +1305,11 @@ mod tests {
         let kinds: Vec<(Vec<usize>, u32, u32)> = (0..rng.gen_range(1..=5))
             .map(|_| {
                 let gis = if rng.gen_bool(0.3) { 2 } else { 1 };
-                let small = |rng: &mut StdRng| profiles[rng.gen_range(0..profiles.len()).min(rng.gen_range(0..profiles.len()))];
+                let small = |rng: &mut StdRng| {
+                    profiles[rng
+                        .gen_range(0..profiles.len())
+                        .min(rng.gen_range(0..profiles.len()))]
+                };
                 (
                     (0..gis).map(|_| small(&mut rng)).collect(),
                     [2, 4, 8][rng.gen_range(0..3)],
@@ -1306,7 +1318,12 @@ mod tests {
             })
             .collect();
         let vm = |k: &(Vec<usize>, u32, u32)| {
-            Vm::job(0, k.0.iter().map(|&profile| GiRequest { model, profile }).collect(), k.1, k.2)
+            Vm::job(
+                0,
+                k.0.iter().map(|&profile| GiRequest { model, profile }).collect(),
+                k.1,
+                k.2,
+            )
         };
         for _ in 0..rng.gen_range(0..=4) {
             let v = vm(&kinds[rng.gen_range(0..kinds.len())]);
@@ -1336,7 +1353,10 @@ mod tests {
             let (l1, s1, c1) = search_size(&big, CAP);
             for (a, b) in c0.iter().zip(&c1) {
                 for c in a {
-                    assert!(b.iter().any(|d| std::ptr::eq(*c, *d)), "seed {seed}: a configuration was lost");
+                    assert!(
+                        b.iter().any(|d| std::ptr::eq(*c, *d)),
+                        "seed {seed}: a configuration was lost"
+                    );
                 }
             }
             assert!(l1 >= l0, "seed {seed}: combinations {l0} -> {l1}");
