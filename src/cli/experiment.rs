@@ -233,7 +233,7 @@ fn policy_lines(policy: &[String]) -> anyhow::Result<String> {
 
 /// Sets `--policy-set KEY=VALUE` settings on a scenario's `[policy]` (each key once), checked as
 /// in a scenario file: the scenario's settings are written out with them and read back.
-fn set_policy(s: &mut Scenario, policy: &[String]) -> anyhow::Result<()> {
+pub(crate) fn set_policy(s: &mut Scenario, policy: &[String]) -> anyhow::Result<()> {
     if policy.is_empty() {
         return Ok(());
     }

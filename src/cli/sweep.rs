@@ -61,6 +61,10 @@ pub struct Args {
     /// they exist, the command line, the commit and the date), atomically.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// A `[policy]` setting as KEY=VALUE in TOML, applied to the scenario before every run
+    /// (`--policy-set sim_time_limit_s=60`); checked as in a scenario file.
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
 }
 
 /// Parses `1..5` (inclusive) or `1,2,3`.
@@ -686,7 +690,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 /// Runs every (policy, load, seed) combination of the grid, or of the given part of it, on
 /// `jobs` threads; rows come back in grid order whatever order they finished in.
 fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<Row>> {
-    let base = simulate::load_scenario(path, &a.run)?;
+    let mut base = simulate::load_scenario(path, &a.run)?;
+    super::experiment::set_policy(&mut base, &a.policy_set)?;
     let all = grid(&base, a)?;
     let total = all.len();
     let jobs: Vec<GridRun> = all
