@@ -517,3 +517,66 @@ fn the_documented_glob_matches_only_part_folders() {
     assert!(!glob_match("/r/part-*/runs.csv", "/r/part-1/x/runs.csv"));
     assert!(!glob_match("/r/part-*/runs.csv", "/r/all/runs.csv"));
 }
+
+/// `--policy-set` gives every run of a sweep the same `[policy]` as a scenario file that holds
+/// the setting: the rows agree but for the timing columns, and differ from the default's rows.
+/// A bad setting is a one-line error naming `--policy-set` before any run starts.
+#[test]
+fn policy_set_runs_as_the_same_setting_in_the_scenario_file() {
+    let grid = |scenario: &str, extra: &[&str]| -> String {
+        let mut args = vec![
+            "sweep",
+            scenario,
+            "--policies",
+            "origamig",
+            "--loads",
+            "1.0",
+            "--seeds",
+            "1",
+            "--warmup",
+            "2",
+            "--hours",
+            "4",
+            "--jobs",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        let out = migplan().args(&args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        without_timing(&String::from_utf8(out.stdout).unwrap())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string("scenarios/paper-32.toml").unwrap();
+    assert!(src.contains("[policy]\n"), "paper-32.toml has a [policy] table");
+    let file = dir.path().join("paper-32.toml");
+    std::fs::write(&file, src.replace("[policy]\n", "[policy]\ndelta = 5.0\n")).unwrap();
+    let set = grid("scenarios/paper-32.toml", &["--policy-set", "delta=5"]);
+    assert_eq!(set, grid(&file.display().to_string(), &[]));
+    assert_ne!(
+        set,
+        grid("scenarios/paper-32.toml", &[]),
+        "δ = 5 changes the runs"
+    );
+    for (bad, want) in [
+        ("delta=-1", "--policy-set"),
+        ("delta", "is not KEY=VALUE"),
+        ("no_such_setting=1", "--policy-set"),
+    ] {
+        let args = [
+            "sweep",
+            "scenarios/paper-32.toml",
+            "--policies",
+            "origamig",
+            "--seeds",
+            "1",
+            "--policy-set",
+            bad,
+        ];
+        let out = migplan().args(args).output().unwrap();
+        assert_one_line_error(&out, &args, &[want]);
+    }
+}
