@@ -11,13 +11,13 @@
 //! which measure the machine and differ between any two runs.
 
 use super::experiment::markdown;
-use super::simulate::{self, LateBar, Overrides, Row, CSV_COLUMNS};
+use super::simulate::{self, LateBar, Overrides, CSV_COLUMNS};
 use crate::scenario;
 use anyhow::{bail, Context};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -65,6 +65,11 @@ pub struct Args {
     /// (`--policy-set sim_time_limit_s=60`); checked as in a scenario file.
     #[arg(long = "policy-set", value_name = "KEY=VALUE")]
     pub policy_set: Vec<String>,
+    /// With --out: go on from the runs an interrupted sweep into the same folder finished
+    /// (`runs.partial.csv`, rewritten after every run) instead of running them again. The
+    /// settings must be the same; without this flag, a folder holding such runs is an error.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// Parses `1..5` (inclusive) or `1,2,3`.
@@ -232,23 +237,27 @@ pub struct RunValues {
     pub values: BTreeMap<String, f64>,
 }
 
-fn values_of(row: &Row) -> RunValues {
-    let line = row.csv();
+/// The values of a run from its CSV line in [`CSV_COLUMNS`] order (the line `Row::csv` writes).
+fn values_of_line(line: &str) -> anyhow::Result<RunValues> {
     let cells: Vec<&str> = line.split(',').collect();
-    let mut values = BTreeMap::new();
     // The scenario name is the only text column that may hold commas; metrics come after it.
-    let off = cells.len() - CSV_COLUMNS.len();
+    let off = cells
+        .len()
+        .checked_sub(CSV_COLUMNS.len())
+        .with_context(|| format!("a run row with {} fields: {line}", cells.len()))?;
+    let mut values = BTreeMap::new();
     for (i, c) in CSV_COLUMNS.iter().enumerate().skip(4) {
         if let Ok(v) = cells[i + off].parse::<f64>() {
             values.insert(c.to_string(), v);
         }
     }
-    RunValues {
-        policy: row.policy.clone(),
-        load: row.load,
-        seed: row.seed,
+    let bad = |what: &str| anyhow::anyhow!("a run row with a bad {what}: {line}");
+    Ok(RunValues {
+        policy: cells[off + 1].to_string(),
+        seed: cells[off + 2].parse().map_err(|_| bad("seed"))?,
+        load: cells[off + 3].parse().map_err(|_| bad("load"))?,
         values,
-    }
+    })
 }
 
 /// Reads run rows written by `sweep` or `simulate --csv` (header lines may repeat).
@@ -618,6 +627,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             bail!("--shard writes run rows only; --summary, --svg and --markdown go with --aggregate");
         }
     }
+    if a.resume && (a.out.is_none() || !a.aggregate.is_empty()) {
+        bail!("--resume goes on from the finished runs in the --out folder of a sweep that runs: give --out DIR (and no --aggregate)");
+    }
     if let Some(p) = &a.markdown {
         markdown::check_target(p)?;
     }
@@ -658,18 +670,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         let rows = sweep(path, &a, shard)?;
         let mut text = CSV_COLUMNS.join(",");
         text.push('\n');
-        for r in &rows {
-            text.push_str(&r.csv());
+        for (line, _) in &rows {
+            text.push_str(line);
             text.push('\n');
         }
         match &runs_path {
-            Some(p) => scenario::write_atomic(p, text.as_bytes())?,
+            Some(p) => {
+                scenario::write_atomic(p, text.as_bytes())?;
+                if let Some(dir) = &a.out {
+                    Journal::remove(dir);
+                }
+            }
             None => print!("{text}"),
         }
         if shard.is_some() {
             return Ok(());
         }
-        rows.iter().map(values_of).collect()
+        rows.into_iter().map(|(_, v)| v).collect()
     };
     let summary = summarize(&runs);
     if let Some(p) = &summary_path {
@@ -687,9 +704,134 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The finished runs of a sweep into `--out DIR`: `DIR/runs.partial.csv` holds the rows of the
+/// runs finished so far (rewritten atomically after each run) and `DIR/runs.partial.settings`
+/// what they were run with (the scenario after `--policy-set` and `--trace`, the warm-up and the
+/// hours). A sweep that finishes removes both; one that is killed leaves them for `--resume`.
+struct Journal {
+    rows: PathBuf,
+    /// The job indices finished, with their CSV lines.
+    done: Mutex<BTreeMap<usize, String>>,
+}
+
+impl Journal {
+    const ROWS: &'static str = "runs.partial.csv";
+    const SETTINGS: &'static str = "runs.partial.settings";
+
+    /// Opens the journal of `dir` for `jobs`: with `resume`, the runs it holds are taken as
+    /// finished (the settings must match and every row must be one of `jobs`); without it, a
+    /// journal that holds runs is an error.
+    fn open(
+        dir: &Path,
+        settings: &str,
+        name: &str,
+        jobs: &[GridRun],
+        resume: bool,
+    ) -> anyhow::Result<Journal> {
+        let rows = dir.join(Self::ROWS);
+        let settings_path = dir.join(Self::SETTINGS);
+        let mut done = BTreeMap::new();
+        if rows.exists() {
+            let found = read_file_rows(&rows)?;
+            if !resume {
+                bail!(
+                    "{}: {} finished runs of an interrupted sweep; add --resume to go on from them, or remove the file to start again",
+                    rows.display(),
+                    found.len()
+                );
+            }
+            let before = std::fs::read_to_string(&settings_path).with_context(|| {
+                format!(
+                    "{}: cannot read (the settings of the runs in {})",
+                    settings_path.display(),
+                    rows.display()
+                )
+            })?;
+            if before != settings {
+                bail!(
+                    "{}: the interrupted sweep ran with other settings (the scenario, --policy-set, --trace, --warmup or --hours differ); remove {} to start again",
+                    settings_path.display(),
+                    rows.display()
+                );
+            }
+            for r in found {
+                let v = &r.values;
+                if !r.standard {
+                    bail!(
+                        "{}: not this version's run columns; remove the file to start again",
+                        r.at
+                    );
+                }
+                let i = jobs
+                    .iter()
+                    .position(|(p, l, s)| *p == v.policy && *l == v.load && *s == v.seed)
+                    .filter(|_| r.scenario == name || name.contains([',', '"']));
+                let Some(i) = i else {
+                    bail!(
+                        "{}: run {} load {} seed {} is not in this sweep's grid (or part); remove the file to start again",
+                        r.at,
+                        v.policy,
+                        v.load,
+                        v.seed
+                    );
+                };
+                if done.insert(i, r.line).is_some() {
+                    bail!(
+                        "{}: run {} load {} seed {} is there twice",
+                        r.at,
+                        v.policy,
+                        v.load,
+                        v.seed
+                    );
+                }
+            }
+            eprintln!(
+                "note: {}: {} of {} runs already finished; running the other {}",
+                rows.display(),
+                done.len(),
+                jobs.len(),
+                jobs.len() - done.len()
+            );
+        }
+        scenario::write_atomic(&settings_path, settings.as_bytes())?;
+        Self::save(&rows, &done)?;
+        Ok(Journal {
+            rows,
+            done: Mutex::new(done),
+        })
+    }
+
+    /// Records job `i` as finished with its CSV `line` and rewrites the rows file.
+    fn finish(&self, i: usize, line: String) -> anyhow::Result<()> {
+        let mut done = self
+            .done
+            .lock()
+            .map_err(|_| anyhow::anyhow!("sweep journal poisoned"))?;
+        done.insert(i, line);
+        Self::save(&self.rows, &done)
+    }
+
+    fn save(path: &Path, done: &BTreeMap<usize, String>) -> anyhow::Result<()> {
+        let mut text = CSV_COLUMNS.join(",");
+        text.push('\n');
+        for line in done.values() {
+            text.push_str(line);
+            text.push('\n');
+        }
+        scenario::write_atomic(path, text.as_bytes())
+    }
+
+    /// Removes the journal of `dir` once its runs are in `runs.csv`.
+    fn remove(dir: &Path) {
+        let _ = std::fs::remove_file(dir.join(Self::ROWS));
+        let _ = std::fs::remove_file(dir.join(Self::SETTINGS));
+    }
+}
+
 /// Runs every (policy, load, seed) combination of the grid, or of the given part of it, on
-/// `jobs` threads; rows come back in grid order whatever order they finished in.
-fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<Row>> {
+/// `jobs` threads; rows (CSV line and values) come back in grid order whatever order they
+/// finished in. With `--out`, finished runs are kept in the folder's [`Journal`].
+fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<(String, RunValues)>> {
     let mut base = simulate::load_scenario(path, &a.run)?;
     super::experiment::set_policy(&mut base, &a.policy_set)?;
     let all = grid(&base, a)?;
@@ -723,65 +865,84 @@ fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<Row>
     if let Some(sc) = scenarios.first() {
         crate::workload::Workload::new(&sc.workload, &sc.fleet, sc.now_s)?;
     }
+    let journal = match &a.out {
+        Some(dir) => {
+            let settings = format!(
+                "{}\n# --warmup {:?} --hours {:?}\n",
+                base.to_toml()?,
+                a.run.warmup,
+                a.run.hours
+            );
+            Some(Journal::open(dir, &settings, &base.name, &jobs, a.resume)?)
+        }
+        None => None,
+    };
+    // Job i's CSV line once it is finished; the runs a resumed journal holds are finished.
+    let mut lines: Vec<Option<anyhow::Result<String>>> = (0..jobs.len()).map(|_| None).collect();
+    if let Some(j) = &journal {
+        let done = j
+            .done
+            .lock()
+            .map_err(|_| anyhow::anyhow!("sweep journal poisoned"))?;
+        for (&i, line) in done.iter() {
+            lines[i] = Some(Ok(line.clone()));
+        }
+    }
+    let todo: Vec<usize> = (0..jobs.len()).filter(|&i| lines[i].is_none()).collect();
     let threads = a
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
-        .clamp(1, jobs.len().max(1));
-    let next = Arc::new(AtomicUsize::new(0));
-    let done = Arc::new(AtomicUsize::new(0));
-    let results: Arc<Mutex<Vec<Option<anyhow::Result<Row>>>>> =
-        Arc::new(Mutex::new((0..jobs.len()).map(|_| None).collect()));
-    let scenarios = Arc::new(scenarios);
-    let jobs = Arc::new(jobs);
+        .clamp(1, todo.len().max(1));
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results = Mutex::new(lines);
     let mut bar = LateBar::new(jobs.len() as u64, "sweep");
+    let resumed = jobs.len() - todo.len();
     std::thread::scope(|scope| {
         for _ in 0..threads {
-            let (next, done, results, scenarios, jobs) = (
-                next.clone(),
-                done.clone(),
-                results.clone(),
-                scenarios.clone(),
-                jobs.clone(),
-            );
+            let (next, done, results, scenarios, jobs, todo, journal) =
+                (&next, &done, &results, &scenarios, &jobs, &todo, &journal);
             scope.spawn(move || loop {
-                let i = next.fetch_add(1, Ordering::SeqCst);
-                if i >= jobs.len() {
+                let k = next.fetch_add(1, Ordering::SeqCst);
+                let Some(&i) = todo.get(k) else {
                     break;
-                }
+                };
                 let row = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     simulate::run_one(&scenarios[i], &jobs[i].0, &mut |_| {})
                 }))
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the run panicked (a bug)")));
+                let line = row.and_then(|r| {
+                    let line = r.csv();
+                    if let Some(j) = journal {
+                        j.finish(i, line.clone())?;
+                    }
+                    Ok(line)
+                });
                 if let Ok(mut r) = results.lock() {
-                    r[i] = Some(row);
+                    r[i] = Some(line);
                 }
                 done.fetch_add(1, Ordering::SeqCst);
             });
         }
-        while done.load(Ordering::SeqCst) < jobs.len() {
-            bar.set(done.load(Ordering::SeqCst) as u64);
+        while done.load(Ordering::SeqCst) < todo.len() {
+            bar.set((resumed + done.load(Ordering::SeqCst)) as u64);
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     });
     bar.finish();
-    let results = std::mem::take(
-        &mut *results
-            .lock()
-            .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))?,
-    );
+    let results = results
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("a sweep worker panicked"))?;
     let mut rows = Vec::new();
     for (i, r) in results.into_iter().enumerate() {
+        let (p, l, s) = &jobs[i];
         match r {
-            Some(Ok(row)) => rows.push(row),
-            Some(Err(e)) => {
-                return Err(e.context(format!("run {} load {} seed {}", jobs[i].0, jobs[i].1, jobs[i].2)))
+            Some(Ok(line)) => {
+                let values = values_of_line(&line)?;
+                rows.push((line, values));
             }
-            None => bail!(
-                "run {} load {} seed {} did not finish",
-                jobs[i].0,
-                jobs[i].1,
-                jobs[i].2
-            ),
+            Some(Err(e)) => return Err(e.context(format!("run {p} load {l} seed {s}"))),
+            None => bail!("run {p} load {l} seed {s} did not finish"),
         }
     }
     Ok(rows)

@@ -580,3 +580,108 @@ fn policy_set_runs_as_the_same_setting_in_the_scenario_file() {
         assert_one_line_error(&out, &args, &[want]);
     }
 }
+
+/// A sweep killed part-way keeps its finished runs in `runs.partial.csv`; `--resume` runs only
+/// the others and gives the runs of a sweep that was never killed (but for the timing columns).
+/// Without `--resume`, or with other settings, the folder's runs are a one-line error.
+#[test]
+fn a_killed_sweep_resumes_from_its_finished_runs() {
+    let grid: Vec<&str> = vec![
+        "sweep",
+        "scenarios/paper-32.toml",
+        "--policies",
+        "ff,tc,origamig",
+        "--loads",
+        "0.75,1.0",
+        "--seeds",
+        "1..2",
+        "--warmup",
+        "2",
+        "--jobs",
+        "1",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let (whole, part) = (dir.path().join("whole"), dir.path().join("part"));
+    let (whole_s, part_s) = (whole.display().to_string(), part.display().to_string());
+    let with = |extra: &[&str]| -> Vec<String> { grid.iter().chain(extra).map(|s| s.to_string()).collect() };
+    let out = migplan()
+        .args(with(&["--hours", "4", "--out", &whole_s]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The same sweep, killed once FF's and TC's eight runs are in the journal (OrigaMIG's runs,
+    // last in the grid, take far longer than the polling).
+    let journal = part.join("runs.partial.csv");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("migplan"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(with(&["--hours", "4", "--out", &part_s]))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let rows = |p: &Path| {
+        std::fs::read_to_string(p)
+            .map(|t| t.lines().count() - 1)
+            .unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while rows(&journal) < 8 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the sweep ended before it was killed"
+        );
+        assert!(start.elapsed().as_secs() < 120, "no journal rows after 120 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        !part.join("runs.csv").exists(),
+        "the sweep finished before it was killed"
+    );
+    let kept = rows(&journal);
+    assert!((8..12).contains(&kept), "{kept} runs in the journal");
+    // Mark the finished runs, to see that they are kept rather than run again.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let marked: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| match (i, l.rsplit_once(',')) {
+            (0, _) | (_, None) => format!("{l}\n"),
+            (_, Some((head, _))) => format!("{head},9999.000\n"),
+        })
+        .collect();
+    std::fs::write(&journal, marked).unwrap();
+    let err = |args: Vec<String>, want: &[&str]| {
+        let out = migplan().args(&args).output().unwrap();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_one_line_error(&out, &args, want);
+    };
+    let journal_s = journal.display().to_string();
+    err(
+        with(&["--hours", "4", "--out", &part_s]),
+        &[&journal_s, &format!("{kept} finished runs"), "--resume"],
+    );
+    err(
+        with(&["--hours", "3", "--out", &part_s, "--resume"]),
+        &["runs.partial.settings", "other settings"],
+    );
+    err(with(&["--hours", "4", "--resume"]), &["--resume", "--out"]);
+    let out = migplan()
+        .args(with(&["--hours", "4", "--out", &part_s, "--resume"]))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got = std::fs::read_to_string(part.join("runs.csv")).unwrap();
+    let want = std::fs::read_to_string(whole.join("runs.csv")).unwrap();
+    assert_eq!(without_timing(&got), without_timing(&want));
+    assert_eq!(
+        got.matches(",9999.000\n").count(),
+        kept,
+        "the journal's runs are kept"
+    );
+    assert!(!journal.exists() && !part.join("runs.partial.settings").exists());
+    for f in ["summary.csv", "fig4.svg"] {
+        assert!(part.join(f).exists(), "{f}");
+    }
+}
