@@ -1274,6 +1274,22 @@ mod tests {
     /// The search's size with a neighborhood's types and totals: configuration combinations,
     /// and the steps of the cut search capped just above `cap`.
     fn search_size(inst: &Inst, cap: u64) -> (usize, u64, Vec<Vec<&'static Config>>) {
+        with_host_in(inst, |x| {
+            let per_gpu = gpu_configs(inst, 0, x.keys, x.total);
+            let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
+            let (_, steps) = cut_search(x, &per_gpu, cap, false);
+            assert_eq!(
+                cut_search(x, &per_gpu, cap, true).1,
+                steps,
+                "counting takes the search's steps"
+            );
+            (layouts, steps.min(cap + 1), per_gpu)
+        })
+    }
+
+    /// Runs `f` on host 0 of `inst` as the host-content build sees it: the neighborhood's
+    /// types and their totals, the host's own VMs, no extra reward.
+    fn with_host_in<R>(inst: &Inst, f: impl FnOnce(&HostIn) -> R) -> R {
         let (keys, type_of, _) = types(inst);
         let nt = keys.len();
         let mut total = vec![0u32; nt];
@@ -1282,9 +1298,7 @@ mod tests {
         }
         let (own, exact) = own_vms(inst, 0, &type_of, nt);
         let extra = vec![0.0; nt];
-        let per_gpu = gpu_configs(inst, 0, &keys, &total);
-        let layouts = per_gpu.iter().fold(1usize, |n, l| n.saturating_mul(l.len()));
-        let x = HostIn {
+        f(&HostIn {
             inst,
             h: 0,
             keys: &keys,
@@ -1293,14 +1307,7 @@ mod tests {
             exact: &exact,
             delta: inst.w.delta_running,
             extra: &extra,
-        };
-        let (_, steps) = cut_search(&x, &per_gpu, cap, false);
-        assert_eq!(
-            cut_search(&x, &per_gpu, cap, true).1,
-            steps,
-            "counting takes the search's steps"
-        );
-        (layouts, steps.min(cap + 1), per_gpu)
+        })
     }
 
     /// One host (two A100-40GB, one A100-40GB or two A30-24GB) with a few VMs placed first fit
@@ -1411,38 +1418,22 @@ mod tests {
         let four = Inst::new(&f, &[0], &pending, w).unwrap();
         let two = Inst::new(&f, &[0], &pending[..12], w).unwrap();
         let host_in = |inst: &Inst, run: &mut dyn FnMut(&HostIn, &EnumKey) -> Option<Over>| {
-            let (keys, type_of, _) = types(inst);
-            let nt = keys.len();
-            let mut total = vec![0u32; nt];
-            for &t in &type_of {
-                total[t] += 1;
-            }
-            let (own, exact) = own_vms(inst, 0, &type_of, nt);
-            let extra = vec![0.0; nt];
-            let x = HostIn {
-                inst,
-                h: 0,
-                keys: &keys,
-                total: &total,
-                own: &own,
-                exact: &exact,
-                delta: inst.w.delta_running,
-                extra: &extra,
-            };
-            let key = EnumKey {
-                catalog: c as *const crate::catalog::Catalog as usize,
-                gpus: vec![(a100, vec![]), (a100, vec![])],
-                cores: 256,
-                ram: 1024,
-                keys: keys.clone(),
-                total: total.clone(),
-                own: own.clone(),
-                exact: Vec::new(),
-                weights: [0; 5],
-                budget: inst.budget,
-                by_gpu: false,
-            };
-            run(&x, &key)
+            with_host_in(inst, |x| {
+                let key = EnumKey {
+                    catalog: c as *const crate::catalog::Catalog as usize,
+                    gpus: vec![(a100, vec![]), (a100, vec![])],
+                    cores: 256,
+                    ram: 1024,
+                    keys: x.keys.to_vec(),
+                    total: x.total.to_vec(),
+                    own: x.own.to_vec(),
+                    exact: Vec::new(),
+                    weights: [0; 5],
+                    budget: inst.budget,
+                    by_gpu: false,
+                };
+                run(x, &key)
+            })
         };
         clear_memo();
         OVER.with(|o| o.borrow_mut().clear());
