@@ -239,25 +239,34 @@ pub struct RunValues {
 
 /// The values of a run from its CSV line in [`CSV_COLUMNS`] order (the line `Row::csv` writes).
 fn values_of_line(line: &str) -> anyhow::Result<RunValues> {
-    let cells: Vec<&str> = line.split(',').collect();
-    // The scenario name is the only text column that may hold commas; metrics come after it.
-    let off = cells
-        .len()
-        .checked_sub(CSV_COLUMNS.len())
-        .with_context(|| format!("a run row with {} fields: {line}", cells.len()))?;
-    let mut values = BTreeMap::new();
-    for (i, c) in CSV_COLUMNS.iter().enumerate().skip(4) {
-        if let Ok(v) = cells[i + off].parse::<f64>() {
-            values.insert(c.to_string(), v);
+    let header: Vec<String> = CSV_COLUMNS.iter().map(|c| c.to_string()).collect();
+    Ok(parse_row(&header, "a finished run", line)?.values)
+}
+
+/// The fields of a CSV line: a field in double quotes may hold commas, and `""` in it is one
+/// quote (how `Row::csv` writes a scenario name with a comma or a quote).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            ('"', true) => quoted = false,
+            ('"', false) if field.trim().is_empty() => {
+                field.clear();
+                quoted = true;
+            }
+            (',', false) => out.push(std::mem::take(&mut field).trim().to_string()),
+            _ => field.push(c),
         }
     }
-    let bad = |what: &str| anyhow::anyhow!("a run row with a bad {what}: {line}");
-    Ok(RunValues {
-        policy: cells[off + 1].to_string(),
-        seed: cells[off + 2].parse().map_err(|_| bad("seed"))?,
-        load: cells[off + 3].parse().map_err(|_| bad("load"))?,
-        values,
-    })
+    out.push(field.trim().to_string());
+    out
 }
 
 /// Reads run rows written by `sweep` or `simulate --csv` (header lines may repeat).
@@ -285,57 +294,76 @@ fn read_file_rows(path: &Path) -> anyhow::Result<Vec<FileRow>> {
         if line.trim().is_empty() {
             continue;
         }
-        let cells: Vec<&str> = line.split(',').map(str::trim).collect();
-        if cells.first() == Some(&"scenario") {
-            header = Some(cells.iter().map(|s| s.to_string()).collect());
+        let cells = csv_fields(line);
+        if cells.first().map(String::as_str) == Some("scenario") {
+            header = Some(cells);
             continue;
         }
         let Some(h) = &header else {
             bail!("{file}:{line_no}: a row before the header line");
         };
-        if cells.len() != h.len() {
-            bail!(
-                "{file}:{line_no}: expected {} fields, found {}",
-                h.len(),
-                cells.len()
-            );
-        }
-        let get = |name: &str| -> anyhow::Result<&str> {
-            h.iter()
-                .position(|c| c == name)
-                .map(|i| cells[i])
-                .with_context(|| format!("{file}:{line_no}: no column `{name}`"))
-        };
-        let policy = get("policy")?.to_string();
-        let load: f64 = get("load")?
-            .parse()
-            .with_context(|| format!("{file}:{line_no}: field `load` is not a number"))?;
-        let seed: u64 = get("seed")?
-            .parse()
-            .with_context(|| format!("{file}:{line_no}: field `seed` is not a whole number"))?;
-        let mut values = BTreeMap::new();
-        for (m, _) in METRICS {
-            if let Ok(s) = get(m) {
-                let v: f64 = s
-                    .parse()
-                    .with_context(|| format!("{file}:{line_no}: field `{m}`: `{s}` is not a number"))?;
-                values.insert(m.to_string(), v);
-            }
-        }
-        out.push(FileRow {
-            at: format!("{file}:{line_no}"),
-            line: line.to_string(),
-            standard: h.iter().map(String::as_str).eq(CSV_COLUMNS.iter().copied()),
-            scenario: get("scenario")?.to_string(),
-            values: RunValues {
-                policy,
-                load,
-                seed,
-                values,
-            },
-        });
+        out.push(parse_row(h, &format!("{file}:{line_no}"), line)?);
     }
     Ok(out)
+}
+
+/// One run row under `header`; `at` names where it is (`FILE:LINE`) in errors.
+fn parse_row(header: &[String], at: &str, line: &str) -> anyhow::Result<FileRow> {
+    let cells = csv_fields(line);
+    if cells.len() != header.len() {
+        bail!("{at}: expected {} fields, found {}", header.len(), cells.len());
+    }
+    let get = |name: &str| -> anyhow::Result<&str> {
+        header
+            .iter()
+            .position(|c| c == name)
+            .map(|i| cells[i].as_str())
+            .with_context(|| format!("{at}: no column `{name}`"))
+    };
+    let policy = get("policy")?.to_string();
+    let load: f64 = get("load")?
+        .parse()
+        .with_context(|| format!("{at}: field `load` is not a number"))?;
+    let seed: u64 = get("seed")?
+        .parse()
+        .with_context(|| format!("{at}: field `seed` is not a whole number"))?;
+    let mut values = BTreeMap::new();
+    for (m, _) in METRICS {
+        if let Ok(s) = get(m) {
+            let v: f64 = s
+                .parse()
+                .with_context(|| format!("{at}: field `{m}`: `{s}` is not a number"))?;
+            values.insert(m.to_string(), v);
+        }
+    }
+    Ok(FileRow {
+        at: at.to_string(),
+        line: line.to_string(),
+        standard: header.iter().map(String::as_str).eq(CSV_COLUMNS.iter().copied()),
+        scenario: get("scenario")?.to_string(),
+        values: RunValues {
+            policy,
+            load,
+            seed,
+            values,
+        },
+    })
+}
+
+/// The place of row `r` in `runs`, the runs of a grid (or of a part of it) of scenario `name`.
+fn grid_position(r: &FileRow, name: &str, runs: &[GridRun]) -> anyhow::Result<usize> {
+    let v = &r.values;
+    if r.scenario != name {
+        bail!("{}: a run of scenario `{}`, not `{name}`", r.at, r.scenario);
+    }
+    runs.iter()
+        .position(|(p, l, s)| *p == v.policy && *l == v.load && *s == v.seed)
+        .with_context(|| {
+            format!(
+                "{}: run {} load {} seed {} is not in this sweep's grid (or part)",
+                r.at, v.policy, v.load, v.seed
+            )
+        })
 }
 
 /// The rows of a split sweep, merged: the text of `runs.csv` (when every file has this
@@ -369,22 +397,7 @@ fn merge(files: &[PathBuf], grid: Option<(&str, &[GridRun])>) -> anyhow::Result<
     if let Some((name, runs)) = grid {
         let mut slots: Vec<Option<FileRow>> = runs.iter().map(|_| None).collect();
         for r in rows {
-            let v = &r.values;
-            if r.scenario != name && !name.contains([',', '"']) {
-                bail!("{}: a run of scenario `{}`, not `{name}`", r.at, r.scenario);
-            }
-            let Some(i) = runs
-                .iter()
-                .position(|(p, l, s)| *p == v.policy && *l == v.load && *s == v.seed)
-            else {
-                bail!(
-                    "{}: run {} load {} seed {} is not in this sweep's grid",
-                    r.at,
-                    v.policy,
-                    v.load,
-                    v.seed
-                );
-            };
+            let i = grid_position(&r, name, runs)?;
             slots[i] = Some(r);
         }
         rows = Vec::new();
@@ -762,19 +775,8 @@ impl Journal {
                         r.at
                     );
                 }
-                let i = jobs
-                    .iter()
-                    .position(|(p, l, s)| *p == v.policy && *l == v.load && *s == v.seed)
-                    .filter(|_| r.scenario == name || name.contains([',', '"']));
-                let Some(i) = i else {
-                    bail!(
-                        "{}: run {} load {} seed {} is not in this sweep's grid (or part); remove the file to start again",
-                        r.at,
-                        v.policy,
-                        v.load,
-                        v.seed
-                    );
-                };
+                let i = grid_position(&r, name, jobs)
+                    .map_err(|e| anyhow::anyhow!("{e}; remove the file to start again"))?;
                 if done.insert(i, r.line).is_some() {
                     bail!(
                         "{}: run {} load {} seed {} is there twice",
@@ -946,4 +948,22 @@ fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<(Str
         }
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_fields;
+
+    #[test]
+    fn csv_fields_read_quoted_fields_as_written() {
+        assert_eq!(csv_fields("a, b ,c"), ["a", "b", "c"]);
+        assert_eq!(
+            csv_fields(r#""rack ""A"", row 2",ff,1"#),
+            [r#"rack "A", row 2"#, "ff", "1"]
+        );
+        assert_eq!(csv_fields(r#"x,"",y"#), ["x", "", "y"]);
+        assert_eq!(csv_fields(",,"), ["", "", ""]);
+        // A quote inside an unquoted field is kept as text.
+        assert_eq!(csv_fields(r#"a"b,c"#), [r#"a"b"#, "c"]);
+    }
 }

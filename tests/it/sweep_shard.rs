@@ -685,3 +685,77 @@ fn a_killed_sweep_resumes_from_its_finished_runs() {
         assert!(part.join(f).exists(), "{f}");
     }
 }
+
+/// A scenario name with a comma and a quote is written quoted in the run rows; the parts of its
+/// sweep merge (every row read back with its name whole), and a part of another name does not.
+#[test]
+fn a_quoted_scenario_name_merges_and_other_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let text = std::fs::read_to_string("scenarios/paper-32.toml").unwrap();
+    let named = |name: &str, file: &str| {
+        let p = d.join(file);
+        std::fs::write(&p, text.replace("name = \"paper-32\"", &format!("name = {name}"))).unwrap();
+        p.display().to_string()
+    };
+    let quoted = named(r#"'rack "A", row 2'"#, "quoted.toml");
+    let near = named(r#"'rack "A", row 3'"#, "near.toml");
+    let grid = |file: &str, extra: &[&str]| {
+        let mut args: Vec<String> = GRID.iter().map(|a| a.to_string()).collect();
+        args[1] = file.to_string();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    let ok = |args: &[String]| {
+        let out = migplan().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let p = |s: &str| d.join(s).display().to_string();
+    ok(&grid(&quoted, &["--shard", "1/2", "--out", &p("q1")]));
+    ok(&grid(&quoted, &["--shard", "2/2", "--out", &p("q2")]));
+    ok(&grid(&near, &["--shard", "2/2", "--out", &p("n2")]));
+    let rows = std::fs::read_to_string(d.join("q1/runs.csv")).unwrap();
+    assert!(
+        rows.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with(r#""rack ""A"", row 2",ff,"#),
+        "{rows}"
+    );
+    let merge = grid(
+        &quoted,
+        &[
+            "--aggregate",
+            &p("q1/runs.csv"),
+            &p("q2/runs.csv"),
+            "--out",
+            &p("m"),
+        ],
+    );
+    ok(&merge);
+    let merged = std::fs::read_to_string(d.join("m/runs.csv")).unwrap();
+    assert_eq!(merged.lines().count(), 9, "{merged}");
+    for part in ["q1", "q2"] {
+        for row in std::fs::read_to_string(d.join(part).join("runs.csv"))
+            .unwrap()
+            .lines()
+        {
+            assert!(merged.lines().any(|l| l == row), "{row}");
+        }
+    }
+    let other = grid(&quoted, &["--aggregate", &p("q1/runs.csv"), &p("n2/runs.csv")]);
+    let out = migplan().args(&other).output().unwrap();
+    let n2 = p("n2/runs.csv");
+    let other: Vec<&str> = other.iter().map(String::as_str).collect();
+    assert_one_line_error(
+        &out,
+        &other,
+        &[&format!(
+            r#"{n2}:2: a run of scenario `rack "A", row 3`, not `rack "A", row 2`"#
+        )],
+    );
+}
