@@ -585,6 +585,8 @@ pub struct CallTally {
     pub neighborhood: &'static str,
     pub solved: u64,
     pub unchanged: u64,
+    /// Migrations (moves and parking moves) in the plans these calls applied.
+    pub moves: u64,
     pub empty: u64,
     pub repeat: u64,
     pub solved_s: f64,

@@ -396,12 +396,13 @@ fn human(scenario: &Scenario, row: &Row) -> String {
     for t in &s.calls_by_trigger {
         let _ = writeln!(
             o,
-            "    {:<24} {} solved in {:.2} s ({} changed nothing, {:.2} s), {} empty, {} repeats skipped",
+            "    {:<24} {} solved in {:.2} s ({} changed nothing, {:.2} s; {} migrations applied), {} empty, {} repeats skipped",
             format!("{} / {}", t.trigger, t.neighborhood),
             t.solved,
             t.solved_s,
             t.unchanged,
             t.unchanged_s,
+            t.moves,
             t.empty,
             t.repeat
         );

@@ -60,6 +60,34 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
             assert_eq!(r["neighborhood"], "algorithm1");
         }
     }
+    // The plans' migrations: with no warm-up the run measures from its start, so the rows'
+    // migrations are the run's (a plan's steps all finish within the 8 hours here).
+    let out = migplan()
+        .args([
+            "simulate",
+            "scenarios/paper-32.toml",
+            "--policy",
+            "origamig",
+            "--seed",
+            "1",
+            "--load",
+            "1.0",
+            "--warmup",
+            "0",
+            "--hours",
+            "8",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let cold: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let migrations = cold["migrations_per_h"].as_f64().unwrap() * cold["measured_h"].as_f64().unwrap();
+    let moves = sum(cold["calls_by_trigger"].as_array().unwrap(), "moves");
+    assert!(moves > 0.0);
+    assert!(
+        (moves - migrations).abs() < 1e-6,
+        "{moves} moves, {migrations} migrations"
+    );
     // The default's merge neighborhoods and host gap trigger show up in the rows.
     assert!(rows.iter().any(|r| r["neighborhood"] == "merge"));
     // The paper preset has neither: its rows are admission and gap with Algorithm 1 only.

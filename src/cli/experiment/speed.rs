@@ -175,19 +175,19 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
         let _ = writeln!(
             o,
             "\nCalls by trigger and neighborhood, whole run (solved: the solver ran; unchanged: of \
-             those, the placements stayed; empty: nothing to decide, no solve; repeats: a \
+             those, the placements stayed; migrations: in the plans applied; empty: nothing to decide, no solve; repeats: a \
              neighborhood a solve had proven unchanged, skipped):\n"
         );
         let _ = writeln!(
             o,
-            "| policy | trigger | neighborhood | solved | solved s | unchanged | unchanged s | empty | empty s | repeats | repeats s |"
+            "| policy | trigger | neighborhood | solved | solved s | unchanged | unchanged s | migrations | empty | empty s | repeats | repeats s |"
         );
-        let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let _ = writeln!(o, "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         for r in &runs {
             for t in &r.by_trigger {
                 let _ = writeln!(
                     o,
-                    "| {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {:.3} | {} | {:.3} |",
+                    "| {} | {} | {} | {} | {:.2} | {} | {:.2} | {} | {} | {:.3} | {} | {:.3} |",
                     r.policy,
                     t.trigger,
                     t.neighborhood,
@@ -195,6 +195,7 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
                     t.solved_s,
                     t.unchanged,
                     t.unchanged_s,
+                    t.moves,
                     t.empty,
                     t.empty_s,
                     t.repeat,

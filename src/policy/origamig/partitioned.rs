@@ -295,9 +295,13 @@ impl Partitioned {
                 self.call_vms.push(p.neighborhood.n_vms);
             }
             let end = match p.status {
-                Some(_) => CallEnd::Solved {
-                    changed: p.changes_placements() && !crosses_of(&p, &self.parts[i].hosts),
-                },
+                Some(_) => {
+                    let applies = p.improves && !crosses_of(&p, &self.parts[i].hosts);
+                    CallEnd::Solved {
+                        changed: p.changes_placements() && applies,
+                        moves: if applies { p.schedule.migrations() } else { 0 },
+                    }
+                }
                 None => CallEnd::Empty,
             };
             self.tallies.record(cause, &p.neighborhood, end, p.call_s);

@@ -53,8 +53,9 @@ pub struct CallStats {
 /// How one call the triggers started ended, for [`CallTally`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallEnd {
-    /// The solver ran; whether the call changed the placements.
-    Solved { changed: bool },
+    /// The solver ran; whether the call changed the placements, and the migrations (moves and
+    /// parking moves) of the plan it applied.
+    Solved { changed: bool, moves: usize },
     /// The neighborhood had nothing to decide.
     Empty,
     /// The neighborhood was one a solve had proven optimal as it stood ([`ProvenUnchanged`]).
@@ -103,8 +104,9 @@ impl CallTallies {
         };
         let t = &mut self.0[at];
         match end {
-            CallEnd::Solved { changed } => {
+            CallEnd::Solved { changed, moves } => {
                 t.solved += 1;
+                t.moves += moves as u64;
                 t.solved_s += s;
                 if !changed {
                     t.unchanged += 1;
@@ -360,6 +362,7 @@ impl Origamig {
             self.call_vms.push(p.neighborhood.n_vms);
             let end = CallEnd::Solved {
                 changed: p.changes_placements(),
+                moves: if p.improves { p.schedule.migrations() } else { 0 },
             };
             self.tallies.record(cause, &p.neighborhood, end, p.call_s);
             self.proven.learn(fleet, &p);
