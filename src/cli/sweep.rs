@@ -240,7 +240,7 @@ pub struct RunValues {
 /// The values of a run from its CSV line in [`CSV_COLUMNS`] order (the line `Row::csv` writes).
 fn values_of_line(line: &str) -> anyhow::Result<RunValues> {
     let header: Vec<String> = CSV_COLUMNS.iter().map(|c| c.to_string()).collect();
-    Ok(parse_row(&header, "a finished run", line)?.values)
+    Ok(parse_row(&header, "a finished run", line, csv_fields(line))?.values)
 }
 
 /// The fields of a CSV line: a field in double quotes may hold commas, and `""` in it is one
@@ -302,14 +302,14 @@ fn read_file_rows(path: &Path) -> anyhow::Result<Vec<FileRow>> {
         let Some(h) = &header else {
             bail!("{file}:{line_no}: a row before the header line");
         };
-        out.push(parse_row(h, &format!("{file}:{line_no}"), line)?);
+        out.push(parse_row(h, &format!("{file}:{line_no}"), line, cells)?);
     }
     Ok(out)
 }
 
-/// One run row under `header`; `at` names where it is (`FILE:LINE`) in errors.
-fn parse_row(header: &[String], at: &str, line: &str) -> anyhow::Result<FileRow> {
-    let cells = csv_fields(line);
+/// One run row under `header`: its text `line` and its `cells` ([`csv_fields`] of it); `at`
+/// names where it is (`FILE:LINE`) in errors.
+fn parse_row(header: &[String], at: &str, line: &str, cells: Vec<String>) -> anyhow::Result<FileRow> {
     if cells.len() != header.len() {
         bail!("{at}: expected {} fields, found {}", header.len(), cells.len());
     }
