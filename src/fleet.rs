@@ -1141,6 +1141,14 @@ impl Fleet {
         None
     }
 
+    /// [`Fleet::ff_placement_where`] over the active hosts first, then, when none takes the VM,
+    /// over the switched-off ones: a request never switches a host on while an active host has
+    /// room for it (OrigaMIG's arrival rule with `policy.ff_active_first`).
+    pub fn ff_placement_active_first(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
+        self.ff_placement_where(vm, |h| self.hosts[h].is_active() && allowed(h))
+            .or_else(|| self.ff_placement_where(vm, |h| !self.hosts[h].is_active() && allowed(h)))
+    }
+
     /// The placement of `vm` on host `h` with the default GI placement (largest GI first, first
     /// GPU where it fits), if the host has room; the VM's own resources are not counted as free.
     pub fn host_placement_default(&self, vm: &Vm, h: HostId) -> Option<Placement> {

@@ -304,6 +304,11 @@ pub struct PolicySettings {
     /// `limits::MAX_DELTA_PER_GB`. Saves leave out 0.
     #[serde(skip_serializing_if = "is_zero_f64")]
     pub delta_per_gb: f64,
+    /// What δ_i adds for a running VM declared a job (`kind = "job"`; §6.2: jobs live 2 h on
+    /// average, tenants 24 h), so a call moves a job only where it pays this much more. 0 (the
+    /// default) charges jobs and tenants alike. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub delta_job_extra: f64,
     pub m_max: usize,
     pub n_max: usize,
     /// Wall-clock limit in seconds of an optimizer call a user waits for (`migplan solve`, the
@@ -399,6 +404,18 @@ pub struct PolicySettings {
     /// leaves. Saves leave out the default.
     #[serde(skip_serializing_if = "Reenable::is_default")]
     pub reenable: Reenable,
+    /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
+    /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
+    /// arrival rule could not place a request, so a host switched off now would soon be needed
+    /// again). 0 (the default) is off. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub consolidation_hold_s: f64,
+    /// OrigaMIG's arrival rule (§5.1 places an arrival by FF): with `true`, FF tries the active
+    /// hosts first, in host order, and switches a host on only when none has room, so a host a
+    /// call emptied is not switched on again while an active host could take the request. TC's
+    /// best fit already prefers active hosts. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_false")]
+    pub ff_active_first: bool,
 }
 
 /// When OrigaMIG enables again a class whose consolidation call changed nothing
@@ -451,6 +468,10 @@ fn is_default_sim_time_limit(s: &f64) -> bool {
 
 fn is_default_merge(n: &usize) -> bool {
     *n == DEFAULT_MERGE_HOSTS
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_zero_f64(x: &f64) -> bool {
@@ -548,6 +569,7 @@ impl Default for PolicySettings {
             weight_free_start: 1.0,
             delta: 15.0,
             delta_per_gb: 0.0,
+            delta_job_extra: 0.0,
             m_max: 16,
             n_max: 64,
             time_limit_s: 10.0,
@@ -571,6 +593,8 @@ impl Default for PolicySettings {
             host_columns_budget: 1,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
+            consolidation_hold_s: 0.0,
+            ff_active_first: false,
             reenable: Reenable::Neighborhood,
         }
     }

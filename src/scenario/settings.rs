@@ -143,6 +143,7 @@ pub(super) fn check(
             Want::NonNegative(p.weight_free_start, weight),
         ),
         ("delta", Want::NonNegative(p.delta, weight)),
+        ("delta_job_extra", Want::NonNegative(p.delta_job_extra, weight)),
         (
             "delta_per_gb",
             Want::NonNegative(p.delta_per_gb, limits::MAX_DELTA_PER_GB),
@@ -171,6 +172,10 @@ pub(super) fn check(
         ),
         ("theta", Want::Within(p.theta, 1, i64::MAX)),
         ("check_every_s", Want::Positive(p.check_every_s, hours * 3600.0)),
+        (
+            "consolidation_hold_s",
+            Want::NonNegative(p.consolidation_hold_s, hours * 3600.0),
+        ),
         ("compaction_min", Want::Positive(p.compaction_min, hours * 60.0)),
         ("migration_gbps", Want::Positive(p.migration_gbps, NONE)),
         ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),

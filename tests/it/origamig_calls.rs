@@ -205,3 +205,73 @@ fn reenable_is_read_saved_and_checked() {
         "{msg}"
     );
 }
+
+/// `consolidation_hold_s`: after a check that found Q not empty, no consolidation call until
+/// that many seconds have passed; 0 (the default) calls at once.
+#[test]
+fn consolidation_waits_the_hold_after_a_pending_check() {
+    let a100 = Class::Gpu("a100-40gb".into());
+    let call = Some(CallKind::Consolidation(a100));
+    let f = five_vms();
+    for hold in [0.0, 600.0] {
+        let s = PolicySettings {
+            consolidation_hold_s: hold,
+            ..PolicySettings::default()
+        };
+        let mut t = Triggers::new();
+        assert!(t.due(100.0, &s));
+        assert_eq!(t.next_call_with(&f, &s, true), Some(CallKind::Admission));
+        assert!(t.due(110.0, &s));
+        if hold == 0.0 {
+            assert_eq!(t.next_call_with(&f, &s, false), call);
+            continue;
+        }
+        assert_eq!(t.next_call_with(&f, &s, false), None, "10 s after Q was seen");
+        assert!(t.due(690.0, &s));
+        assert_eq!(t.next_call_with(&f, &s, false), None, "590 s after");
+        assert!(t.due(700.0, &s));
+        assert_eq!(t.next_call_with(&f, &s, false), call, "600 s after");
+        // Q seen again: the hold starts again from that check.
+        assert!(t.due(710.0, &s));
+        assert_eq!(t.next_call_with(&f, &s, true), Some(CallKind::Admission));
+        assert!(t.due(720.0, &s));
+        assert_eq!(t.next_call_with(&f, &s, false), None);
+    }
+}
+
+/// `ff_active_first`: an arrival goes to the first active host with room before a switched-off
+/// one; FF as in §6.3 (the default) takes the first host with room, active or not. h0 and h2
+/// are switched off, h1 runs a 1g.5gb VM, h3 a 7g.40gb VM on each GPU (full).
+#[test]
+fn ff_active_first_places_on_an_active_host_before_switching_one_on() {
+    use migplan::policy::Policy;
+    let mut f = a100s(4);
+    put(&mut f, vm_1g(1), at(1, &[(0, 0)]));
+    put(&mut f, mig_vm(2, "a100-40gb", &["7g.40gb"]), at(3, &[(0, 0)]));
+    put(&mut f, mig_vm(3, "a100-40gb", &["7g.40gb"]), at(3, &[(1, 0)]));
+    for (active_first, one_g, seven_g) in [(false, 0, 0), (true, 1, 1)] {
+        let s = PolicySettings {
+            ff_active_first: active_first,
+            ..PolicySettings::default()
+        };
+        let mut p = Origamig::new(&s);
+        let a = p.on_arrival(&f, &vm_1g(10), 0.0).unwrap();
+        assert_eq!(a.host, one_g, "1g.5gb, active_first = {active_first}");
+        // h1 keeps GPU 1 free for a whole-GPU VM.
+        let b = p
+            .on_arrival(&f, &mig_vm(11, "a100-40gb", &["7g.40gb"]), 0.0)
+            .unwrap();
+        assert_eq!(b.host, seven_g, "7g.40gb, active_first = {active_first}");
+    }
+    // With h1's GPU 1 taken too, the active hosts are full for a 7g.40gb VM: the first
+    // switched-off host takes it.
+    put(&mut f, mig_vm(4, "a100-40gb", &["7g.40gb"]), at(1, &[(1, 0)]));
+    let s = PolicySettings {
+        ff_active_first: true,
+        ..PolicySettings::default()
+    };
+    let b = Origamig::new(&s)
+        .on_arrival(&f, &mig_vm(12, "a100-40gb", &["7g.40gb"]), 0.0)
+        .unwrap();
+    assert_eq!(b.host, 0);
+}

@@ -184,3 +184,78 @@ fn scenario_reads_and_checks_delta_per_gb() {
     assert!(!default.contains("delta_per_gb"), "{default}");
     // Bad values: tests/it/scenario_errors.rs.
 }
+
+/// Hosts 0 and 1, one A30-24GB each, each running one 1g.6gb VM at slice 0 with 4 cores and 4 GB
+/// (GB = 10): VM 4 a tenant on host 0, VM 5 a job on host 1. Alike but for their kind.
+fn tenant_and_job() -> Fleet {
+    alike(migplan::fleet::VmKind::Tenant)
+}
+
+/// [`tenant_and_job`] with VM 4 of kind `kind`.
+fn alike(kind: migplan::fleet::VmKind) -> Fleet {
+    let mut f = fleet_of(&[("h0", 80, 512, &["a30-24gb"]), ("h1", 80, 512, &["a30-24gb"])]);
+    let tenant = migplan::fleet::Vm {
+        kind,
+        ..common::job(4, "a30-24gb", &["1g.6gb"], 4, 4)
+    };
+    common::put(&mut f, tenant, at(0, &[(0, 0)]));
+    common::put(
+        &mut f,
+        common::job(5, "a30-24gb", &["1g.6gb"], 4, 4),
+        at(1, &[(0, 0)]),
+    );
+    f
+}
+
+// Eq. (5) on `tenant_and_job` (two VMs: 200): as they are, two hosts, two GPUs and 4 + 4 free
+// starts (slice 0 taken: 1g.6gb at 1, 2, 3 and 2g.12gb at 2): 200 - 100 - 40 + 8 = 68. One VM
+// moved beside the other (slices 0-1 taken: 3 free starts): 200 - 50 - 20 + 3 - 2 δ_i = 133 - 2 δ_i.
+
+#[test]
+fn a_surcharge_on_jobs_moves_the_tenant() {
+    // δ_job = 15 + 10 = 25: the tenant's move 133 - 30 = 103 against the job's 133 - 50 = 83.
+    let s = PolicySettings {
+        delta_job_extra: 10.0,
+        ..settings(0.0)
+    };
+    let (value, hosts) = solve_both(&tenant_and_job(), &s);
+    assert_eq!(value, 103.0);
+    assert_eq!(hosts, vec![(4, 1), (5, 1)]);
+    let w = Weights::from_settings(&s);
+    let f = tenant_and_job();
+    assert_eq!(w.delta_of(f.vm(4).unwrap(), f.catalog), 15.0);
+    assert_eq!(w.delta_of(f.vm(5).unwrap(), f.catalog), 25.0);
+    assert!(!w.uniform_delta() && w.integral());
+}
+
+#[test]
+fn a_surcharge_on_jobs_leaves_a_job_alone_where_it_does_not_pay() {
+    // Two jobs alike (VM 4 made a job): δ_job = 15 + 20 = 35, a move 133 - 70 = 63 < 68.
+    let f = alike(migplan::fleet::VmKind::Job);
+    let s = PolicySettings {
+        delta_job_extra: 20.0,
+        ..settings(0.0)
+    };
+    let (value, hosts) = solve_both(&f, &s);
+    assert_eq!(value, 68.0);
+    assert_eq!(hosts, vec![(4, 0), (5, 1)]);
+    // Without it, one moves: 133 - 30 = 103.
+    assert_eq!(solve_both(&f, &settings(0.0)).0, 103.0);
+}
+
+#[test]
+fn scenario_reads_and_checks_delta_job_extra() {
+    let base = "[[host]]\nname = \"h0\"\ncores = 80\nram_gb = 512\ngpus = [\"a100-40gb\"]\n[policy]\n";
+    let s = scenario::parse(&format!("{base}delta_job_extra = 10\n"), "t.toml").unwrap();
+    assert_eq!(s.policy.delta_job_extra, 10.0);
+    assert!(s.to_toml().unwrap().contains("delta_job_extra = 10"));
+    let d = scenario::parse(base, "t.toml").unwrap();
+    assert_eq!(d.policy.delta_job_extra, 0.0);
+    assert!(!d.to_toml().unwrap().contains("delta_job_extra"));
+    let err = scenario::parse(&format!("{base}delta_job_extra = -1\n"), "t.toml").unwrap_err();
+    let msg = format!("{err:#}");
+    assert!(
+        !msg.contains('\n') && msg.contains("t.toml") && msg.contains("delta_job_extra"),
+        "{msg}"
+    );
+}

@@ -372,6 +372,15 @@ fn variant_note(p: &crate::scenario::PolicySettings) -> String {
     if p.theta != d.theta {
         let _ = write!(out, ", θ = {}", p.theta);
     }
+    if p.delta_job_extra > 0.0 {
+        let _ = write!(out, ", delta_job_extra = {}", p.delta_job_extra);
+    }
+    if p.ff_active_first {
+        out.push_str(", ff_active_first");
+    }
+    if p.consolidation_hold_s > 0.0 {
+        let _ = write!(out, ", consolidation_hold_s = {}", p.consolidation_hold_s);
+    }
     out
 }
 

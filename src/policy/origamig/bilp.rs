@@ -347,7 +347,7 @@ impl<'a> Inst<'a> {
                     gis: vm.gis.clone(),
                     old: Some((pos[&p.host], p.gis.clone())),
                     delta: w.delta_of(vm, fleet.catalog),
-                    surcharge: w.surcharge(vm.migration_gb(fleet.catalog)),
+                    surcharge: w.surcharge_of(vm, fleet.catalog),
                 });
             }
         }
@@ -368,7 +368,7 @@ impl<'a> Inst<'a> {
                 gis: vm.gis.clone(),
                 old: None,
                 delta: w.delta_new,
-                surcharge: w.surcharge(vm.migration_gb(fleet.catalog)),
+                surcharge: w.surcharge_of(vm, fleet.catalog),
             });
         }
         let index = vms.iter().enumerate().map(|(i, v)| (v.id, i)).collect();

@@ -452,7 +452,7 @@ fn algorithm1_consolidation(
     // (2 delta_i each: m_i and omega_i).
     let w = Weights::from_settings(settings);
     let moves_cost = |host: &Host| -> f64 {
-        if w.delta_per_gb == 0.0 {
+        if w.uniform_delta() {
             2.0 * w.delta_running * host.vms.len() as f64
         } else {
             host.vms

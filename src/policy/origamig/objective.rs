@@ -31,6 +31,14 @@ pub struct Weights {
     /// Penalty per GB a migration copies (§7, `policy.delta_per_gb`): a running VM's delta_i is
     /// `delta_running + round(delta_per_gb × GB_i)` ([`Weights::delta_of`]).
     pub delta_per_gb: f64,
+    /// What delta_i adds for a running VM declared a job (`policy.delta_job_extra`; §6.2: jobs
+    /// are short-lived, so a host emptied of jobs would soon empty itself).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub delta_job_extra: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Default for Weights {
@@ -50,6 +58,7 @@ impl Weights {
             delta_running: s.delta,
             delta_new: 0.0,
             delta_per_gb: s.delta_per_gb,
+            delta_job_extra: s.delta_job_extra,
         }
     }
 
@@ -68,7 +77,23 @@ impl Weights {
     /// migration to another host copies ([`Vm::migration_gb`]: RAM plus its GIs' memory; a
     /// property of the VM, so the same for a move within a host, which the paper prices alike).
     pub fn delta_of(&self, vm: &Vm, catalog: &Catalog) -> f64 {
-        self.delta_running + self.surcharge(vm.migration_gb(catalog))
+        self.delta_running + self.surcharge_of(vm, catalog)
+    }
+
+    /// What delta_i of running VM `vm` adds to `delta_running`: the [`Weights::surcharge`] of
+    /// its migration's GB, plus `delta_job_extra` for a job.
+    pub fn surcharge_of(&self, vm: &Vm, catalog: &Catalog) -> f64 {
+        let job = if vm.kind == crate::fleet::VmKind::Job {
+            self.delta_job_extra
+        } else {
+            0.0
+        };
+        self.surcharge(vm.migration_gb(catalog)) + job
+    }
+
+    /// Whether every running VM has delta_i = `delta_running`.
+    pub fn uniform_delta(&self) -> bool {
+        self.delta_per_gb == 0.0 && self.delta_job_extra == 0.0
     }
 
     /// Whether every weight is an integer: Eq. (5) then takes integer values only, and a MIP gap
@@ -81,6 +106,7 @@ impl Weights {
             self.free_start,
             self.delta_running,
             self.delta_new,
+            self.delta_job_extra,
         ]
         .iter()
         .all(|v| v.fract() == 0.0)

@@ -228,6 +228,9 @@ pub struct Triggers {
     reenable: Reenable,
     /// With `reenable = "neighborhood"`: the hosts M̂ of the call that disabled each class.
     watched: BTreeMap<Class, BTreeSet<HostId>>,
+    /// Time of the last check that found the instance's share of Q not empty
+    /// (`consolidation_hold_s`).
+    last_pending_s: Option<f64>,
 }
 
 impl Triggers {
@@ -296,7 +299,13 @@ impl Triggers {
         self.count_hosts = settings.merge_hosts >= 2;
         self.reenable = settings.reenable;
         if has_pending {
+            self.last_pending_s = self.last_check_s;
             return Some(CallKind::Admission);
+        }
+        if let (Some(now), Some(t)) = (self.last_check_s, self.last_pending_s) {
+            if now - t < settings.consolidation_hold_s - 1e-9 {
+                return None;
+            }
         }
         let mut best: Option<(i64, Class)> = None;
         for class in self.classes(fleet) {

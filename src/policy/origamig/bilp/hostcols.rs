@@ -153,6 +153,9 @@ struct TypeKey {
     gis: Vec<(ModelId, ProfileId)>,
     cores: u32,
     ram: u32,
+    /// The surcharge of delta_i (`VmRec::surcharge`), as bits: VMs alike but for it (a job
+    /// beside a tenant with `delta_job_extra`) are not interchangeable.
+    surcharge: u64,
 }
 
 /// One content of a host: VMs per type, value, and the arrangement that reaches it.
@@ -390,6 +393,7 @@ fn types(inst: &Inst) -> (Vec<TypeKey>, Vec<usize>, Vec<Vec<usize>>) {
                 .collect(),
             cores: vm.cores,
             ram: vm.ram,
+            surcharge: vm.surcharge.to_bits(),
         };
         let t = match keys.iter().position(|k| *k == key) {
             Some(t) => t,
