@@ -275,3 +275,37 @@ fn ff_active_first_places_on_an_active_host_before_switching_one_on() {
         .unwrap();
     assert_eq!(b.host, 0);
 }
+
+#[test]
+fn hold_and_active_first_are_read_saved_and_checked() {
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
+    let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
+    let d = scenario::parse(&with(""), "p.toml").unwrap();
+    assert_eq!(
+        (d.policy.consolidation_hold_s, d.policy.ff_active_first),
+        (0.0, false)
+    );
+    let saved = d.to_toml().unwrap();
+    assert!(!saved.contains("consolidation_hold_s") && !saved.contains("ff_active_first"));
+    let n = scenario::parse(
+        &with("consolidation_hold_s = 900\nff_active_first = true"),
+        "p.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        (n.policy.consolidation_hold_s, n.policy.ff_active_first),
+        (900.0, true)
+    );
+    let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();
+    assert_eq!(again.policy, n.policy);
+    for bad in ["consolidation_hold_s = -1", "ff_active_first = 3"] {
+        let err = scenario::parse(&with(bad), "p.toml").unwrap_err();
+        let msg = format!("{err:#}");
+        let key = bad.split(' ').next().unwrap();
+        assert!(
+            !msg.contains('\n') && msg.contains("p.toml") && msg.contains(key),
+            "{msg}"
+        );
+    }
+}
