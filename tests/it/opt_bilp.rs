@@ -207,7 +207,17 @@ const ALL: [Formulation; 2] = Formulation::ALL;
 
 /// Checks an outcome against the fleet's rules and Eq. (5).
 fn check_outcome(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], out: &bilp::SolveOutcome) {
-    let w = Weights::from_settings(&settings());
+    check_outcome_with(fleet, hosts, pending, out, &Weights::from_settings(&settings()));
+}
+
+/// [`check_outcome`] with Eq. (5) under the weights `w`.
+fn check_outcome_with(
+    fleet: &Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    out: &bilp::SolveOutcome,
+    w: &Weights,
+) {
     let mut after = fleet.clone();
     let running: Vec<VmId> = hosts
         .iter()
@@ -226,7 +236,7 @@ fn check_outcome(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], out: &bilp::
         after.place(id, p.clone()).unwrap();
     }
     after.check_invariants().unwrap();
-    let t = evaluate(fleet, &after, hosts, &w);
+    let t = evaluate(fleet, &after, hosts, w);
     assert_eq!(t.total, out.objective);
     assert!(out.objective >= out.start_objective);
     assert!(out.bound >= out.objective - 1e-9);
@@ -323,6 +333,61 @@ fn host_columns_equal_brute_force_where_they_apply() {
         );
         check_outcome(&fleet, &hosts, &pending, &out);
     }
+}
+
+#[test]
+fn a_surcharge_on_jobs_gives_the_brute_force_optimum_in_both_formulations() {
+    // `delta_job_extra`: jobs and tenants alike but for their kind are two VM types of the host
+    // contents; both formulations reach the brute-force optimum of Eq. (5) with each VM's δ_i.
+    let s = PolicySettings {
+        delta_job_extra: 10.0,
+        ..settings()
+    };
+    let w = Weights::from_settings(&s);
+    let (a30, a100) = (model("a30-24gb"), model("a100-40gb"));
+    let mut mixed_hosts = 0;
+    for seed in 0..10u64 {
+        let m = if seed % 3 == 2 { a100 } else { a30 };
+        let mut rng = StdRng::seed_from_u64(1000 + seed);
+        let hosts = (0..3)
+            .map(|i| Host::new(format!("h{i}"), 80, 512, vec![m; 1 + (i % 2)], 0))
+            .collect();
+        let f = Fleet::new(embedded(), hosts);
+        // Few profiles, so jobs and tenants of one shape meet.
+        let profs: Vec<usize> = embedded().model(m).cf_profiles().take(2).collect();
+        let draw = |rng: &mut StdRng| {
+            let p = profs[rng.gen_range(0..profs.len())];
+            let kind = if rng.gen_bool(0.5) {
+                migplan::fleet::VmKind::Tenant
+            } else {
+                migplan::fleet::VmKind::Job
+            };
+            Vm {
+                kind,
+                ..vm_of(m, &[p])
+            }
+        };
+        let (fleet, pending) = populate(f, &mut rng, draw, 4, 12, 1);
+        mixed_hosts += fleet
+            .hosts
+            .iter()
+            .filter(|h| {
+                let kinds: Vec<_> = h.vms.iter().map(|&id| fleet.vm(id).unwrap().kind).collect();
+                kinds.contains(&migplan::fleet::VmKind::Job)
+                    && kinds.contains(&migplan::fleet::VmKind::Tenant)
+            })
+            .count();
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        for form in [Formulation::Pattern, Formulation::Host] {
+            let out = bilp::solve_with(&fleet, &hosts, &pending, &s, &control(form)).unwrap();
+            assert_eq!(out.formulation, form, "seed {seed}");
+            assert_eq!(out.status, SolveStatus::Optimal, "seed {seed} {form:?}");
+            assert_eq!(out.objective, best, "seed {seed} {form:?}: vs brute force {best}");
+            check_outcome_with(&fleet, &hosts, &pending, &out, &w);
+        }
+    }
+    assert!(mixed_hosts >= 3, "{mixed_hosts} hosts with a job beside a tenant");
 }
 
 #[test]
