@@ -305,9 +305,10 @@ pub struct PolicySettings {
     #[serde(skip_serializing_if = "is_zero_f64")]
     pub delta_per_gb: f64,
     /// What δ_i adds for a running VM declared a job (`kind = "job"`; §6.2: jobs live 2 h on
-    /// average, tenants 24 h), so a call moves a job only where it pays this much more. 0 (the
-    /// default) charges jobs and tenants alike. Saves leave out 0.
-    #[serde(skip_serializing_if = "is_zero_f64")]
+    /// average, tenants 24 h), so a call moves a job only where it pays this much more. The
+    /// default is 15 (docs/results/origamig-candidate-128-grid.md); 0 (`preset = "paper"`)
+    /// charges jobs and tenants alike. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_default_job_extra")]
     pub delta_job_extra: f64,
     pub m_max: usize,
     pub n_max: usize,
@@ -413,8 +414,9 @@ pub struct PolicySettings {
     /// OrigaMIG's arrival rule (§5.1 places an arrival by FF): with `true`, FF tries the active
     /// hosts first, in host order, and switches a host on only when none has room, so a host a
     /// call emptied is not switched on again while an active host could take the request. TC's
-    /// best fit already prefers active hosts. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_false")]
+    /// best fit already prefers active hosts. On by default; `false` (`preset = "paper"`) is FF
+    /// over every host in fleet order. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
     pub ff_active_first: bool,
 }
 
@@ -470,8 +472,15 @@ fn is_default_merge(n: &usize) -> bool {
     *n == DEFAULT_MERGE_HOSTS
 }
 
-fn is_false(b: &bool) -> bool {
-    !*b
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// The default `delta_job_extra`.
+pub const DEFAULT_DELTA_JOB_EXTRA: f64 = 15.0;
+
+fn is_default_job_extra(x: &f64) -> bool {
+    *x == DEFAULT_DELTA_JOB_EXTRA
 }
 
 fn is_zero_f64(x: &f64) -> bool {
@@ -494,11 +503,12 @@ fn is_one(n: &usize) -> bool {
 #[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
-    /// The defaults of [`PolicySettings`]: removed sources stay receivers, δ = 15, merge
-    /// neighborhoods of 4 hosts.
+    /// The defaults of [`PolicySettings`]: removed sources stay receivers, δ = 15 (30 for a
+    /// job), merge neighborhoods of 4 hosts, FF over active hosts first.
     #[default]
     Default,
-    /// Algorithm 1 as written (lines 21-22 drop a removed source from M̂) with the paper's δ = 10.
+    /// Algorithm 1 as written (lines 21-22 drop a removed source from M̂) with the paper's δ = 10
+    /// for every VM and §5.1's FF over all hosts.
     Paper,
 }
 
@@ -517,6 +527,8 @@ impl Preset {
                 ("merge_hosts", PresetValue::Number(0.0)),
                 ("neighborhood_vms", PresetValue::Number(0.0)),
                 ("reenable", PresetValue::Reenable(Reenable::Departure)),
+                ("delta_job_extra", PresetValue::Number(0.0)),
+                ("ff_active_first", PresetValue::Bool(false)),
             ],
         }
     }
@@ -539,6 +551,32 @@ impl PolicySettings {
         s
     }
 
+    /// Every setting that a preset fixes, with its value here, as the scenario file writes it.
+    pub fn preset_key_values(&self) -> Vec<(&'static str, toml::Value)> {
+        vec![
+            ("keep_removed_sources", self.keep_removed_sources.into()),
+            ("delta", self.delta.into()),
+            ("merge_hosts", (self.merge_hosts as i64).into()),
+            ("neighborhood_vms", (self.neighborhood_vms as i64).into()),
+            ("reenable", self.reenable.name().into()),
+            ("delta_job_extra", self.delta_job_extra.into()),
+            ("ff_active_first", self.ff_active_first.into()),
+        ]
+    }
+
+    /// Gives every setting that a preset fixes its default value (`--preset default` on a
+    /// scenario written with another preset).
+    pub fn reset_preset_keys(&mut self) {
+        let d = PolicySettings::default();
+        self.keep_removed_sources = d.keep_removed_sources;
+        self.delta = d.delta;
+        self.merge_hosts = d.merge_hosts;
+        self.neighborhood_vms = d.neighborhood_vms;
+        self.reenable = d.reenable;
+        self.delta_job_extra = d.delta_job_extra;
+        self.ff_active_first = d.ff_active_first;
+    }
+
     /// Sets `preset` and the values it fixes, leaving out the keys for which `written` is true
     /// (settings written beside the preset win).
     pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
@@ -553,6 +591,8 @@ impl PolicySettings {
                 ("merge_hosts", PresetValue::Number(n)) => self.merge_hosts = n as usize,
                 ("neighborhood_vms", PresetValue::Number(n)) => self.neighborhood_vms = n as usize,
                 ("reenable", PresetValue::Reenable(r)) => self.reenable = r,
+                ("delta_job_extra", PresetValue::Number(x)) => self.delta_job_extra = x,
+                ("ff_active_first", PresetValue::Bool(b)) => self.ff_active_first = b,
                 _ => {}
             }
         }
@@ -569,7 +609,7 @@ impl Default for PolicySettings {
             weight_free_start: 1.0,
             delta: 15.0,
             delta_per_gb: 0.0,
-            delta_job_extra: 0.0,
+            delta_job_extra: DEFAULT_DELTA_JOB_EXTRA,
             m_max: 16,
             n_max: 64,
             time_limit_s: 10.0,
@@ -594,7 +634,7 @@ impl Default for PolicySettings {
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
             consolidation_hold_s: 0.0,
-            ff_active_first: false,
+            ff_active_first: true,
             reenable: Reenable::Neighborhood,
         }
     }
@@ -1442,7 +1482,27 @@ impl Scenario {
 
     /// The scenario as TOML text.
     pub fn to_toml(&self) -> anyhow::Result<String> {
-        Ok(toml::to_string_pretty(&self.to_file())?)
+        let text = toml::to_string_pretty(&self.to_file())?;
+        if self.policy.preset == Preset::Default {
+            return Ok(text);
+        }
+        // Saves leave out default values, but a key left out beside a preset takes the preset's
+        // value when read back: write every key the preset fixes, after the preset's line.
+        let read: toml::Table = toml::from_str(&text)?;
+        let written = read.get("policy").and_then(|p| p.as_table());
+        let missing: String = self
+            .policy
+            .preset_key_values()
+            .into_iter()
+            .filter(|(k, _)| !written.is_some_and(|t| t.contains_key(*k)))
+            .map(|(k, v)| format!("{k} = {v}\n"))
+            .collect();
+        let policy_at = text.find("\n[policy]\n").map_or(0, |i| i + 1);
+        let Some(line) = text[policy_at..].find("\npreset = ").map(|i| policy_at + i + 1) else {
+            anyhow::bail!("internal: the saved [policy] table has no preset line");
+        };
+        let end = text[line..].find('\n').map_or(text.len(), |i| line + i + 1);
+        Ok(format!("{}{missing}{}", &text[..end], &text[end..]))
     }
 }
 

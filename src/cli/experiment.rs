@@ -241,11 +241,9 @@ pub(crate) fn set_policy(s: &mut Scenario, policy: &[String]) -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("--policy-set: {}", e.message()))?;
     let mut table = toml::Table::try_from(&s.policy)?;
     // Saves leave out some defaults; written out, a preset cannot overwrite them on the way back.
-    let p = &s.policy;
-    table.insert("keep_removed_sources".into(), p.keep_removed_sources.into());
-    table.insert("delta".into(), p.delta.into());
-    table.insert("merge_hosts".into(), (p.merge_hosts as i64).into());
-    table.insert("neighborhood_vms".into(), (p.neighborhood_vms as i64).into());
+    for (k, v) in s.policy.preset_key_values() {
+        table.insert(k.into(), v);
+    }
     for (k, v) in given {
         table.insert(k, v);
     }

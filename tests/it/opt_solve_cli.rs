@@ -1,7 +1,7 @@
 //! `migplan solve` and the `origamig`/`opt` policies through the binary, on every shipped
 //! scenario (issue: "solve and the origamig/opt policies work on every shipped scenario").
 
-use crate::common::cli::{migplan, stdout_of};
+use crate::common::cli::{migplan, stdout_of, temp_file};
 use serde_json::Value;
 
 fn shipped() -> Vec<String> {
@@ -63,7 +63,7 @@ fn solve_runs_on_every_shipped_scenario_with_the_documented_keys() {
 }
 
 #[test]
-fn solve_on_the_demo_admits_the_waiting_whole_gpu_request_and_switches_two_hosts_off() {
+fn solve_on_the_demo_admits_the_waiting_whole_gpu_request_by_moving_one_job_within_its_host() {
     let v = solve_json(&["scenarios/demo.toml"]);
     assert_eq!(v["mode"], "auto");
     assert_eq!(v["status"], "optimal");
@@ -73,21 +73,38 @@ fn solve_on_the_demo_admits_the_waiting_whole_gpu_request_and_switches_two_hosts
     assert_eq!(v["applied"], true);
     assert_eq!(v["admitted"], serde_json::json!([12]));
     assert_eq!(v["active_hosts_before"], 6);
-    assert_eq!(v["active_hosts_after"], 4);
-    // Two A100 hosts and four of their GPUs off, a 7g.40gb on: 2393.2 W -> 2196.2 W.
+    assert_eq!(v["active_hosts_after"], 6);
+    // a100-3: VM 13's 1g.10gb moves from GPU 1 @2 to GPU 0 @6 and VM 12's 7g.40gb takes GPU 1.
+    // GPUs: 1/7 -> 7/7 and 1/7 -> 2/7 of 200 W above idle: +200 W. Host: 8 -> 36 of 80 cores,
+    // 198 W -> 297.5 W on the SPECpower curve (load 0.1 -> 0.45): +99.5 W.
     let (pb, pa) = (
         v["power_w_before"].as_f64().unwrap(),
         v["power_w_after"].as_f64().unwrap(),
     );
-    assert!((pb - pa - 197.0).abs() < 0.5, "{pb} -> {pa}");
+    assert!((pa - pb - 299.5).abs() < 1e-6, "{pb} -> {pa}");
     let steps = v["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0]["vm"], 13);
     let start = steps.iter().find(|s| s["vm"] == 12).unwrap();
     assert_eq!(start["kind"], "start");
     // Eq. 5 over the 4-host neighborhood, by hand: before 10 admitted x 100 - 4 hosts x 50 -
-    // 8 GPUs x 20 + 80 free starts = 720; after 11 x 100 - 2 x 50 - 4 x 20 - 9 moves x δ = 15
-    // (m + ω, the default δ) + 10 free starts = 795.
+    // 8 GPUs x 20 + 80 free starts = 720. After: 11 x 100 - 4 x 50 - 8 x 20 - one move within
+    // a host (ω only) of a job, δ = 15 + 15 = 30 (the default surcharge on jobs) + 66 free starts
+    // = 776. a100-3 had 12 + 11 free starts (GPU 0: 1g.5gb at 0, 2-6, 1g.10gb at 2, 4, 6,
+    // 2g.10gb at 2, 4, 3g.20gb at 4; GPU 1: 1g.5gb at 0, 1, 4-6, 1g.10gb at 0, 4, 6, 2g.10gb at
+    // 0, 4, 3g.20gb at 4) and keeps 9 (GPU 0: 1g.5gb at 0, 2-5, 1g.10gb and 2g.10gb at 2, 4).
+    // Moving the jobs off two hosts as before (9 units of m + ω) no longer pays.
     assert_eq!(v["objective_before"].as_f64().unwrap(), 720.0);
-    assert_eq!(v["objective_after"].as_f64().unwrap(), 795.0);
+    assert_eq!(v["objective_after"].as_f64().unwrap(), 776.0);
+    // The paper's weights (δ = 10 for every VM) move the jobs and switch two hosts off.
+    let demo = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/demo.toml")).unwrap();
+    let (_dir, paper) = temp_file(
+        "demo-paper.toml",
+        &format!("{demo}\n[policy]\npreset = \"paper\"\n"),
+    );
+    let p = solve_json(&[paper.to_str().unwrap()]);
+    assert_eq!(p["admitted"], serde_json::json!([12]));
+    assert_eq!(p["active_hosts_after"], 4);
 }
 
 #[test]
@@ -98,7 +115,7 @@ fn solve_prints_the_terms_the_steps_and_the_footprint_for_a_person() {
         "call: admission",
         "= value",
         "VM 12: create 7g.40gb",
-        "active hosts 6 -> 4",
+        "active hosts 6 -> 6",
         "solver: optimal",
         "admitted: VM 12",
     ] {

@@ -240,7 +240,8 @@ fn consolidation_waits_the_hold_after_a_pending_check() {
 }
 
 /// `ff_active_first`: an arrival goes to the first active host with room before a switched-off
-/// one; FF as in §6.3 (the default) takes the first host with room, active or not. h0 and h2
+/// one (the default); FF as in §6.3 (`false`, the paper preset) takes the first host with room,
+/// active or not. h0 and h2
 /// are switched off, h1 runs a 1g.5gb VM, h3 a 7g.40gb VM on each GPU (full).
 #[test]
 fn ff_active_first_places_on_an_active_host_before_switching_one_on() {
@@ -284,19 +285,20 @@ fn hold_and_active_first_are_read_saved_and_checked() {
     let d = scenario::parse(&with(""), "p.toml").unwrap();
     assert_eq!(
         (d.policy.consolidation_hold_s, d.policy.ff_active_first),
-        (0.0, false)
+        (0.0, true)
     );
     let saved = d.to_toml().unwrap();
     assert!(!saved.contains("consolidation_hold_s") && !saved.contains("ff_active_first"));
     let n = scenario::parse(
-        &with("consolidation_hold_s = 900\nff_active_first = true"),
+        &with("consolidation_hold_s = 900\nff_active_first = false"),
         "p.toml",
     )
     .unwrap();
     assert_eq!(
         (n.policy.consolidation_hold_s, n.policy.ff_active_first),
-        (900.0, true)
+        (900.0, false)
     );
+    assert!(n.to_toml().unwrap().contains("ff_active_first = false"));
     let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();
     assert_eq!(again.policy, n.policy);
     for bad in ["consolidation_hold_s = -1", "ff_active_first = 3"] {

@@ -9,8 +9,12 @@ use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{gap, host_gap, CallKind, Class, Triggers};
 use migplan::scenario::{self, PolicySettings};
 
+/// A tenant (δ_i = δ = 15 with the default weights; a job would pay 15 more).
 fn vm(id: VmId, profiles: &[&str]) -> Vm {
-    mig_vm(id, "a100-40gb", profiles)
+    Vm {
+        kind: migplan::fleet::VmKind::Tenant,
+        ..mig_vm(id, "a100-40gb", profiles)
+    }
 }
 
 fn put(f: &mut Fleet, id: VmId, profile: &str, host: usize, gpu: usize, start: u8) {

@@ -35,10 +35,13 @@ fn two_hosts() -> Fleet {
     f
 }
 
+/// δ = 15 and `delta_per_gb`, alike for jobs and tenants (the default's job surcharge off: every
+/// VM of `two_hosts` is a job).
 fn settings(delta_per_gb: f64) -> PolicySettings {
     PolicySettings {
         delta: 15.0,
         delta_per_gb,
+        delta_job_extra: 0.0,
         time_limit_s: 60.0,
         ..Default::default()
     }
@@ -158,6 +161,7 @@ fn parking_moves_cost_the_parked_vms_own_delta() {
     let w = Weights {
         delta_running: 10.0,
         delta_per_gb: 0.5,
+        delta_job_extra: 0.0,
         ..Weights::default()
     };
     let s = executor::schedule_priced(&f, &plan, &|vm| w.delta_of(vm, f.catalog)).unwrap();
@@ -241,6 +245,13 @@ fn a_surcharge_on_jobs_leaves_a_job_alone_where_it_does_not_pay() {
     assert_eq!(hosts, vec![(4, 0), (5, 1)]);
     // Without it, one moves: 133 - 30 = 103.
     assert_eq!(solve_both(&f, &settings(0.0)).0, 103.0);
+    // The default surcharge, 15 (δ_job = 30): a move 133 - 60 = 73 > 68, so one still moves.
+    let d = PolicySettings {
+        time_limit_s: 60.0,
+        ..Default::default()
+    };
+    assert_eq!(d.delta_job_extra, 15.0);
+    assert_eq!(solve_both(&f, &d).0, 73.0);
 }
 
 #[test]
@@ -250,8 +261,11 @@ fn scenario_reads_and_checks_delta_job_extra() {
     assert_eq!(s.policy.delta_job_extra, 10.0);
     assert!(s.to_toml().unwrap().contains("delta_job_extra = 10"));
     let d = scenario::parse(base, "t.toml").unwrap();
-    assert_eq!(d.policy.delta_job_extra, 0.0);
+    assert_eq!(d.policy.delta_job_extra, 15.0);
     assert!(!d.to_toml().unwrap().contains("delta_job_extra"));
+    let off = scenario::parse(&format!("{base}delta_job_extra = 0\n"), "t.toml").unwrap();
+    assert_eq!(off.policy.delta_job_extra, 0.0);
+    assert!(off.to_toml().unwrap().contains("delta_job_extra = 0"));
     let err = scenario::parse(&format!("{base}delta_job_extra = -1\n"), "t.toml").unwrap_err();
     let msg = format!("{err:#}");
     assert!(

@@ -24,7 +24,11 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     assert_eq!(d.delta, 15.0);
     assert_eq!(d.preset, Preset::Default);
     assert_eq!(d.merge_hosts, 4);
+    assert_eq!(d.delta_job_extra, 15.0);
+    assert!(d.ff_active_first);
     let p = PolicySettings::paper();
+    assert_eq!(p.delta_job_extra, 0.0);
+    assert!(!p.ff_active_first);
     assert!(!p.keep_removed_sources);
     assert_eq!(p.delta, 10.0);
     assert_eq!(p.preset, Preset::Paper);
@@ -38,10 +42,28 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
             merge_hosts: 4,
             preset: Preset::Default,
             reenable: Reenable::Neighborhood,
-            ..p
+            delta_job_extra: 15.0,
+            ff_active_first: true,
+            ..p.clone()
         },
         d
     );
+    // `--preset default` on a scenario written with the paper preset resets each of its keys.
+    let mut back = p.clone();
+    back.reset_preset_keys();
+    assert_eq!(
+        PolicySettings {
+            preset: Preset::Default,
+            ..back
+        },
+        d
+    );
+    // The keys a save writes beside a preset are the keys the preset fixes.
+    let mut fixed: Vec<&str> = Preset::Paper.keys().iter().map(|(k, _)| *k).collect();
+    let mut saved: Vec<&str> = d.preset_key_values().iter().map(|(k, _)| *k).collect();
+    fixed.sort();
+    saved.sort();
+    assert_eq!(fixed, saved);
     let s = scenario::parse(&paper_32_with("preset = \"paper\""), "p.toml").unwrap();
     assert_eq!(s.policy, PolicySettings::paper());
     let s = scenario::parse(&paper_32(), "p.toml").unwrap();
@@ -64,9 +86,28 @@ fn settings_written_beside_the_preset_win_and_a_save_reads_back_the_same() {
     assert!(text.contains("preset = \"paper\""), "{text}");
     let again = scenario::parse(&text, "saved.toml").unwrap();
     assert_eq!(again.policy, s.policy);
-    // The default preset is left out of saves.
+    // The default preset is left out of saves, and so are the defaults it changed from the paper.
     let d = scenario::parse(&paper_32(), "p.toml").unwrap();
-    assert!(!d.to_toml().unwrap().contains("preset"));
+    let text = d.to_toml().unwrap();
+    for key in ["preset", "delta_job_extra", "ff_active_first"] {
+        assert!(!text.contains(key), "{key}: {text}");
+    }
+    // A default written beside the paper preset wins over it and survives a save.
+    let s = scenario::parse(
+        &paper_32_with("preset = \"paper\"\nff_active_first = true\ndelta_job_extra = 15"),
+        "p.toml",
+    )
+    .unwrap();
+    assert!(s.policy.ff_active_first);
+    assert_eq!(s.policy.delta_job_extra, 15.0);
+    assert_eq!(s.policy.delta, 10.0);
+    let again = scenario::parse(&s.to_toml().unwrap(), "saved.toml").unwrap();
+    assert_eq!(again.policy, s.policy);
+    // So does a default merge neighborhood written beside the paper preset (its 0).
+    let s = scenario::parse(&paper_32_with("preset = \"paper\"\nmerge_hosts = 4"), "p.toml").unwrap();
+    assert_eq!(s.policy.merge_hosts, 4);
+    let again = scenario::parse(&s.to_toml().unwrap(), "saved.toml").unwrap();
+    assert_eq!(again.policy, s.policy);
 }
 
 #[test]

@@ -316,11 +316,7 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
         };
         s.policy.apply_preset(preset, &|_| false);
         if preset == Preset::Default {
-            let d = crate::scenario::PolicySettings::default();
-            s.policy.delta = d.delta;
-            s.policy.keep_removed_sources = d.keep_removed_sources;
-            s.policy.merge_hosts = d.merge_hosts;
-            s.policy.neighborhood_vms = d.neighborhood_vms;
+            s.policy.reset_preset_keys();
         }
     }
     if let Some(d) = a.delta {

@@ -131,13 +131,13 @@ pub fn modes_without_pending_shapes() -> String {
     kept.join("\n[[vm]]\n")
 }
 
-/// Runs `sc` for 4 h + 4 h at load 0.85 with `policy` (built with its check of skipped repeats
+/// Runs `sc` for 4 h + 4 h at load 1.0 with `policy` (built with its check of skipped repeats
 /// on, so a repeat that would change the fleet panics) and asserts the run skipped some repeats,
 /// so the check was exercised.
 pub fn assert_checked_repeats(mut sc: Scenario, policy: Box<dyn migplan::policy::Policy>) {
     sc.workload.warmup_h = 4.0;
     sc.workload.measure_h = 4.0;
-    sc.workload.load = 0.85;
+    sc.workload.load = 1.0;
     let mut sim = migplan::sim::Simulator::new(&sc, policy).unwrap();
     sim.run();
     let m = sim.metrics();

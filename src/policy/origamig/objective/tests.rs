@@ -68,9 +68,11 @@ fn migrations_within_and_across_hosts() {
     after.move_vm(b, at(0, &[(0, 2)])).unwrap();
     after.move_vm(c, at(1, &[(0, 0)])).unwrap();
     after.place(d, at(1, &[(0, 4)])).unwrap();
-    // The paper's delta (10), on which the figures below are worked out; the default is 15.
+    // The paper's delta (10 for every VM), on which the figures below are worked out; the
+    // default is 15, and 30 for a job.
     let w = Weights {
         delta_running: 10.0,
+        delta_job_extra: 0.0,
         ..Weights::default()
     };
     let t = evaluate(&before, &after, &[0, 1], &w);
@@ -114,6 +116,7 @@ fn delta_grows_with_what_a_move_copies() {
     let s = PolicySettings {
         delta: 15.0,
         delta_per_gb: 0.1,
+        delta_job_extra: 0.0,
         ..Default::default()
     };
     let w = Weights::from_settings(&s);
@@ -130,6 +133,14 @@ fn delta_grows_with_what_a_move_copies() {
     assert_eq!(w.delta_of(&vm(&["3g.20gb", "1g.5gb"]), c), 19.0);
     // A non-integral rate keeps the weights integral: the surcharges are rounded.
     assert!(w.integral());
-    // Off: every running VM pays δ.
-    assert_eq!(Weights::default().delta_of(&vm(&["7g.40gb"]), c), 15.0);
+    // Off: every running VM pays δ; by default a job pays δ + 15 = 30 and a tenant δ = 15.
+    let off = Weights {
+        delta_job_extra: 0.0,
+        ..Weights::default()
+    };
+    assert_eq!(off.delta_of(&vm(&["7g.40gb"]), c), 15.0);
+    assert_eq!(Weights::default().delta_of(&vm(&["7g.40gb"]), c), 30.0);
+    let mut tenant = vm(&["7g.40gb"]);
+    tenant.kind = crate::fleet::VmKind::Tenant;
+    assert_eq!(Weights::default().delta_of(&tenant, c), 15.0);
 }
