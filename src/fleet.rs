@@ -1149,6 +1149,21 @@ impl Fleet {
             .or_else(|| self.ff_placement_where(vm, |h| !self.hosts[h].is_active() && allowed(h)))
     }
 
+    /// OrigaMIG's arrival rule (§5.1): [`Fleet::ff_placement_active_first`] when `active_first`
+    /// (`policy.ff_active_first`), else [`Fleet::ff_placement_where`] over every allowed host.
+    pub fn ff_placement_arrival(
+        &self,
+        vm: &Vm,
+        active_first: bool,
+        allowed: impl Fn(HostId) -> bool,
+    ) -> Option<Placement> {
+        if active_first {
+            self.ff_placement_active_first(vm, allowed)
+        } else {
+            self.ff_placement_where(vm, allowed)
+        }
+    }
+
     /// The placement of `vm` on host `h` with the default GI placement (largest GI first, first
     /// GPU where it fits), if the host has room; the VM's own resources are not counted as free.
     pub fn host_placement_default(&self, vm: &Vm, h: HostId) -> Option<Placement> {

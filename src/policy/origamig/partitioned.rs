@@ -349,11 +349,7 @@ impl Policy for Partitioned {
     /// running call.
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
         self.ensure_parts(fleet);
-        if self.settings.ff_active_first {
-            fleet.ff_placement_active_first(vm, |h| !self.is_held(h, now_s))
-        } else {
-            fleet.ff_placement_where(vm, |h| !self.is_held(h, now_s))
-        }
+        fleet.ff_placement_arrival(vm, self.settings.ff_active_first, |h| !self.is_held(h, now_s))
     }
 
     fn queues_unplaced(&self) -> bool {

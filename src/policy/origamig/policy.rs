@@ -408,11 +408,7 @@ impl Policy for Origamig {
     /// The arrival rule of §5.1: FF with the default GI placement, on the hosts outside the M̂
     /// of a running call (§5.4).
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
-        if self.settings.ff_active_first {
-            fleet.ff_placement_active_first(vm, |h| !self.is_held(h, now_s))
-        } else {
-            fleet.ff_placement_where(vm, |h| !self.is_held(h, now_s))
-        }
+        fleet.ff_placement_arrival(vm, self.settings.ff_active_first, |h| !self.is_held(h, now_s))
     }
 
     fn queues_unplaced(&self) -> bool {
