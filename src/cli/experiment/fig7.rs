@@ -37,8 +37,9 @@ pub struct Fig7Args {
     #[arg(long, default_value_t = 128)]
     pub partition_hosts: usize,
     /// OrigaMIG's preset in every OrigaMIG run (one instance and partitioned): `default`
-    /// (removed sources stay receivers, δ = 15, merge calls of 4 hosts) or `paper` (Algorithm 1
-    /// as written, δ = 10, no merge calls, classes enabled again by any departure: fewer, cheaper calls). FF and TC do not read it.
+    /// (removed sources stay receivers, δ = 15 and 30 for a job, merge calls of 4 hosts, arrivals
+    /// on active hosts first) or `paper` (Algorithm 1 as written, δ = 10, no merge calls, classes
+    /// enabled again by any departure: fewer, cheaper calls). FF and TC do not read it.
     #[arg(long, default_value = "default")]
     pub preset: String,
     /// A `[policy]` setting of every OrigaMIG run as KEY=VALUE in TOML, after the preset
@@ -335,9 +336,9 @@ pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
         a.hours,
         a.preset,
         if a.preset == "paper" {
-            "Algorithm 1 as written, δ = 10, no merge calls, re-enabled by any departure"
+            "Algorithm 1 as written, δ = 10, no merge calls, re-enabled by any departure, FF over all hosts"
         } else {
-            "removed sources stay receivers, δ = 15, merge calls of 4 hosts"
+            "removed sources stay receivers, δ = 15 (30 for a job), merge calls of 4 hosts, arrivals on active hosts first"
         },
         super::policy_set_text(&a.policy_set, ", then "),
         a.partition_hosts,
@@ -381,11 +382,15 @@ mod tests {
         assert_eq!(paper.policy.delta, 10.0);
         assert!(!paper.policy.keep_removed_sources);
         assert_eq!(paper.policy.merge_hosts, 0);
+        assert_eq!(paper.policy.delta_job_extra, 0.0);
+        assert!(!paper.policy.ff_active_first);
         let default = scenario(64, &args(&[])).unwrap();
         assert_eq!(default.policy.preset, Preset::Default);
         assert_eq!(default.policy.delta, 15.0);
         assert!(default.policy.keep_removed_sources);
         assert_eq!(default.policy.merge_hosts, 4);
+        assert_eq!(default.policy.delta_job_extra, 15.0);
+        assert!(default.policy.ff_active_first);
         assert_eq!(paper.fleet.hosts.len(), 64);
         assert_eq!(default.fleet.hosts.len(), 64);
         let e = scenario(64, &args(&["--preset", "Paper"]))
