@@ -518,18 +518,10 @@ impl Preset {
     }
 
     /// The settings the preset fixes, as (key, value) for the scenario's `[policy]` table.
-    pub fn keys(self) -> &'static [(&'static str, PresetValue)] {
+    pub fn keys(self) -> Vec<(&'static str, PresetValue)> {
         match self {
-            Preset::Default => &[],
-            Preset::Paper => &[
-                ("keep_removed_sources", PresetValue::Bool(false)),
-                ("delta", PresetValue::Number(10.0)),
-                ("merge_hosts", PresetValue::Number(0.0)),
-                ("neighborhood_vms", PresetValue::Number(0.0)),
-                ("reenable", PresetValue::Reenable(Reenable::Departure)),
-                ("delta_job_extra", PresetValue::Number(0.0)),
-                ("ff_active_first", PresetValue::Bool(false)),
-            ],
+            Preset::Default => Vec::new(),
+            Preset::Paper => PRESET_FIELDS.iter().map(|f| (f.key, f.paper)).collect(),
         }
     }
 }
@@ -539,8 +531,106 @@ impl Preset {
 pub enum PresetValue {
     Bool(bool),
     Number(f64),
+    Count(usize),
     Reenable(Reenable),
 }
+
+impl PresetValue {
+    /// The value as the scenario file writes it.
+    fn to_toml(self) -> toml::Value {
+        match self {
+            PresetValue::Bool(b) => b.into(),
+            PresetValue::Number(x) => x.into(),
+            PresetValue::Count(n) => (n as i64).into(),
+            PresetValue::Reenable(r) => r.name().into(),
+        }
+    }
+}
+
+/// A setting that a preset fixes: its `[policy]` key, its value under `preset = "paper"`, and how
+/// to read and write it in [`PolicySettings`].
+struct PresetField {
+    key: &'static str,
+    paper: PresetValue,
+    get: fn(&PolicySettings) -> PresetValue,
+    set: fn(&mut PolicySettings, PresetValue),
+}
+
+/// The settings a preset fixes, listed once: [`Preset::keys`], [`PolicySettings::apply_preset`],
+/// [`PolicySettings::preset_key_values`] (saves) and [`PolicySettings::reset_preset_keys`]
+/// (`--preset default`) all read this table. A setting added here is handled by all four.
+const PRESET_FIELDS: [PresetField; 7] = [
+    PresetField {
+        key: "keep_removed_sources",
+        paper: PresetValue::Bool(false),
+        get: |s| PresetValue::Bool(s.keep_removed_sources),
+        set: |s, v| {
+            if let PresetValue::Bool(b) = v {
+                s.keep_removed_sources = b;
+            }
+        },
+    },
+    PresetField {
+        key: "delta",
+        paper: PresetValue::Number(10.0),
+        get: |s| PresetValue::Number(s.delta),
+        set: |s, v| {
+            if let PresetValue::Number(x) = v {
+                s.delta = x;
+            }
+        },
+    },
+    PresetField {
+        key: "merge_hosts",
+        paper: PresetValue::Count(0),
+        get: |s| PresetValue::Count(s.merge_hosts),
+        set: |s, v| {
+            if let PresetValue::Count(n) = v {
+                s.merge_hosts = n;
+            }
+        },
+    },
+    PresetField {
+        key: "neighborhood_vms",
+        paper: PresetValue::Count(0),
+        get: |s| PresetValue::Count(s.neighborhood_vms),
+        set: |s, v| {
+            if let PresetValue::Count(n) = v {
+                s.neighborhood_vms = n;
+            }
+        },
+    },
+    PresetField {
+        key: "reenable",
+        paper: PresetValue::Reenable(Reenable::Departure),
+        get: |s| PresetValue::Reenable(s.reenable),
+        set: |s, v| {
+            if let PresetValue::Reenable(r) = v {
+                s.reenable = r;
+            }
+        },
+    },
+    PresetField {
+        key: "delta_job_extra",
+        paper: PresetValue::Number(0.0),
+        get: |s| PresetValue::Number(s.delta_job_extra),
+        set: |s, v| {
+            if let PresetValue::Number(x) = v {
+                s.delta_job_extra = x;
+            }
+        },
+    },
+    PresetField {
+        key: "ff_active_first",
+        paper: PresetValue::Bool(false),
+        get: |s| PresetValue::Bool(s.ff_active_first),
+        set: |s, v| {
+            if let PresetValue::Bool(b) = v {
+                s.ff_active_first = b;
+            }
+        },
+    },
+];
 
 impl PolicySettings {
     /// The literal reading of Algorithm 1 with the paper's δ (`preset = "paper"`), the other
@@ -553,28 +643,19 @@ impl PolicySettings {
 
     /// Every setting that a preset fixes, with its value here, as the scenario file writes it.
     pub fn preset_key_values(&self) -> Vec<(&'static str, toml::Value)> {
-        vec![
-            ("keep_removed_sources", self.keep_removed_sources.into()),
-            ("delta", self.delta.into()),
-            ("merge_hosts", (self.merge_hosts as i64).into()),
-            ("neighborhood_vms", (self.neighborhood_vms as i64).into()),
-            ("reenable", self.reenable.name().into()),
-            ("delta_job_extra", self.delta_job_extra.into()),
-            ("ff_active_first", self.ff_active_first.into()),
-        ]
+        PRESET_FIELDS
+            .iter()
+            .map(|f| (f.key, (f.get)(self).to_toml()))
+            .collect()
     }
 
     /// Gives every setting that a preset fixes its default value (`--preset default` on a
     /// scenario written with another preset).
     pub fn reset_preset_keys(&mut self) {
         let d = PolicySettings::default();
-        self.keep_removed_sources = d.keep_removed_sources;
-        self.delta = d.delta;
-        self.merge_hosts = d.merge_hosts;
-        self.neighborhood_vms = d.neighborhood_vms;
-        self.reenable = d.reenable;
-        self.delta_job_extra = d.delta_job_extra;
-        self.ff_active_first = d.ff_active_first;
+        for f in &PRESET_FIELDS {
+            (f.set)(self, (f.get)(&d));
+        }
     }
 
     /// Sets `preset` and the values it fixes, leaving out the keys for which `written` is true
@@ -582,18 +663,10 @@ impl PolicySettings {
     pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
         self.preset = preset;
         for (key, value) in preset.keys() {
-            if written(key) {
-                continue;
-            }
-            match (*key, *value) {
-                ("keep_removed_sources", PresetValue::Bool(b)) => self.keep_removed_sources = b,
-                ("delta", PresetValue::Number(d)) => self.delta = d,
-                ("merge_hosts", PresetValue::Number(n)) => self.merge_hosts = n as usize,
-                ("neighborhood_vms", PresetValue::Number(n)) => self.neighborhood_vms = n as usize,
-                ("reenable", PresetValue::Reenable(r)) => self.reenable = r,
-                ("delta_job_extra", PresetValue::Number(x)) => self.delta_job_extra = x,
-                ("ff_active_first", PresetValue::Bool(b)) => self.ff_active_first = b,
-                _ => {}
+            if let Some(f) = PRESET_FIELDS.iter().find(|f| f.key == key) {
+                if !written(key) {
+                    (f.set)(self, value);
+                }
             }
         }
     }
