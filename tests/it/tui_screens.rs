@@ -126,15 +126,25 @@ fn plan_preview_at_160x48_and_80x24() {
 }
 
 #[test]
-fn readme_lists_every_key_of_the_keymap() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_readme_and_the_planner_guide_list_every_key_of_the_keymap() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let guide = std::fs::read_to_string(format!("{root}/docs/planner.md")).unwrap();
     let km = migplan::tui::keymap::Keymap::embedded();
     for layer in migplan::tui::keymap::Layer::ALL {
+        // The fleet view's keys are in the README, the other views' in docs/planner.md.
+        let (name, text) = if layer == migplan::tui::keymap::Layer::Fleet {
+            ("README.md", &readme)
+        } else {
+            ("docs/planner.md", &guide)
+        };
+        let heading = format!("**{}**", layer.title());
+        assert!(text.contains(&heading), "{name} lacks the heading {heading}");
         for b in km.bindings(layer) {
             let row = format!("| `{}` | {} |", b.run, b.desc);
             assert!(
-                readme.contains(&row),
-                "README lacks the {} binding `{}`",
+                text.contains(&row),
+                "{name} lacks the {} binding `{}`",
                 layer.name(),
                 b.run
             );
