@@ -556,80 +556,34 @@ struct PresetField {
     set: fn(&mut PolicySettings, PresetValue),
 }
 
+/// One [`PresetField`]: the key, the [`PresetValue`] variant, the field of [`PolicySettings`]
+/// (named like the key) and its value under `preset = "paper"`.
+macro_rules! preset_field {
+    ($field:ident, $variant:ident, $paper:expr) => {
+        PresetField {
+            key: stringify!($field),
+            paper: PresetValue::$variant($paper),
+            get: |s| PresetValue::$variant(s.$field),
+            set: |s, v| {
+                if let PresetValue::$variant(x) = v {
+                    s.$field = x;
+                }
+            },
+        }
+    };
+}
+
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`PolicySettings::apply_preset`],
 /// [`PolicySettings::preset_key_values`] (saves) and [`PolicySettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
 const PRESET_FIELDS: [PresetField; 7] = [
-    PresetField {
-        key: "keep_removed_sources",
-        paper: PresetValue::Bool(false),
-        get: |s| PresetValue::Bool(s.keep_removed_sources),
-        set: |s, v| {
-            if let PresetValue::Bool(b) = v {
-                s.keep_removed_sources = b;
-            }
-        },
-    },
-    PresetField {
-        key: "delta",
-        paper: PresetValue::Number(10.0),
-        get: |s| PresetValue::Number(s.delta),
-        set: |s, v| {
-            if let PresetValue::Number(x) = v {
-                s.delta = x;
-            }
-        },
-    },
-    PresetField {
-        key: "merge_hosts",
-        paper: PresetValue::Count(0),
-        get: |s| PresetValue::Count(s.merge_hosts),
-        set: |s, v| {
-            if let PresetValue::Count(n) = v {
-                s.merge_hosts = n;
-            }
-        },
-    },
-    PresetField {
-        key: "neighborhood_vms",
-        paper: PresetValue::Count(0),
-        get: |s| PresetValue::Count(s.neighborhood_vms),
-        set: |s, v| {
-            if let PresetValue::Count(n) = v {
-                s.neighborhood_vms = n;
-            }
-        },
-    },
-    PresetField {
-        key: "reenable",
-        paper: PresetValue::Reenable(Reenable::Departure),
-        get: |s| PresetValue::Reenable(s.reenable),
-        set: |s, v| {
-            if let PresetValue::Reenable(r) = v {
-                s.reenable = r;
-            }
-        },
-    },
-    PresetField {
-        key: "delta_job_extra",
-        paper: PresetValue::Number(0.0),
-        get: |s| PresetValue::Number(s.delta_job_extra),
-        set: |s, v| {
-            if let PresetValue::Number(x) = v {
-                s.delta_job_extra = x;
-            }
-        },
-    },
-    PresetField {
-        key: "ff_active_first",
-        paper: PresetValue::Bool(false),
-        get: |s| PresetValue::Bool(s.ff_active_first),
-        set: |s, v| {
-            if let PresetValue::Bool(b) = v {
-                s.ff_active_first = b;
-            }
-        },
-    },
+    preset_field!(keep_removed_sources, Bool, false),
+    preset_field!(delta, Number, 10.0),
+    preset_field!(merge_hosts, Count, 0),
+    preset_field!(neighborhood_vms, Count, 0),
+    preset_field!(reenable, Reenable, Reenable::Departure),
+    preset_field!(delta_job_extra, Number, 0.0),
+    preset_field!(ff_active_first, Bool, false),
 ];
 
 impl PolicySettings {
