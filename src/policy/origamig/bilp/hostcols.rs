@@ -782,13 +782,13 @@ fn cut_search(
         used: Vec::new(),
         counts: vec![0; keys.len()],
         slots: Vec::new(),
+        depth: 0,
         kept: 0,
         kept_extra: 0.0,
         own,
         exact: &exact_list,
         scratch: Vec::new(),
         slot_pool: Vec::new(),
-        gi_pool: Vec::new(),
         base: 0.0,
         delta,
         extra,
@@ -860,7 +860,10 @@ struct Search<'a> {
     gis: Vec<(usize, usize, ProfileId, u8)>,
     used: Vec<bool>,
     counts: Vec<u16>,
+    /// The VMs cut so far are `slots[..depth]`; the entries past `depth` are buffers kept for
+    /// reuse (no GI vector is allocated or moved per VM).
     slots: Vec<(usize, Vec<GiSlot>)>,
+    depth: usize,
     /// How many of `slots` hold exactly the GIs of one of the host's running VMs, and the sum
     /// of their types' surcharges.
     kept: u32,
@@ -868,11 +871,9 @@ struct Search<'a> {
     /// The host's own running VMs per type, and their exact GIs.
     own: &'a [u16],
     exact: &'a [ExactGis],
-    /// Buffers reused across the search: a slot's sorted GIs, open VM slots, and GI slot
-    /// vectors.
+    /// Buffers reused across the search: a slot's sorted GIs, and open VM slots.
     scratch: Vec<(ProfileId, usize, u8)>,
     slot_pool: Vec<Vec<Option<usize>>>,
-    gi_pool: Vec<Vec<GiSlot>>,
     /// Value of the arrangement's GPU configurations (hosts, GPUs, free starts).
     base: f64,
     delta: f64,
@@ -892,14 +893,21 @@ impl Search<'_> {
         key.1 == p && key.0 == class
     }
 
-    /// Whether a slot of type `t` holds exactly the GIs of one of the host's running VMs.
-    fn is_exact(&mut self, t: usize, s: &[GiSlot]) -> bool {
+    /// Whether the VM cut at depth `d` (of type `t`) holds exactly the GIs of one of the host's running
+    /// VMs.
+    fn is_exact(&mut self, t: usize, d: usize) -> bool {
         if self.exact.is_empty() {
             return false;
         }
         let e = &mut self.scratch;
         e.clear();
-        e.extend(self.keys[t].gis.iter().zip(s).map(|(g, s)| (g.1, s.gpu, s.start)));
+        e.extend(
+            self.keys[t]
+                .gis
+                .iter()
+                .zip(&self.slots[d].1)
+                .map(|(g, s)| (g.1, s.gpu, s.start)),
+        );
         e.sort_unstable();
         self.exact.iter().any(|(et, x)| *et == t && x == e)
     }
@@ -926,7 +934,7 @@ impl Search<'_> {
                     Content {
                         counts: self.counts.clone(),
                         value,
-                        slots: self.slots.clone(),
+                        slots: self.slots[..self.depth].to_vec(),
                     },
                 );
             }
@@ -943,22 +951,25 @@ impl Search<'_> {
             self.found();
             return;
         };
-        // The first unused GI takes one position of a type (the first of equal ones).
+        // The first unused GI takes one position of a type (the first of equal ones). One slot
+        // buffer serves every candidate (`fill` leaves it as it found it): taking a buffer from
+        // the pool per candidate read back the one just returned, a store-to-load stall that
+        // took a sixth of this function's time.
         let cands = self.cands;
+        let mut slot = self.slot_pool.pop().unwrap_or_default();
         for &(t, a) in &cands[self.gi_cands[first]] {
             let (kc, kr) = (self.cores_of[t], self.ram_of[t]);
             if self.counts[t] as u32 >= self.total[t] || cores + kc > self.cores || ram + kr > self.ram {
                 continue;
             }
-            let mut slot = self.slot_pool.pop().unwrap_or_default();
             slot.clear();
             slot.resize(self.keys[t].gis.len(), None);
             slot[a] = Some(first);
             self.used[first] = true;
             self.fill(t, &mut slot, 0, first, cores + kc, ram + kr);
             self.used[first] = false;
-            self.slot_pool.push(slot);
         }
+        self.slot_pool.push(slot);
     }
 
     /// Fills the remaining positions of a VM of type `t` with unused GIs after `first`; equal
@@ -973,21 +984,25 @@ impl Search<'_> {
         ram: u32,
     ) {
         if pos == slot.len() {
-            let mut s = self.gi_pool.pop().unwrap_or_default();
+            let d = self.depth;
+            if d == self.slots.len() {
+                self.slots.push((t, Vec::new()));
+            }
+            let gis = &self.gis;
+            let (st, s) = &mut self.slots[d];
+            *st = t;
             s.clear();
             s.extend(slot.iter().map(|g| {
-                let (k, _, _, z) = self.gis[g.expect("filled")];
+                let (k, _, _, z) = gis[g.expect("filled")];
                 GiSlot { gpu: k, start: z }
             }));
-            let exact = self.is_exact(t, &s) as u32;
+            let exact = self.is_exact(t, d) as u32;
             self.counts[t] += 1;
             self.kept += exact;
             self.kept_extra += self.extra[t] * exact as f64;
-            self.slots.push((t, s));
+            self.depth += 1;
             self.cut(first + 1, cores, ram);
-            if let Some((_, s)) = self.slots.pop() {
-                self.gi_pool.push(s);
-            }
+            self.depth -= 1;
             self.kept -= exact;
             self.kept_extra -= self.extra[t] * exact as f64;
             self.counts[t] -= 1;
