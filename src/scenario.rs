@@ -616,11 +616,9 @@ impl PolicySettings {
     /// (settings written beside the preset win).
     pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
         self.preset = preset;
-        for (key, value) in preset.keys() {
-            if let Some(f) = PRESET_FIELDS.iter().find(|f| f.key == key) {
-                if !written(key) {
-                    (f.set)(self, value);
-                }
+        if preset == Preset::Paper {
+            for f in PRESET_FIELDS.iter().filter(|f| !written(f.key)) {
+                (f.set)(self, f.paper);
             }
         }
     }
