@@ -726,6 +726,18 @@ fn cut_search(
     per_gpu: &[Vec<&'static Config>],
     max_steps: u64,
 ) -> (FxMap<Vec<u16>, Content>, u64) {
+    let (out, steps, _) = cut_search_with(x, per_gpu, max_steps, true);
+    (out, steps)
+}
+
+/// [`cut_search`], with the states of the search memoised (`Search::cut`) or not (`memo`),
+/// and the states it did not search again.
+fn cut_search_with(
+    x: &HostIn,
+    per_gpu: &[Vec<&'static Config>],
+    max_steps: u64,
+    memo: bool,
+) -> (FxMap<Vec<u16>, Content>, u64, u64) {
     let HostIn {
         inst,
         h,
@@ -795,7 +807,18 @@ fn cut_search(
         out: FxMap::default(),
         steps: 0,
         max_steps,
+        seen: FxMap::default(),
+        mask: 0,
+        ckey: 0,
+        memoise: false,
+        memo_on: false,
+        pruned: 0,
     };
+    // The states of the search can be memoised when their key packs into `StateKey`: every
+    // GI in the mask's 64 bits, every count in `COUNT_BITS` bits.
+    // (A path's value rises with `kept` and `kept_extra` only while delta and the surcharges
+    // are not negative, which the scenario's checks ensure; the search does not rely on it.)
+    st.memoise = memo && nt_fits(keys.len(), total) && delta >= 0.0 && extra.iter().all(|&x| x >= 0.0);
     loop {
         let mut active = 0u32;
         let mut cf = 0u32;
@@ -817,6 +840,10 @@ fn cut_search(
             st.base = -w.host - w.gpu * active as f64 + w.free_start * cf as f64;
             st.used.clear();
             st.used.resize(st.gis.len(), false);
+            st.seen.clear();
+            st.mask = 0;
+            st.ckey = 0;
+            st.memo_on = st.memoise && st.gis.len() <= 64;
             st.cut(0, 0, 0);
             if st.steps > st.max_steps {
                 break;
@@ -826,7 +853,7 @@ fn cut_search(
             break;
         }
     }
-    (st.out, st.steps)
+    (st.out, st.steps, st.pruned)
 }
 
 /// What the surcharges of delta_i add to a content's value: per type, extra[t] for each of the
@@ -884,6 +911,32 @@ struct Search<'a> {
     /// Calls of `cut` so far, and the most allowed (the work budget).
     steps: u64,
     max_steps: u64,
+    /// The states of the current combination's search already searched from ([`StateKey`]):
+    /// the `kept` and `kept_extra` of the path that reached them first (or of a later one that
+    /// was better in both), and the steps their search took.
+    seen: FxMap<StateKey, (u32, f64, u64)>,
+    /// The GIs used (bit g for `used[g]`) and the counts packed as in [`StateKey`].
+    mask: u64,
+    ckey: u128,
+    /// Whether the types' counts pack into a key (`nt_fits`), and whether the current
+    /// combination is memoised (also at most 64 GIs).
+    memoise: bool,
+    memo_on: bool,
+    /// States reached again and not searched again.
+    pruned: u64,
+}
+
+/// A state of the cut search: the GIs used (one bit each) and the VMs cut so far per type
+/// (`COUNT_BITS` bits each). The cores and RAM used follow from the counts, and the first
+/// unused GI from the mask, so the search below a state is the same wherever it is reached.
+type StateKey = (u64, u128);
+
+/// Bits of one type's count in [`StateKey`].
+const COUNT_BITS: usize = 6;
+
+/// Whether `nt` types with at most `total` VMs each pack into [`StateKey`].
+fn nt_fits(nt: usize, total: &[u32]) -> bool {
+    nt * COUNT_BITS <= 128 && total.iter().all(|&n| n < (1 << COUNT_BITS))
 }
 
 impl Search<'_> {
@@ -942,11 +995,44 @@ impl Search<'_> {
     }
 
     /// Assigns every GI from the first unused one on; `cores`/`ram` are those used so far.
+    ///
+    /// A state reached again ([`StateKey`]) by a path that keeps no more VMs' exact GIs, with
+    /// no more of their surcharges, than the path that searched it leads only to arrangements
+    /// worth no more than the ones that search found first for the same contents, which
+    /// `found` keeps (the first of equal values): it is not searched again, and its steps are
+    /// counted as that search took them, so the work budget ends the search where the full
+    /// search would.
     fn cut(&mut self, from: usize, cores: u32, ram: u32) {
         self.steps += 1;
         if self.steps > self.max_steps {
             return;
         }
+        if !self.memo_on {
+            return self.cut_from(from, cores, ram);
+        }
+        let key = (self.mask, self.ckey);
+        if let Some(&(k, x, n)) = self.seen.get(&key) {
+            if self.kept <= k && self.kept_extra <= x {
+                self.steps += n - 1;
+                self.pruned += 1;
+                return;
+            }
+        }
+        let before = self.steps;
+        self.cut_from(from, cores, ram);
+        let n = self.steps - before + 1;
+        let (kept, extra) = (self.kept, self.kept_extra);
+        match self.seen.get_mut(&key) {
+            Some(e) if kept >= e.0 && extra >= e.1 => *e = (kept, extra, n),
+            Some(_) => {}
+            None => {
+                self.seen.insert(key, (kept, extra, n));
+            }
+        }
+    }
+
+    /// [`Search::cut`] once the state is searched.
+    fn cut_from(&mut self, from: usize, cores: u32, ram: u32) {
         let Some(first) = (from..self.gis.len()).find(|&g| !self.used[g]) else {
             self.found();
             return;
@@ -1001,7 +1087,15 @@ impl Search<'_> {
             self.kept += exact;
             self.kept_extra += self.extra[t] * exact as f64;
             self.depth += 1;
+            let (mask, ckey) = (self.mask, self.ckey);
+            if self.memo_on {
+                for g in slot.iter().flatten() {
+                    self.mask |= 1 << g;
+                }
+                self.ckey += 1 << (COUNT_BITS * t);
+            }
             self.cut(first + 1, cores, ram);
+            (self.mask, self.ckey) = (mask, ckey);
             self.depth -= 1;
             self.kept -= exact;
             self.kept_extra -= self.extra[t] * exact as f64;
@@ -1397,6 +1491,66 @@ mod tests {
         // The cases are not all trivial: the search grew in many, and some passed the cap.
         assert!(grew >= 30, "{grew} grew");
         assert!(passed >= 3, "{passed} passed the cap");
+    }
+
+    /// The memoised cut search returns what the full search returns: the same contents, each
+    /// with the same value and the same arrangement (the first of the best), the same steps,
+    /// and the same verdict at every steps limit; on random hosts with running VMs and
+    /// surcharges on some types.
+    #[test]
+    fn the_memoised_search_finds_what_the_full_search_finds() {
+        use rand::{Rng, SeedableRng};
+        let mut pruned_somewhere = 0;
+        let mut compared = 0;
+        for seed in 0..160u64 {
+            let (f, pending) = random_neighborhood(seed);
+            let inst = Inst::new(&f, &[0], &pending, Weights::default()).unwrap();
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
+            let (keys, type_of, _) = types(&inst);
+            let nt = keys.len();
+            let mut total = vec![0u32; nt];
+            for &t in &type_of {
+                total[t] += 1;
+            }
+            let (own, exact) = own_vms(&inst, 0, &type_of, nt);
+            let extra: Vec<f64> = (0..nt).map(|_| [0.0, 15.0, 7.0][rng.gen_range(0..3)]).collect();
+            let x = HostIn {
+                inst: &inst,
+                h: 0,
+                keys: &keys,
+                total: &total,
+                own: &own,
+                exact: &exact,
+                delta: inst.w.delta_running,
+                extra: &extra,
+            };
+            let per_gpu = gpu_configs(&inst, 0, &keys, &total);
+            let (full, steps, none) = cut_search_with(&x, &per_gpu, 2_000_000, false);
+            assert_eq!(none, 0);
+            if steps > 2_000_000 {
+                continue;
+            }
+            let (memo, msteps, pruned) = cut_search_with(&x, &per_gpu, 2_000_000, true);
+            assert_eq!(msteps, steps, "seed {seed}: steps");
+            assert_eq!(memo.len(), full.len(), "seed {seed}: contents");
+            for (counts, a) in &full {
+                let b = &memo[counts];
+                assert_eq!(a.value, b.value, "seed {seed}: value of {counts:?}");
+                assert_eq!(a.slots, b.slots, "seed {seed}: arrangement of {counts:?}");
+            }
+            for cap in [steps / 3, steps / 2, steps.saturating_sub(1), steps] {
+                let (_, s_full, _) = cut_search_with(&x, &per_gpu, cap, false);
+                let (_, s_memo, _) = cut_search_with(&x, &per_gpu, cap, true);
+                assert_eq!(s_full > cap, s_memo > cap, "seed {seed}: verdict at {cap}");
+            }
+            compared += 1;
+            pruned_somewhere += usize::from(pruned > 0);
+        }
+        assert!(compared >= 100, "{compared} hosts compared");
+        assert!(
+            pruned_somewhere >= 20,
+            "states searched once only on {pruned_somewhere} hosts"
+        );
     }
 
     /// A host past the steps limit with three one-GI types is answered from [`OVER`] when a
