@@ -717,6 +717,33 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How the line of a journal's settings that holds every workload and policy setting begins:
+/// their values as this binary runs them, each one written whether at its default or not.
+const EFFECTIVE: &str = "# effective: ";
+
+/// Whether a journal's settings `before` are the settings `now` of the sweep that resumes it:
+/// the same text, or, from another binary that writes its scenario otherwise (a key left out
+/// at its default, or written although it is), the same warm-up and hours, the same line of
+/// every workload and policy value ([`EFFECTIVE`]; a setting whose default changed shows
+/// there), and the same scenario when this binary reads both texts.
+fn same_settings(before: &str, now: &str) -> bool {
+    if before == now {
+        return true;
+    }
+    // (scenario text, warm-up and hours line, effective line)
+    let split = |t: &str| -> Option<(String, String, String)> {
+        let (toml, rest) = t.rsplit_once("\n# --warmup ")?;
+        let (run, effective) = rest.split_once('\n')?;
+        let effective = effective.strip_prefix(EFFECTIVE)?;
+        Some((toml.to_string(), run.to_string(), effective.to_string()))
+    };
+    let (Some((b_toml, b_run, b_eff)), Some((n_toml, n_run, n_eff))) = (split(before), split(now)) else {
+        return false;
+    };
+    let read = |t: &str| scenario::parse(t, "journal").and_then(|s| s.to_toml()).ok();
+    b_run == n_run && b_eff == n_eff && read(&b_toml).is_some_and(|b| Some(b) == read(&n_toml))
+}
+
 /// The finished runs of a sweep into `--out DIR`: `DIR/runs.partial.csv` holds the rows of the
 /// runs finished so far (rewritten atomically after each run) and `DIR/runs.partial.settings`
 /// what they were run with (the scenario after `--policy-set` and `--trace`, the warm-up and the
@@ -760,7 +787,7 @@ impl Journal {
                     rows.display()
                 )
             })?;
-            if before != settings {
+            if !same_settings(&before, settings) {
                 bail!(
                     "{}: the interrupted sweep ran with other settings (the scenario, --policy-set, --trace, --warmup or --hours differ); remove {} to start again",
                     settings_path.display(),
@@ -870,10 +897,12 @@ fn sweep(path: &Path, a: &Args, shard: Option<Shard>) -> anyhow::Result<Vec<(Str
     let journal = match &a.out {
         Some(dir) => {
             let settings = format!(
-                "{}\n# --warmup {:?} --hours {:?}\n",
+                "{}\n# --warmup {:?} --hours {:?}\n{EFFECTIVE}{:?} {:?}\n",
                 base.to_toml()?,
                 a.run.warmup,
-                a.run.hours
+                a.run.hours,
+                base.workload,
+                base.policy
             );
             Some(Journal::open(dir, &settings, &base.name, &jobs, a.resume)?)
         }

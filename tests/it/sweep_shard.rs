@@ -667,6 +667,35 @@ fn a_killed_sweep_resumes_from_its_finished_runs() {
         &["runs.partial.settings", "other settings"],
     );
     err(with(&["--hours", "4", "--resume"]), &["--resume", "--out"]);
+    // A binary that writes a key at its default (as one whose default was another value did)
+    // ran with the same settings: the journal resumes. One whose values differ does not, even
+    // where its scenario text reads back the same (a default that changed).
+    let settings = part.join("runs.partial.settings");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    let scenario_text = &text[..text.find("\n# --warmup").expect("warm-up line")];
+    assert!(
+        scenario_text.contains("\n[policy]\n") && !scenario_text.contains("ff_active_first"),
+        "{text}"
+    );
+    let effective = text
+        .lines()
+        .find(|l| l.starts_with("# effective: "))
+        .expect("effective line");
+    assert!(effective.contains("ff_active_first: true"), "{effective}");
+    let changed = text.replace(
+        effective,
+        &effective.replace("ff_active_first: true", "ff_active_first: false"),
+    );
+    std::fs::write(&settings, changed).unwrap();
+    err(
+        with(&["--hours", "4", "--out", &part_s, "--resume"]),
+        &["runs.partial.settings", "other settings"],
+    );
+    std::fs::write(
+        &settings,
+        text.replace("\n[policy]\n", "\n[policy]\nff_active_first = true\n"),
+    )
+    .unwrap();
     let out = migplan()
         .args(with(&["--hours", "4", "--out", &part_s, "--resume"]))
         .output()
