@@ -1384,6 +1384,15 @@ mod tests {
     /// Runs `f` on host 0 of `inst` as the host-content build sees it: the neighborhood's
     /// types and their totals, the host's own VMs, no extra reward.
     fn with_host_in<R>(inst: &Inst, f: impl FnOnce(&HostIn) -> R) -> R {
+        with_host_in_extra(inst, |nt| vec![0.0; nt], f)
+    }
+
+    /// [`with_host_in`] with the surcharge per type that `extra` gives for the number of types.
+    fn with_host_in_extra<R>(
+        inst: &Inst,
+        extra: impl FnOnce(usize) -> Vec<f64>,
+        f: impl FnOnce(&HostIn) -> R,
+    ) -> R {
         let (keys, type_of, _) = types(inst);
         let nt = keys.len();
         let mut total = vec![0u32; nt];
@@ -1391,7 +1400,7 @@ mod tests {
             total[t] += 1;
         }
         let (own, exact) = own_vms(inst, 0, &type_of, nt);
-        let extra = vec![0.0; nt];
+        let extra = extra(nt);
         f(&HostIn {
             inst,
             h: 0,
@@ -1506,43 +1515,31 @@ mod tests {
             let (f, pending) = random_neighborhood(seed);
             let inst = Inst::new(&f, &[0], &pending, Weights::default()).unwrap();
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed);
-            let (keys, type_of, _) = types(&inst);
-            let nt = keys.len();
-            let mut total = vec![0u32; nt];
-            for &t in &type_of {
-                total[t] += 1;
-            }
-            let (own, exact) = own_vms(&inst, 0, &type_of, nt);
-            let extra: Vec<f64> = (0..nt).map(|_| [0.0, 15.0, 7.0][rng.gen_range(0..3)]).collect();
-            let x = HostIn {
-                inst: &inst,
-                h: 0,
-                keys: &keys,
-                total: &total,
-                own: &own,
-                exact: &exact,
-                delta: inst.w.delta_running,
-                extra: &extra,
-            };
-            let per_gpu = gpu_configs(&inst, 0, &keys, &total);
-            let (full, steps, none) = cut_search_with(&x, &per_gpu, 2_000_000, false);
-            assert_eq!(none, 0);
-            if steps > 2_000_000 {
+            let extra = |nt: usize| (0..nt).map(|_| [0.0, 15.0, 7.0][rng.gen_range(0..3)]).collect();
+            let Some(pruned) = with_host_in_extra(&inst, extra, |x| {
+                let per_gpu = gpu_configs(&inst, 0, x.keys, x.total);
+                let (full, steps, none) = cut_search_with(x, &per_gpu, 2_000_000, false);
+                assert_eq!(none, 0);
+                if steps > 2_000_000 {
+                    return None;
+                }
+                let (memo, msteps, pruned) = cut_search_with(x, &per_gpu, 2_000_000, true);
+                assert_eq!(msteps, steps, "seed {seed}: steps");
+                assert_eq!(memo.len(), full.len(), "seed {seed}: contents");
+                for (counts, a) in &full {
+                    let b = &memo[counts];
+                    assert_eq!(a.value, b.value, "seed {seed}: value of {counts:?}");
+                    assert_eq!(a.slots, b.slots, "seed {seed}: arrangement of {counts:?}");
+                }
+                for cap in [steps / 3, steps / 2, steps.saturating_sub(1), steps] {
+                    let (_, s_full, _) = cut_search_with(x, &per_gpu, cap, false);
+                    let (_, s_memo, _) = cut_search_with(x, &per_gpu, cap, true);
+                    assert_eq!(s_full > cap, s_memo > cap, "seed {seed}: verdict at {cap}");
+                }
+                Some(pruned)
+            }) else {
                 continue;
-            }
-            let (memo, msteps, pruned) = cut_search_with(&x, &per_gpu, 2_000_000, true);
-            assert_eq!(msteps, steps, "seed {seed}: steps");
-            assert_eq!(memo.len(), full.len(), "seed {seed}: contents");
-            for (counts, a) in &full {
-                let b = &memo[counts];
-                assert_eq!(a.value, b.value, "seed {seed}: value of {counts:?}");
-                assert_eq!(a.slots, b.slots, "seed {seed}: arrangement of {counts:?}");
-            }
-            for cap in [steps / 3, steps / 2, steps.saturating_sub(1), steps] {
-                let (_, s_full, _) = cut_search_with(&x, &per_gpu, cap, false);
-                let (_, s_memo, _) = cut_search_with(&x, &per_gpu, cap, true);
-                assert_eq!(s_full > cap, s_memo > cap, "seed {seed}: verdict at {cap}");
-            }
+            };
             compared += 1;
             pruned_somewhere += usize::from(pruned > 0);
         }
