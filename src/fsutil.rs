@@ -48,6 +48,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// column of the first bad byte.
 pub fn read_text(path: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    text_of(bytes, &path.display().to_string())
+}
+
+/// `bytes` as text; bytes that are not UTF-8 are an error naming `name`, the line, the column
+/// and the byte offset of the first bad byte.
+pub fn text_of(bytes: Vec<u8>, name: &str) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         let bad = e.utf8_error().valid_up_to();
         let before = &e.as_bytes()[..bad];
@@ -55,8 +61,7 @@ pub fn read_text(path: &Path) -> anyhow::Result<String> {
         let line_start = before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
         anyhow::anyhow!(
-            "{}:{line}:{col}: not UTF-8 text (byte 0x{:02x})",
-            path.display(),
+            "{name}:{line}:{col}: not UTF-8 text (byte 0x{:02x} at offset {bad})",
             e.as_bytes()[bad]
         )
     })
@@ -133,7 +138,10 @@ mod tests {
         let bad = dir.join("bad.txt");
         std::fs::write(&bad, b"ok\nab\xffc\n").expect("bad file");
         let err = read_text(&bad).unwrap_err().to_string();
-        assert!(err.ends_with("bad.txt:2:3: not UTF-8 text (byte 0xff)"), "{err}");
+        assert!(
+            err.ends_with("bad.txt:2:3: not UTF-8 text (byte 0xff at offset 5)"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -36,12 +36,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let sc = scenario::load(&a.scenario)?;
     let file = a.scenario.display().to_string();
     let plan = serving::plan_pending(&sc.fleet, &sc.policy, ExactSettings::default())
-        .map_err(|e| anyhow::anyhow!("{file}: the batch cannot be planned: {e}"))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{file}: the batch cannot be planned: {e}; `migplan defrag {file}` or `migplan solve {file}` may free GPUs"
+            )
+        })?;
     let r = report(&sc.fleet, &plan);
     a.output.finish(
         &sc,
         &plan.fleet,
-        || render(&plan, &r),
+        || render(&plan, &r, &file),
         || to_json(&plan, &r),
         "the batch plan",
     )
@@ -64,7 +68,17 @@ fn why_pending(fleet: &Fleet, vm: &Vm) -> String {
             format!("no shared {} GPU with {gb} GB free", model(m))
         }
         Shape::Mig if vm.gis.len() == 1 => {
-            "no room left on the MIG GPUs of its model after the layout plan".into()
+            let m = vm.gis[0].model;
+            let free = fleet
+                .hosts
+                .iter()
+                .flat_map(|h| &h.gpus)
+                .any(|g| g.model == m && g.mode == GpuMode::Mig && !g.is_used());
+            if free {
+                "no room left on the MIG GPUs of its model after the layout plan".into()
+            } else {
+                format!("no free {} GPU in MIG mode to lay out", model(m))
+            }
         }
         Shape::Mig => "no host takes all of its GIs (packing score)".into(),
     }
@@ -118,7 +132,7 @@ fn compact(model: &crate::catalog::GpuModel, counts: &[u32]) -> String {
         .join(" ")
 }
 
-fn render(plan: &BatchPlan, r: &Report) -> String {
+fn render(plan: &BatchPlan, r: &Report, file: &str) -> String {
     let mut out = String::new();
     out += &format!(
         "batch: {} VM(s) placed, {} left pending\n",
@@ -127,6 +141,13 @@ fn render(plan: &BatchPlan, r: &Report) -> String {
     );
     for (id, why) in &r.pending {
         out += &format!("  pending VM {id}: {why}\n");
+    }
+    for (model, n) in &plan.no_free_gpu {
+        out += &format!(
+            "no free {model} GPU in MIG mode: none was laid out, and its {n} single-instance request(s) stay pending. \
+             Free GPUs first: `migplan defrag {file}` (restarts the fewest tenants at their next deploy) \
+             or `migplan solve {file}` (live migrations), then run the batch again.\n"
+        );
     }
     for (model, n) in &plan.layout_gpus {
         out += &format!("MIG GPUs for the layouts: {model} {n}\n");
@@ -179,6 +200,7 @@ fn to_json(plan: &BatchPlan, r: &Report) -> serde_json::Value {
         "layout_gpus": plan.layout_gpus,
         "mig_gpus": plan.layout_gpus.values().sum::<u32>(),
         "proven_optimal": plan.proven_optimal,
+        "no_free_gpu": plan.no_free_gpu.iter().map(|(m, n)| json!({"model": m, "pending": n})).collect::<Vec<_>>(),
         "layouts": r.layouts.iter().map(|(gpu, name, gis)| json!({"gpu": gpu, "name": name, "instances": gis})).collect::<Vec<_>>(),
         "gpus_used": {"mig": mig, "whole": whole, "shared": shared},
         "gang_hosts": r.gang_hosts,

@@ -28,7 +28,12 @@ pub struct K8sArgs {
 
 pub fn run(a: K8sArgs) -> anyhow::Result<()> {
     let input = a.input.display().to_string();
-    let text = std::fs::read_to_string(&a.input).map_err(|e| anyhow::anyhow!("{input}: cannot read: {e}"))?;
+    let text = crate::fsutil::read_text(&a.input)?;
+    if text.trim().is_empty() {
+        anyhow::bail!(
+            "{input}: the file is empty: expected a scenario (TOML) or a layout plan (JSON of `migplan layout --json`)"
+        );
+    }
     let is_plan = text.trim_start().starts_with('{');
     let (s, plan, note) = if is_plan {
         let Some(fleet) = &a.fleet else {

@@ -1,12 +1,15 @@
-//! `migplan import mig-parted SCENARIO FILE [--json]`: reads a mig-parted config (as `migplan
-//! export mig-parted` writes it, or in mig-parted's own style with `devices: all`) against a
-//! scenario's hosts, checks every device's instances against the placement rules, and shows per
-//! GPU the current instances, the imported ones and the layout name they are known by. A GPU
-//! whose layout would change drains its whole host, so for each such host it also
-//! lists the VMs displaced and those that get no instance back (`ops::relayout`). Nothing is
-//! applied; FILE `-` reads standard input.
+//! `migplan import mig-parted SCENARIO FILE [--labels labels.sh] [--json]`: reads a mig-parted
+//! config (as `migplan export mig-parted` writes it, the ConfigMap of `migplan export k8s`, or in
+//! mig-parted's own style with `devices: all`) against a scenario's hosts, checks every device's
+//! instances against the placement rules, and shows per GPU the current configuration, the
+//! imported one and the layout name it is known by. A config applies to the host it is named
+//! after, or to the nodes labelled with it (`--labels`, or the scenario's own labels); FILE may
+//! be the folder `export k8s` wrote, whose `labels.sh` is then read too. `mig-enabled` is read as
+//! mig-parted applies it (`ops::export`). A GPU whose configuration would change drains its whole
+//! host, so for each such host it also lists the VMs displaced and those that get no instance
+//! back (`ops::relayout`). Nothing is applied; FILE `-` reads standard input.
 
-use crate::fleet::Fleet;
+use crate::fleet::{Fleet, GpuMode};
 use crate::ops::export::{self, DeviceLayout, HostLayouts};
 use crate::ops::layouts::{self, Layout, Origin};
 use crate::ops::relayout;
@@ -30,8 +33,14 @@ pub enum Format {
 pub struct MigPartedArgs {
     /// Scenario file (TOML) whose hosts the configs name.
     pub scenario: PathBuf,
-    /// The mig-parted config (YAML); `-` reads standard input.
+    /// The mig-parted config (YAML, or the GPU operator's ConfigMap holding one), or the folder
+    /// `migplan export k8s` wrote (its `mig-parted-config.yaml` and `labels.sh`); `-` reads
+    /// standard input.
     pub file: PathBuf,
+    /// The node labels (`kubectl label node NODE nvidia.com/mig.config=CONFIG` lines, as
+    /// `labels.sh` of `migplan export k8s`): which hosts take which config.
+    #[arg(long, value_name = "FILE")]
+    pub labels: Option<PathBuf>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -49,6 +58,7 @@ pub fn run(format: Format) -> anyhow::Result<()> {
 struct GpuRow {
     gpu: usize,
     model: String,
+    mode: GpuMode,
     current: Vec<u32>,
     imported: Option<DeviceLayout>,
     /// The menu's name for the imported instances (`all-disabled` for MIG off).
@@ -68,22 +78,37 @@ struct HostRow {
 
 fn mig_parted(a: MigPartedArgs) -> anyhow::Result<()> {
     let s = crate::scenario::load(&a.scenario)?;
-    let (text, file) = if a.file.as_os_str() == "-" {
-        let mut t = String::new();
+    let (config_path, labels_path) = if a.file.is_dir() {
+        let labels = a.labels.clone().unwrap_or_else(|| a.file.join("labels.sh"));
+        (a.file.join("mig-parted-config.yaml"), Some(labels))
+    } else {
+        (a.file.clone(), a.labels.clone())
+    };
+    let (text, file) = if config_path.as_os_str() == "-" {
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut t)
-            .context("standard input: cannot read the config")?;
+            .read_to_end(&mut bytes)
+            .context("<stdin>: cannot read the config")?;
+        let t = crate::fsutil::text_of(bytes, "<stdin>")?;
         (t, "<stdin>".to_string())
     } else {
-        let file = a.file.display().to_string();
-        let t =
-            std::fs::read_to_string(&a.file).with_context(|| format!("{file}: cannot read the config"))?;
-        (t, file)
+        let t = crate::fsutil::read_text(&config_path)?;
+        (t, config_path.display().to_string())
     };
-    let imported = export::import(&s.fleet, &text, &file)?;
-    if imported.is_empty() {
-        anyhow::bail!("{file}: `mig-configs` is empty: no host to import");
-    }
+    let labels = match &labels_path {
+        Some(p) => {
+            let lfile = p.display().to_string();
+            let t = crate::fsutil::read_text(p)?;
+            Some((export::parse_labels(&t, &lfile)?, lfile))
+        }
+        None => None,
+    };
+    let imported = export::import_with_labels(
+        &s.fleet,
+        &text,
+        &file,
+        labels.as_ref().map(|(l, f)| (l, f.as_str())),
+    )?;
     let rows = imported
         .iter()
         .map(|h| compare(&s.fleet, h))
@@ -112,12 +137,24 @@ fn compare(fleet: &Fleet, h: &HostLayouts) -> anyhow::Result<HostRow> {
             .as_ref()
             .map(|d| d.counts.clone())
             .unwrap_or_else(|| vec![0; model.profiles.len()]);
+        let gpu = &host.gpus[k];
+        let in_mig = gpu.mode == GpuMode::Mig;
+        // As mig-parted applies it: MIG off changes a GPU in MIG mode only (a whole or shared
+        // GPU stays as it is); MIG on changes a whole or shared GPU, or other instances.
         let (name, changes) = match dev {
             None => (None, false),
-            Some(d) if !d.mig_enabled => (Some("all-disabled".to_string()), true),
-            Some(d) => (menu.name_of(mid, &d.counts).map(String::from), d.counts != now),
+            Some(d) if !d.mig_enabled => (Some("all-disabled".to_string()), in_mig),
+            Some(d) => (
+                menu.name_of(mid, &d.counts).map(String::from),
+                !in_mig || d.counts != now,
+            ),
         };
-        if let (Some(d), true) = (dev, changes) {
+        if let (Some(_), true, false) = (dev, changes, in_mig) {
+            // A whole or shared GPU switched to MIG: its holder and shares lose their GPU.
+            lose.extend(gpu.holder);
+            lose.extend(gpu.shares.iter().map(|sh| sh.vm));
+        }
+        if let (Some(d), true, true) = (dev, changes, in_mig) {
             // The importer has checked that the instances can be placed on one GPU.
             let label = name.clone().unwrap_or_else(|| "imported".into());
             let layout = Layout::new(
@@ -140,6 +177,7 @@ fn compare(fleet: &Fleet, h: &HostLayouts) -> anyhow::Result<HostRow> {
         gpus.push(GpuRow {
             gpu: k,
             model: model.name.clone(),
+            mode: gpu.mode,
             current: now,
             imported: dev.clone(),
             name,
@@ -189,6 +227,7 @@ fn to_json(fleet: &Fleet, scenario: &str, file: &str, rows: &[HostRow]) -> serde
                     json!({
                         "gpu": g.gpu,
                         "model": g.model,
+                        "mode": g.mode.name(),
                         "current": counts_map(fleet, &g.model, &g.current),
                         "configured": g.imported.is_some(),
                         "mig_enabled": g.imported.as_ref().map(|d| d.mig_enabled),
@@ -247,10 +286,17 @@ fn render(fleet: &Fleet, file: &str, rows: &[HostRow]) -> String {
                 Some(d) if !d.mig_enabled => "MIG disabled".into(),
                 Some(d) => layouts::describe_counts(model, &d.counts),
             };
+            let now = if !model.mig {
+                "no MIG".to_string()
+            } else if g.mode != GpuMode::Mig {
+                format!("MIG disabled ({})", g.mode.name())
+            } else {
+                layouts::describe_counts(model, &g.current)
+            };
             table.push(vec![
                 h.name.clone(),
                 g.gpu.to_string(),
-                layouts::describe_counts(model, &g.current),
+                now,
                 imported,
                 g.name.clone().unwrap_or_else(|| "-".into()),
                 if g.changes { "yes" } else { "no" }.into(),

@@ -42,16 +42,15 @@ pub struct K8sArgs {
 /// Reads a file, or standard input for `-`; returns the text and the name errors use.
 pub(super) fn read_input(p: &Path, what: &str) -> anyhow::Result<(String, String)> {
     if p.as_os_str() == "-" {
-        let mut t = String::new();
+        let mut bytes = Vec::new();
         std::io::stdin()
-            .read_to_string(&mut t)
-            .map_err(|e| anyhow::anyhow!("standard input: cannot read the {what}: {e}"))?;
-        Ok((t, "<stdin>".into()))
+            .read_to_end(&mut bytes)
+            .map_err(|e| anyhow::anyhow!("<stdin>: cannot read the {what}: {e}"))?;
+        Ok((crate::fsutil::text_of(bytes, "<stdin>")?, "<stdin>".into()))
     } else {
         let f = p.display().to_string();
-        let t =
-            std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{f}: cannot read the {what}: {e}"))?;
-        Ok((t, f))
+        let bytes = std::fs::read(p).map_err(|e| anyhow::anyhow!("{f}: cannot read the {what}: {e}"))?;
+        Ok((crate::fsutil::text_of(bytes, &f)?, f))
     }
 }
 

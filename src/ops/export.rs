@@ -1,21 +1,30 @@
 //! mig-parted configs: export the current layout of each host, and import such a config back to
 //! layouts per device.
 //!
-//! The format (mig-parted's config files): `version: v1`, then `mig-configs:` mapping a config name to a list of
-//! entries, each with `devices` (`all` or a list of GPU indices), `mig-enabled` and `mig-devices`
-//! (profile -> count). One config per host, named after the host, so a node is labelled
-//! `nvidia.com/mig.config=<host>`. GPUs of a host with the same instances share one entry; when
-//! one entry covers every GPU of the host it says `devices: all`. A GPU without instances is
-//! exported as MIG enabled with no devices (migplan's GPUs are always in MIG mode).
+//! The format (mig-parted's config files, read by [`crate::ops::mig_parted`]): `version: v1`,
+//! then `mig-configs:` mapping a config name to a list of entries, each with `devices` (`all` or
+//! a list of GPU indices), `mig-enabled` and `mig-devices` (profile -> count). The export writes
+//! one config per host, named after the host, so a node is labelled
+//! `nvidia.com/mig.config=<host>`. GPUs of a host with the same configuration share one entry;
+//! when one entry covers every GPU of the host it says `devices: all`.
+//!
+//! GPU modes (docs/fleet-import.md, "mig-parted and GPU modes"): a GPU in MIG mode is exported
+//! with `mig-enabled: true` and its instances; a whole or shared GPU of a MIG model with
+//! `mig-enabled: false`; a GPU whose model has no MIG (L40S, L4) is left out, and a host with only
+//! such GPUs gets no config (the MIG manager does not run on it). The importer reads
+//! `mig-enabled` as mig-parted applies it: on a GPU without MIG, `devices: all` and
+//! `mig-enabled: false` leave it alone and `mig-enabled: true` on a listed index is refused; on a
+//! whole or shared GPU, `mig-enabled: false` changes nothing.
 //!
 //! mig-parted does not pin start slices: the driver chooses where each instance starts, so only
 //! the instance counts are carried, and the export says so in a comment. The importer checks every
 //! profile against the host's GPU model and every device's instances against the placement rules.
 
 use crate::catalog::GpuModel;
-use crate::fleet::{Fleet, HostId};
+use crate::fleet::{Fleet, GpuMode, HostId};
 use crate::ops::layouts;
-use serde_yaml::Value;
+use crate::ops::mig_parted::{self, printable};
+use std::collections::BTreeMap;
 
 /// The MIG configuration of one GPU: MIG mode and instances per profile (indexed by profile id).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,7 +40,8 @@ pub struct HostLayouts {
     pub devices: Vec<Option<DeviceLayout>>,
 }
 
-/// The current layout of every GPU of host `h`: the instances on it now.
+/// The current configuration of every GPU of host `h`: the instances of a GPU in MIG mode, MIG
+/// off for a whole or shared GPU, and `None` for a GPU whose model has no MIG.
 pub fn current(fleet: &Fleet, h: HostId) -> HostLayouts {
     let host = &fleet.hosts[h];
     HostLayouts {
@@ -41,10 +51,14 @@ pub fn current(fleet: &Fleet, h: HostId) -> HostLayouts {
             .iter()
             .map(|g| {
                 let model = fleet.catalog.model(g.model);
+                if !model.mig {
+                    return None;
+                }
+                let on = g.mode == GpuMode::Mig;
                 Some(DeviceLayout {
-                    mig_enabled: true,
+                    mig_enabled: on,
                     counts: (0..model.profiles.len())
-                        .map(|p| g.occ.counts[p] as u32)
+                        .map(|p| if on { g.occ.counts[p] as u32 } else { 0 })
                         .collect(),
                 })
             })
@@ -61,13 +75,10 @@ pub fn render(fleet: &Fleet, scenario: &str, hosts: &[HostLayouts]) -> String {
     out.push_str("# named after the host (label the node nvidia.com/mig.config=<host>).\n");
     out.push_str("# mig-parted does not pin start slices: the driver chooses where each instance starts,\n");
     out.push_str("# so only the instance counts below are applied, not migplan's start slices.\n");
-    out.push_str("version: v1\nmig-configs:\n");
+    out.push_str("version: v1\n");
+    let mut body = String::new();
     for hl in hosts {
         let host = &fleet.hosts[hl.host];
-        if host.gpus.is_empty() {
-            continue;
-        }
-        out.push_str(&format!("  {}:\n", yaml_key(&host.name)));
         // Group GPUs with equal layouts, in order of their first GPU.
         let mut groups: Vec<(&DeviceLayout, Vec<usize>)> = Vec::new();
         for (k, d) in hl.devices.iter().enumerate() {
@@ -78,9 +89,10 @@ pub fn render(fleet: &Fleet, scenario: &str, hosts: &[HostLayouts]) -> String {
             }
         }
         if groups.is_empty() {
-            out.push_str("    []\n");
+            // No GPU with MIG (or none configured): nothing for the MIG manager to do.
             continue;
         }
+        body.push_str(&format!("  {}:\n", yaml_key(&host.name)));
         for (d, ks) in &groups {
             let devices = if groups.len() == 1 && ks.len() == host.gpus.len() {
                 "all".to_string()
@@ -91,8 +103,8 @@ pub fn render(fleet: &Fleet, scenario: &str, hosts: &[HostLayouts]) -> String {
                 )
             };
             let model = fleet.catalog.model(host.gpus[ks[0]].model);
-            out.push_str(&format!("    - devices: {devices}\n"));
-            out.push_str(&format!("      mig-enabled: {}\n", d.mig_enabled));
+            body.push_str(&format!("    - devices: {devices}\n"));
+            body.push_str(&format!("      mig-enabled: {}\n", d.mig_enabled));
             if !d.mig_enabled {
                 continue;
             }
@@ -104,14 +116,20 @@ pub fn render(fleet: &Fleet, scenario: &str, hosts: &[HostLayouts]) -> String {
                 .filter(|&(_, n)| n > 0)
                 .collect();
             if held.is_empty() {
-                out.push_str("      mig-devices: {}\n");
+                body.push_str("      mig-devices: {}\n");
             } else {
-                out.push_str("      mig-devices:\n");
+                body.push_str("      mig-devices:\n");
                 for (p, n) in held {
-                    out.push_str(&format!("        \"{}\": {n}\n", model.profiles[p].name));
+                    body.push_str(&format!("        \"{}\": {n}\n", model.profiles[p].name));
                 }
             }
         }
+    }
+    if body.is_empty() {
+        out.push_str("mig-configs: {}\n");
+    } else {
+        out.push_str("mig-configs:\n");
+        out.push_str(&body);
     }
     out
 }
@@ -143,7 +161,7 @@ pub fn export(fleet: &Fleet, scenario: &str, hosts: &[HostId]) -> String {
 }
 
 /// Why a mig-parted config cannot be imported: where (the file and the YAML path of the config,
-/// entry and field) and what is wrong.
+/// entry and field, or a line) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{at}: {problem}")]
 pub struct ImportError {
@@ -160,186 +178,257 @@ impl ImportError {
     }
 }
 
-/// Reads a mig-parted config whose config names are the fleet's host names (as [`export`] writes
-/// them) into layouts per device. Errors name the config, entry and field.
-pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>, ImportError> {
-    let doc: Value = serde_yaml::from_str(text).map_err(|e| {
-        ImportError::new(
-            file,
-            format!("not YAML: {}", crate::catalog::one_line(&e.to_string())),
-        )
-    })?;
-    let Value::Mapping(top) = doc else {
-        return Err(ImportError::new(
-            file,
-            "expected a mapping with `version` and `mig-configs`",
-        ));
-    };
-    for k in top.keys() {
-        match k.as_str() {
-            Some("version") | Some("mig-configs") => {}
-            _ => {
-                return Err(ImportError::new(
-                    file,
-                    format!("unknown top-level key {}", show(k)),
-                ))
+impl From<mig_parted::MigPartedError> for ImportError {
+    fn from(e: mig_parted::MigPartedError) -> ImportError {
+        match e {
+            mig_parted::MigPartedError::At {
+                file,
+                line,
+                column,
+                problem,
+            } => ImportError::new(format!("{file}:{line}:{column}"), problem),
+            mig_parted::MigPartedError::File { file, problem } => ImportError::new(file, problem),
+            mig_parted::MigPartedError::Field { file, path, problem } => {
+                ImportError::new(format!("{file}: {path}"), problem)
             }
         }
     }
-    match top.get("version").and_then(Value::as_str) {
-        Some("v1") => {}
-        Some(v) => {
-            return Err(ImportError::new(
-                file,
-                format!("version `{v}` is not supported (expected v1)"),
-            ))
+}
+
+/// The node labels of a `labels.sh` as `migplan export k8s` writes it: node -> (config, line).
+pub type NodeLabels = BTreeMap<String, (String, usize)>;
+
+/// Reads the `nvidia.com/mig.config` labels of a shell script of `kubectl label node NODE
+/// nvidia.com/mig.config=VALUE` lines (words plain or single-quoted); other lines are skipped.
+pub fn parse_labels(text: &str, file: &str) -> Result<NodeLabels, ImportError> {
+    let mut out = NodeLabels::new();
+    for (i, line) in text.lines().enumerate() {
+        let at = || format!("{file}:{}", i + 1);
+        let l = line.trim();
+        if !l.starts_with("kubectl ") || !l.contains("nvidia.com/mig.config=") {
+            continue;
         }
-        None => return Err(ImportError::new(file, "missing `version: v1`")),
-    }
-    let Some(Value::Mapping(configs)) = top.get("mig-configs") else {
-        return Err(ImportError::new(
-            file,
-            "`mig-configs` must be a mapping of config names",
-        ));
-    };
-    let mut out = Vec::new();
-    for (name, entries) in configs {
-        let Some(name) = name.as_str() else {
+        let words = shell_words(l).ok_or_else(|| ImportError::new(at(), "unterminated quote"))?;
+        let node = words
+            .windows(3)
+            .find(|w| w[0] == "label" && w[1] == "node")
+            .map(|w| w[2].clone())
+            .ok_or_else(|| {
+                ImportError::new(
+                    at(),
+                    "expected `kubectl label node NODE nvidia.com/mig.config=CONFIG`",
+                )
+            })?;
+        let Some(value) = words
+            .iter()
+            .find_map(|w| w.strip_prefix("nvidia.com/mig.config="))
+        else {
+            return Err(ImportError::new(at(), "no `nvidia.com/mig.config=CONFIG` word"));
+        };
+        if let Some((_, first)) = out.insert(node.clone(), (value.to_string(), i + 1)) {
             return Err(ImportError::new(
-                file,
-                format!("config name {} is not a string", show(name)),
+                at(),
+                format!(
+                    "node `{}` is labelled twice (first on line {first})",
+                    printable(&node)
+                ),
             ));
-        };
-        let ctx = format!("{file}: mig-configs.{}", printable(name));
-        let Some(h) = fleet.hosts.iter().position(|x| x.name == name) else {
-            return Err(ImportError::new(
-                &ctx,
-                format!("no host named `{}` in the scenario", printable(name)),
-            ));
-        };
-        if out.iter().any(|o: &HostLayouts| o.host == h) {
-            return Err(ImportError::new(&ctx, format!("host `{name}` has two configs")));
         }
-        let host = &fleet.hosts[h];
-        let n = host.gpus.len();
-        let mut devices: Vec<Option<DeviceLayout>> = vec![None; n];
-        let Value::Sequence(entries) = entries else {
-            return Err(ImportError::new(&ctx, "expected a list of entries"));
-        };
-        for (i, e) in entries.iter().enumerate() {
-            let ectx = format!("{ctx}[{i}]");
-            let Value::Mapping(e) = e else {
-                return Err(ImportError::new(&ectx, "expected a mapping"));
-            };
-            for k in e.keys() {
-                match k.as_str() {
-                    Some("devices") | Some("mig-enabled") | Some("mig-devices") => {}
-                    _ => {
-                        return Err(ImportError::new(
-                            &ectx,
-                            format!(
-                                "unknown key {} (supported: devices, mig-enabled, mig-devices)",
-                                show(k)
-                            ),
-                        ))
-                    }
-                }
-            }
-            let ks: Vec<usize> = match e.get("devices") {
-                Some(Value::String(s)) if s == "all" => (0..n).collect(),
-                Some(Value::Sequence(list)) => {
-                    let mut ks = Vec::new();
-                    for d in list {
-                        match d.as_u64() {
-                            Some(k) if (k as usize) < n => ks.push(k as usize),
-                            _ => {
-                                return Err(ImportError::new(
-                                    format!("{ectx}.devices"),
-                                    format!("{} is not a GPU index of host `{name}` (0..{n})", show(d)),
-                                ))
-                            }
-                        }
-                    }
-                    ks
-                }
-                Some(other) => {
-                    return Err(ImportError::new(
-                        format!("{ectx}.devices"),
-                        format!("{} is neither `all` nor a list of indices", show(other)),
-                    ))
-                }
-                None => return Err(ImportError::new(&ectx, "missing `devices`")),
-            };
-            let mig_enabled = match e.get("mig-enabled") {
-                Some(Value::Bool(b)) => *b,
-                Some(other) => {
-                    return Err(ImportError::new(
-                        format!("{ectx}.mig-enabled"),
-                        format!("{} is not true or false", show(other)),
-                    ))
-                }
-                None => return Err(ImportError::new(&ectx, "missing `mig-enabled`")),
-            };
-            let wanted: Vec<(String, u32)> = match e.get("mig-devices") {
-                None => Vec::new(),
-                Some(Value::Mapping(m)) => {
-                    let mut v = Vec::new();
-                    for (p, c) in m {
-                        let Some(p) = p.as_str() else {
-                            return Err(ImportError::new(
-                                format!("{ectx}.mig-devices"),
-                                format!("profile {} is not a string", show(p)),
-                            ));
-                        };
-                        let Some(c) = c.as_u64().and_then(|c| u32::try_from(c).ok()) else {
-                            return Err(ImportError::new(
-                                format!("{ectx}.mig-devices.{p}"),
-                                format!("{} is not a count", show(c)),
-                            ));
-                        };
-                        v.push((p.to_string(), c));
-                    }
-                    v
-                }
-                Some(other) => {
-                    return Err(ImportError::new(
-                        format!("{ectx}.mig-devices"),
-                        format!("{} is not a mapping", show(other)),
-                    ))
-                }
-            };
-            if !mig_enabled && wanted.iter().any(|&(_, c)| c > 0) {
-                return Err(ImportError::new(
-                    &ectx,
-                    "mig-devices given with mig-enabled: false",
-                ));
-            }
-            for k in ks {
-                if devices[k].is_some() {
-                    return Err(ImportError::new(
-                        &ectx,
-                        format!("GPU {k} of host `{name}` is configured twice"),
-                    ));
-                }
-                let model = fleet.catalog.model(host.gpus[k].model);
-                let counts = counts_for(model, &wanted)
-                    .map_err(|e| ImportError::new(&ectx, format!("GPU {k}: {e}")))?;
-                if layouts::arrange(model, &counts).is_none() {
-                    return Err(ImportError::new(
-                        &ectx,
-                        format!(
-                            "GPU {k}: {} cannot be placed on one {}",
-                            layouts::describe_counts(model, &counts),
-                            model.name
-                        ),
-                    ));
-                }
-                devices[k] = Some(DeviceLayout { mig_enabled, counts });
-            }
-        }
-        out.push(HostLayouts { host: h, devices });
     }
     Ok(out)
+}
+
+/// Splits a shell line into words: blanks separate, single quotes and `'\''` as [`crate::ops::k8s_export`]
+/// writes them, a `#` word starts a comment. `None` on an unterminated quote.
+fn shell_words(l: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = l.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        ch => cur.push(ch),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                cur.push(chars.next()?);
+            }
+            '#' if !in_word => break,
+            c if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    Some(words)
+}
+
+/// Reads a mig-parted config against the scenario's hosts: a config applies to the host it is
+/// named after, else to the node labels of the scenario (`nvidia.com/mig.config` kept from a
+/// Kubernetes import). Errors name the config, entry and field.
+pub fn import(fleet: &Fleet, text: &str, file: &str) -> Result<Vec<HostLayouts>, ImportError> {
+    import_with_labels(fleet, text, file, None)
+}
+
+/// [`import`] with node labels (a `labels.sh` read by [`parse_labels`], and its file name), which
+/// take precedence over the scenario's own labels: the configs of `migplan export k8s` are
+/// named after layouts that several nodes share.
+pub fn import_with_labels(
+    fleet: &Fleet,
+    text: &str,
+    file: &str,
+    labels: Option<(&NodeLabels, &str)>,
+) -> Result<Vec<HostLayouts>, ImportError> {
+    let configs = mig_parted::parse(text, file)?;
+    if let Some((labels, lfile)) = labels {
+        for (node, (config, line)) in labels {
+            if !fleet.hosts.iter().any(|h| &h.name == node) {
+                return Err(ImportError::new(
+                    format!("{lfile}:{line}"),
+                    format!("node `{}` is not a host of the scenario", printable(node)),
+                ));
+            }
+            if !configs.contains_key(config) {
+                return Err(ImportError::new(
+                    format!("{lfile}:{line}"),
+                    format!(
+                        "node `{}` is labelled `{}`, a config {file} does not define",
+                        printable(node),
+                        printable(config)
+                    ),
+                ));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (h, host) in fleet.hosts.iter().enumerate() {
+        let by_label = labels
+            .and_then(|(l, _)| l.get(&host.name))
+            .map(|(c, _)| c.as_str())
+            .or(host.mig_config.as_deref().filter(|c| configs.contains_key(*c)));
+        let name = if configs.contains_key(&host.name) {
+            host.name.as_str()
+        } else if let Some(c) = by_label {
+            c
+        } else {
+            continue;
+        };
+        let ctx = format!("{file}: mig-configs.{}", printable(name));
+        let devices = host_devices(fleet, h, &configs[name], &ctx)?;
+        out.push(HostLayouts { host: h, devices });
+    }
+    if out.is_empty() {
+        let names: Vec<&str> = configs.keys().map(String::as_str).take(3).collect();
+        return Err(ImportError::new(
+            file,
+            if names.is_empty() {
+                "`mig-configs` is empty: no host to import".to_string()
+            } else {
+                format!(
+                    "no config applies to a host of the scenario (configs: {}{}): name configs after hosts, \
+                     or give the node labels (--labels labels.sh, as `migplan export k8s` writes it)",
+                    names
+                        .iter()
+                        .map(|n| format!("`{}`", printable(n)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    if configs.len() > 3 { ", ..." } else { "" }
+                )
+            },
+        ));
+    }
+    Ok(out)
+}
+
+/// The configuration one config gives each GPU of host `h`, as mig-parted applies it.
+fn host_devices(
+    fleet: &Fleet,
+    h: usize,
+    entries: &mig_parted::Config,
+    ctx: &str,
+) -> Result<Vec<Option<DeviceLayout>>, ImportError> {
+    let host = &fleet.hosts[h];
+    let name = &host.name;
+    let n = host.gpus.len();
+    let mut devices: Vec<Option<DeviceLayout>> = vec![None; n];
+    for (i, e) in entries.iter().enumerate() {
+        let ectx = format!("{ctx}[{i}]");
+        if !e.device_filter.is_empty() {
+            return Err(ImportError::new(
+                format!("{ectx}.device-filter"),
+                "entries limited to PCI device IDs cannot be matched: the scenario's GPUs carry no device IDs",
+            ));
+        }
+        let all = e.devices.is_none();
+        let ks: Vec<usize> = match &e.devices {
+            None => (0..n).collect(),
+            Some(list) => {
+                if let Some(&k) = list.iter().find(|&&k| k >= n) {
+                    return Err(ImportError::new(
+                        format!("{ectx}.devices"),
+                        format!("`{k}` is not a GPU index of host `{name}` (0..{n})"),
+                    ));
+                }
+                list.clone()
+            }
+        };
+        for k in ks {
+            let model = fleet.catalog.model(host.gpus[k].model);
+            if !model.mig {
+                // mig-parted skips a GPU without MIG under `devices: all` or MIG off, and refuses
+                // to enable MIG on one it is given by index.
+                if all || !e.mig_enabled {
+                    continue;
+                }
+                return Err(ImportError::new(
+                    &ectx,
+                    format!(
+                        "GPU {k} of host `{name}` is a {}, which has no MIG: `mig-enabled: true` cannot apply to it",
+                        model.name
+                    ),
+                ));
+            }
+            if devices[k].is_some() {
+                return Err(ImportError::new(
+                    &ectx,
+                    format!("GPU {k} of host `{name}` is configured twice"),
+                ));
+            }
+            let counts = counts_for(model, &e.mig_devices)
+                .map_err(|p| ImportError::new(&ectx, format!("GPU {k}: {p}")))?;
+            if layouts::arrange(model, &counts).is_none() {
+                return Err(ImportError::new(
+                    &ectx,
+                    format!(
+                        "GPU {k}: {} cannot be placed on one {}",
+                        layouts::describe_counts(model, &counts),
+                        model.name
+                    ),
+                ));
+            }
+            devices[k] = Some(DeviceLayout {
+                mig_enabled: e.mig_enabled,
+                counts,
+            });
+        }
+    }
+    Ok(devices)
 }
 
 fn counts_for(model: &GpuModel, wanted: &[(String, u32)]) -> Result<Vec<u32>, String> {
@@ -347,39 +436,13 @@ fn counts_for(model: &GpuModel, wanted: &[(String, u32)]) -> Result<Vec<u32>, St
     for (p, c) in wanted {
         let Some(i) = model.profile(p) else {
             return Err(format!(
-                "unknown profile `{p}` for {} (known: {})",
+                "unknown profile `{}` for {} (known: {})",
+                printable(p),
                 model.name,
                 model.profile_names()
             ));
         };
-        counts[i] += c;
+        counts[i] = counts[i].saturating_add(*c);
     }
     Ok(counts)
-}
-
-fn show(v: &Value) -> String {
-    serde_yaml::to_string(v)
-        .map(|s| format!("`{}`", printable(s.trim())))
-        .unwrap_or_else(|_| "(value)".into())
-}
-
-/// `s` fit for a one-line message: control characters (newlines, escapes) escaped, at most 60
-/// characters kept.
-fn printable(s: &str) -> String {
-    let mut out: String = s
-        .chars()
-        .take(60)
-        .flat_map(|c| {
-            let esc: Vec<char> = if c.is_control() {
-                c.escape_default().collect()
-            } else {
-                vec![c]
-            };
-            esc
-        })
-        .collect();
-    if s.chars().count() > 60 {
-        out.push_str("...");
-    }
-    out
 }

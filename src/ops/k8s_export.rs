@@ -14,13 +14,17 @@
 //! - `resourcequotas.yaml`: one `ResourceQuota` per tenant of `[quotas]`, with
 //!   `requests.nvidia.com/mig-<profile>` limits.
 //!
-//! migplan's GPUs are always in MIG mode; a GPU whose GPU note says that MIG is disabled (as
-//! `migplan import` writes it) and that holds nothing or one whole-GPU instance (a pod asking for
-//! `nvidia.com/gpu`) is exported with `mig-enabled: false`.
+//! GPU modes, as mig-parted applies a config (docs/fleet-import.md, "mig-parted and GPU
+//! modes"): a GPU in MIG mode gets `mig-enabled: true` and its instances; a whole or shared GPU
+//! of a MIG model gets `mig-enabled: false`, and so does a GPU whose GPU note says that MIG is
+//! disabled (as `migplan import` writes it) holding nothing or one whole-GPU instance (a pod
+//! asking for `nvidia.com/gpu`). A GPU whose model has no MIG (L40S, L4) is left out of every
+//! config, and a host with no GPU with MIG gets no label and no config: the MIG manager does not
+//! run on such a node.
 //! mig-parted does not pin start slices: only instance counts are applied.
 
 use crate::catalog::{GpuModel, ModelId};
-use crate::fleet::{Fleet, Host, HostId};
+use crate::fleet::{Fleet, GpuMode, Host, HostId};
 use crate::ops::layouts;
 use crate::scenario::Scenario;
 use std::collections::BTreeMap;
@@ -33,28 +37,38 @@ pub struct GpuConfig {
     pub devices: Vec<(String, u32)>,
 }
 
-/// The configuration of every GPU of host `h` now.
-pub fn host_configs(fleet: &Fleet, h: HostId) -> Vec<GpuConfig> {
+/// The configuration of every GPU of host `h` now; `None` for a GPU whose model has no MIG
+/// (mig-parted leaves it alone).
+pub fn host_configs(fleet: &Fleet, h: HostId) -> Vec<Option<GpuConfig>> {
     let host = &fleet.hosts[h];
     host.gpus
         .iter()
         .enumerate()
         .map(|(k, g)| {
             let model = fleet.catalog.model(g.model);
-            // MIG off: nothing but a whole-GPU workload on a GPU imported with MIG disabled.
-            let off = g
-                .gis
-                .iter()
-                .all(|gi| model.profiles[gi.profile].size == model.memory_slices)
-                && host
-                    .gpu_notes
-                    .get(&k)
-                    .is_some_and(|n| n.starts_with("MIG disabled"));
-            let counts: Vec<u32> = g.occ.counts.iter().map(|&n| n as u32).collect();
-            match configured(host, g.model, &counts, off) {
+            if !model.mig {
+                return None;
+            }
+            // MIG off: a whole or shared GPU, or a GPU imported with MIG disabled that holds
+            // nothing but a whole-GPU workload.
+            let off = g.mode != GpuMode::Mig
+                || (g
+                    .gis
+                    .iter()
+                    .all(|gi| model.profiles[gi.profile].size == model.memory_slices)
+                    && host
+                        .gpu_notes
+                        .get(&k)
+                        .is_some_and(|n| n.starts_with("MIG disabled")));
+            let counts: Vec<u32> = if g.mode == GpuMode::Mig {
+                g.occ.counts.iter().map(|&n| n as u32).collect()
+            } else {
+                vec![0; model.profiles.len()]
+            };
+            Some(match configured(host, g.model, &counts, off) {
                 Some(l) => GpuConfig::of_counts(model, l.mig_enabled, &l.counts),
                 None => GpuConfig::of_counts(model, !off, &counts),
-            }
+            })
         })
         .collect()
 }
@@ -121,11 +135,11 @@ pub fn label_after(
     layout: &layouts::Layout,
 ) -> (String, Option<String>) {
     let mut cfgs = host_configs(fleet, h);
-    cfgs[gpu] = GpuConfig::of_counts(
+    cfgs[gpu] = Some(GpuConfig::of_counts(
         fleet.catalog.model(layout.model),
         layout.mig_enabled,
         &layout.counts,
-    );
+    ));
     let p = plan_of(fleet, vec![(h, cfgs)]);
     let (_, label) = &p.labels[0];
     let custom = p.custom.contains(label);
@@ -158,25 +172,27 @@ pub fn plan(fleet: &Fleet, hosts: &[HostId]) -> Plan {
     )
 }
 
-/// The labels and configs of hosts whose GPUs get the configurations given (one per GPU).
+/// The labels and configs of hosts whose GPUs get the configurations given (one per GPU; `None`
+/// for a GPU without MIG, left out).
 ///
 /// A host whose GPUs are all of one model and hold one menu layout is labelled with its name;
 /// when that name is used on hosts of two models it becomes `<layout>-<model>`. Any other host
-/// gets its own config, named after the host, with one entry per group of equal GPUs.
-pub fn plan_of(fleet: &Fleet, hosts: Vec<(HostId, Vec<GpuConfig>)>) -> Plan {
+/// gets its own config, named after the host, with one entry per group of equal GPUs. A host
+/// with no GPU to configure gets neither label nor config.
+pub fn plan_of(fleet: &Fleet, hosts: Vec<(HostId, Vec<Option<GpuConfig>>)>) -> Plan {
     // First pass: hosts whose GPUs share one menu layout.
-    let mut named: Vec<(HostId, Vec<GpuConfig>, Option<String>)> = Vec::new();
+    let mut named: Vec<(HostId, Vec<Option<GpuConfig>>, Option<String>)> = Vec::new();
     let mut models_of: BTreeMap<String, Vec<ModelId>> = BTreeMap::new();
     for (h, cfgs) in hosts {
         let host = &fleet.hosts[h];
-        if host.gpus.is_empty() {
+        if host.gpus.is_empty() || cfgs.iter().all(Option::is_none) {
             continue;
         }
         let model0 = host.gpus[0].model;
         let names: Vec<Option<String>> = cfgs
             .iter()
             .zip(&host.gpus)
-            .map(|(c, g)| config_name(fleet, g.model, c))
+            .map(|(c, g)| c.as_ref().and_then(|c| config_name(fleet, g.model, c)))
             .collect();
         let one = host.gpus.iter().all(|g| g.model == model0)
             && names.iter().all(|n| n.is_some() && *n == names[0]);
@@ -203,14 +219,16 @@ pub fn plan_of(fleet: &Fleet, hosts: Vec<(HostId, Vec<GpuConfig>)>) -> Plan {
                 } else {
                     n
                 };
-                p.configs
-                    .entry(label.clone())
-                    .or_insert_with(|| vec![(None, cfgs[0].clone())]);
+                let first = cfgs.iter().flatten().next().cloned();
+                if let Some(c) = first {
+                    p.configs.entry(label.clone()).or_insert_with(|| vec![(None, c)]);
+                }
                 p.labels.push((host.name.clone(), label));
             }
             None => {
                 let mut groups: Vec<(GpuConfig, Vec<usize>)> = Vec::new();
                 for (k, c) in cfgs.into_iter().enumerate() {
+                    let Some(c) = c else { continue };
                     match groups.iter_mut().find(|(g, _)| *g == c) {
                         Some((_, ks)) => ks.push(k),
                         None => groups.push((c, vec![k])),
@@ -279,6 +297,10 @@ pub fn mig_parted(p: &Plan, indent: usize) -> String {
     let pad = " ".repeat(indent);
     let mut o = String::new();
     let _ = writeln!(o, "{pad}version: v1");
+    if p.configs.is_empty() {
+        let _ = writeln!(o, "{pad}mig-configs: {{}}");
+        return o;
+    }
     let _ = writeln!(o, "{pad}mig-configs:");
     for (name, entries) in &p.configs {
         let _ = writeln!(o, "{pad}  {}:", yaml_str(name));
@@ -398,8 +420,8 @@ pub enum ExportError {
 pub fn check_yaml(text: &str, file: &str) -> Result<usize, ExportError> {
     use serde::Deserialize;
     let mut n = 0;
-    for doc in serde_yaml::Deserializer::from_str(text) {
-        serde_yaml::Value::deserialize(doc).map_err(|e| ExportError::Yaml {
+    for doc in serde_yaml_ng::Deserializer::from_str(text) {
+        serde_yaml_ng::Value::deserialize(doc).map_err(|e| ExportError::Yaml {
             file: file.to_string(),
             problem: crate::catalog::one_line(&e.to_string()),
         })?;
@@ -412,7 +434,7 @@ pub fn check_yaml(text: &str, file: &str) -> Result<usize, ExportError> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanOnFleet {
     /// Every host with GPUs and the configuration of each GPU after the plan.
-    pub hosts: Vec<(HostId, Vec<GpuConfig>)>,
+    pub hosts: Vec<(HostId, Vec<Option<GpuConfig>>)>,
     /// The plan's GPU model.
     pub model: ModelId,
     /// GPUs of that model the plan configures (the first ones, by host and GPU index).
@@ -520,17 +542,18 @@ pub fn plan_on_fleet(
         };
         planned.push(GpuConfig::of_counts(model, mig_enabled, &counts));
     }
+    // Only GPUs in MIG mode take a plan's layouts: a whole or shared GPU keeps its mode.
     let of_model = fleet
         .hosts
         .iter()
         .flat_map(|h| &h.gpus)
-        .filter(|g| g.model == mid)
+        .filter(|g| g.model == mid && g.mode == GpuMode::Mig)
         .count();
     if planned.len() > of_model {
         return Err(err(
             &list_path,
             format!(
-                "the plan configures {} GPU(s) of {}, the fleet has {of_model}",
+                "the plan configures {} GPU(s) of {}, the fleet has {of_model} in MIG mode",
                 planned.len(),
                 model.name
             ),
@@ -542,9 +565,9 @@ pub fn plan_on_fleet(
         .map(|h| {
             let mut cfgs = host_configs(fleet, h);
             for (c, g) in cfgs.iter_mut().zip(&fleet.hosts[h].gpus) {
-                if g.model == mid {
+                if g.model == mid && g.mode == GpuMode::Mig {
                     if let Some(p) = next.next() {
-                        *c = p;
+                        *c = Some(p);
                     }
                 }
             }

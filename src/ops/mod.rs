@@ -7,6 +7,7 @@ pub mod export;
 pub mod import;
 pub mod k8s_export;
 pub mod layouts;
+pub mod mig_parted;
 pub mod mode;
 pub mod planner;
 pub mod relayout;

@@ -31,6 +31,9 @@ pub struct BatchPlan {
     pub layout_gpus: BTreeMap<String, u32>,
     /// Whether HiGHS proved each model's layout plan optimal.
     pub proven_optimal: bool,
+    /// GPU models with single-GI requests pending but no free GPU in MIG mode to lay out, with
+    /// the number of such requests: they stay pending until a GPU is freed.
+    pub no_free_gpu: Vec<(String, usize)>,
 }
 
 /// Hosts whose GPUs are all whole and free: room for a whole-node gang.
@@ -67,6 +70,7 @@ pub fn plan_pending(
     let mut placed = Vec::new();
     let mut layout_gpus = BTreeMap::new();
     let mut proven_optimal = true;
+    let mut no_free_gpu = Vec::new();
     // Single-GI MIG requests per GPU model, oldest first per profile.
     let mut by_model: BTreeMap<usize, Vec<Vec<VmId>>> = BTreeMap::new();
     for &id in fleet.pending() {
@@ -94,6 +98,10 @@ pub fn plan_pending(
             })
             .collect();
         let demand: Vec<u32> = queues.iter().map(|q| q.len() as u32).collect();
+        if targets.is_empty() {
+            no_free_gpu.push((model.name.clone(), queues.iter().map(Vec::len).sum()));
+            continue;
+        }
         let plan = planner::exact(
             layouts::embedded(),
             m,
@@ -145,5 +153,6 @@ pub fn plan_pending(
         placed,
         layout_gpus,
         proven_optimal,
+        no_free_gpu,
     })
 }

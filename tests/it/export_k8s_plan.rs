@@ -29,11 +29,13 @@ fn labels(dir: &Path) -> BTreeMap<String, String> {
 }
 
 /// The mig-parted config inside `mig-parted-config.yaml`, parsed as YAML.
-fn configs(dir: &Path) -> serde_yaml::Value {
-    let cm: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(dir.join("mig-parted-config.yaml")).unwrap()).unwrap();
+fn configs(dir: &Path) -> serde_yaml_ng::Value {
+    let cm: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(dir.join("mig-parted-config.yaml")).unwrap())
+            .unwrap();
     assert_eq!(cm["kind"], "ConfigMap");
-    let inner: serde_yaml::Value = serde_yaml::from_str(cm["data"]["config.yaml"].as_str().unwrap()).unwrap();
+    let inner: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(cm["data"]["config.yaml"].as_str().unwrap()).unwrap();
     assert_eq!(inner["version"], "v1");
     inner["mig-configs"].clone()
 }
@@ -109,8 +111,8 @@ fn a_layout_plan_is_exported_onto_the_fleet_and_round_trips_through_import() {
     );
     for d in [&before, &after] {
         let rq = std::fs::read_to_string(d.join("resourcequotas.yaml")).unwrap();
-        for doc in serde_yaml::Deserializer::from_str(&rq) {
-            let _: serde_yaml::Value = serde::Deserialize::deserialize(doc).unwrap();
+        for doc in serde_yaml_ng::Deserializer::from_str(&rq) {
+            let _: serde_yaml_ng::Value = serde::Deserialize::deserialize(doc).unwrap();
         }
     }
     // The A100-40GB GPUs in host order and GPU index: the first ones take the plan's layouts in

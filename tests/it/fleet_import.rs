@@ -371,13 +371,13 @@ fn export_k8s_writes_parsing_yaml_that_round_trips_through_import() {
     let cm = std::fs::read_to_string(art.join("mig-parted-config.yaml")).unwrap();
     let rq = std::fs::read_to_string(art.join("resourcequotas.yaml")).unwrap();
     // Each YAML parses; the ConfigMap's payload is a mig-parted config.
-    let doc: serde_yaml::Value = serde_yaml::from_str(&cm).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&cm).unwrap();
     assert_eq!(doc["kind"], "ConfigMap");
-    let inner: serde_yaml::Value =
-        serde_yaml::from_str(doc["data"]["config.yaml"].as_str().unwrap()).unwrap();
+    let inner: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(doc["data"]["config.yaml"].as_str().unwrap()).unwrap();
     assert_eq!(inner["version"], "v1");
-    for d in serde_yaml::Deserializer::from_str(&rq) {
-        let _: serde_yaml::Value = serde::Deserialize::deserialize(d).unwrap();
+    for d in serde_yaml_ng::Deserializer::from_str(&rq) {
+        let _: serde_yaml_ng::Value = serde::Deserialize::deserialize(d).unwrap();
     }
     // One label per GPU node; the H100 node is all-balanced only if every GPU is.
     let label_of: BTreeMap<String, String> = labels
@@ -431,9 +431,9 @@ fn export_k8s_writes_parsing_yaml_that_round_trips_through_import() {
 /// Per GPU of a host with `gpus` GPUs, the MIG devices that config `name` of an exported
 /// ConfigMap gives it (`devices: all` or a list of indices per entry).
 fn config_per_gpu(cm: &str, name: &str, gpus: usize) -> Vec<BTreeMap<String, u32>> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(cm).unwrap();
-    let inner: serde_yaml::Value =
-        serde_yaml::from_str(doc["data"]["config.yaml"].as_str().unwrap()).unwrap();
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(cm).unwrap();
+    let inner: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(doc["data"]["config.yaml"].as_str().unwrap()).unwrap();
     let mut per = vec![BTreeMap::new(); gpus];
     let entries = inner["mig-configs"][name]
         .as_sequence()
@@ -513,7 +513,7 @@ fn export_k8s_writes_resource_quotas_from_the_scenario() {
     let s = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/h100-four-tenants.toml");
     export_k8s(&s, dir.path());
     let rq = std::fs::read_to_string(dir.path().join("resourcequotas.yaml")).unwrap();
-    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&rq)
+    let docs: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(&rq)
         .map(|d| serde::Deserialize::deserialize(d).unwrap())
         .collect();
     let sc = migplan::scenario::load(&s).unwrap();

@@ -14,6 +14,7 @@ mod defrag;
 mod determinism;
 mod executor;
 mod export_k8s_plan;
+mod export_modes;
 mod figures;
 mod fleet_import;
 mod fleet_import_dra;

@@ -120,8 +120,8 @@ fn chargeback_of_the_worked_example() {
 fn export_prints_parseable_yaml() {
     let out = run(&["export", "mig-parted", H100, "--host", "gpu-node-07"]);
     assert!(out.status.success());
-    let doc: serde_yaml::Value = serde_yaml::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["version"], serde_yaml::Value::from("v1"));
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["version"], serde_yaml_ng::Value::from("v1"));
     let by_index = run(&["export", "mig-parted", H100, "--host", "0"]);
     assert_eq!(by_index.stdout, out.stdout);
 }

@@ -3,7 +3,7 @@
 
 use migplan::ops::export;
 use migplan::scenario::{self, Scenario};
-use serde_yaml::Value;
+use serde_yaml_ng::Value;
 
 fn load(name: &str) -> Scenario {
     let path = format!("{}/scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -15,14 +15,14 @@ fn worked_example_exports_as_mig_parted_yaml() {
     let s = load("h100-four-tenants.toml");
     let text = export::export(&s.fleet, &s.name, &[]);
     assert!(text.contains("mig-parted does not pin start slices"), "{text}");
-    let doc: Value = serde_yaml::from_str(&text).unwrap();
+    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
     assert_eq!(doc["version"], Value::from("v1"));
     let entries = doc["mig-configs"]["gpu-node-07"].as_sequence().unwrap();
     assert_eq!(entries.len(), 3);
     // GPUs 0 and 1 are all-balanced, GPU 2 whole, GPU 3 MIG on with no instances.
     assert_eq!(
         entries[0]["devices"],
-        serde_yaml::from_str::<Value>("[0, 1]").unwrap()
+        serde_yaml_ng::from_str::<Value>("[0, 1]").unwrap()
     );
     assert_eq!(entries[0]["mig-enabled"], Value::from(true));
     assert_eq!(entries[0]["mig-devices"]["1g.10gb"], Value::from(2));
@@ -31,7 +31,7 @@ fn worked_example_exports_as_mig_parted_yaml() {
     assert_eq!(entries[1]["mig-devices"]["7g.80gb"], Value::from(1));
     assert_eq!(
         entries[2]["devices"],
-        serde_yaml::from_str::<Value>("[3]").unwrap()
+        serde_yaml_ng::from_str::<Value>("[3]").unwrap()
     );
     assert_eq!(entries[2]["mig-devices"].as_mapping().unwrap().len(), 0);
 }
@@ -58,7 +58,7 @@ fn one_host_and_devices_all() {
     let s = load("demo.toml");
     let h = s.fleet.hosts.iter().position(|h| h.name == "a100-0").unwrap();
     let text = export::export(&s.fleet, &s.name, &[h]);
-    let doc: Value = serde_yaml::from_str(&text).unwrap();
+    let doc: Value = serde_yaml_ng::from_str(&text).unwrap();
     assert_eq!(doc["mig-configs"].as_mapping().unwrap().len(), 1);
     // A config in mig-parted's own style (`devices: all`) applies to every GPU of the host and is
     // written back as `devices: all`.
@@ -82,10 +82,11 @@ fn import_errors_name_the_entry() {
         (doc("    - devices: [0]\n      mig-enabled: true\n    - devices: [0, 1]\n      mig-enabled: false\n"), "GPU 0 of host `gpu-node-07` is configured twice"),
         (doc("    - devices: [4]\n      mig-enabled: true\n"), "not a GPU index"),
         (doc("    - devices: all\n      mig-enabled: false\n      mig-devices:\n        \"1g.10gb\": 1\n"), "mig-enabled: false"),
-        (doc("    - devices: all\n      mig-enabled: true\n      device-filter: \"0x233010DE\"\n"), "unknown key"),
-        (doc("    - devices: all\n"), "missing `mig-enabled`"),
-        ("version: v2\nmig-configs: {}\n".to_string(), "version `v2`"),
-        ("version: v1\nmig-configs:\n  nobody:\n    - devices: all\n      mig-enabled: true\n".to_string(), "no host named `nobody`"),
+        (doc("    - devices: all\n      mig-enabled: true\n      device-filter: \"0x233010DE\"\n"), "device-filter: entries limited to PCI device IDs"),
+        (doc("    - devices: all\n      mig-enabled: true\n      devices-filter: x\n"), "unknown key `devices-filter`"),
+        (doc("    - devices: all\n"), "mig-configs.gpu-node-07[0].mig-enabled: missing"),
+        ("version: v2\nmig-configs: {}\n".to_string(), "version: `v2` is not supported"),
+        ("version: v1\nmig-configs:\n  nobody:\n    - devices: all\n      mig-enabled: true\n".to_string(), "no config applies to a host of the scenario (configs: `nobody`)"),
         ("version: v1\nmig-configs: [\n".to_string(), "not YAML"),
     ];
     for (text, want) in cases {

@@ -147,11 +147,11 @@ fn bad_configs_are_one_line_exit_2() {
         ),
         (
             CHANGED.replace("gpu-node-07", "gpu-node-99"),
-            vec!["no host named `gpu-node-99`"],
+            vec!["no config applies to a host of the scenario (configs: `gpu-node-99`)"],
         ),
         (
             "version: v1\nmig-configs: [\n".to_string(),
-            vec!["bad.yaml: not YAML"],
+            vec!["bad.yaml:3:1: not YAML"],
         ),
     ];
     for (text, want) in cases {
@@ -177,7 +177,7 @@ fn bad_configs_are_one_line_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("/nonexistent/config.yaml: cannot read the config"),
+        err.contains("/nonexistent/config.yaml: cannot read: No such file"),
         "{err}"
     );
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

@@ -419,7 +419,7 @@ fn cluster_md() -> String {
 }
 
 /// The `sh -c` script of a Job's first container.
-fn job_script(job: &serde_yaml::Value) -> String {
+fn job_script(job: &serde_yaml_ng::Value) -> String {
     let c = &job["spec"]["template"]["spec"]["containers"][0];
     let cmd: Vec<&str> = c["command"]
         .as_sequence()
@@ -436,9 +436,9 @@ fn job_script(job: &serde_yaml::Value) -> String {
 #[test]
 fn the_kubernetes_indexed_job_runs_every_part_once_and_the_merge_reads_them() {
     let md = cluster_md();
-    let docs: Vec<serde_yaml::Value> = blocks(&md, "yaml")
+    let docs: Vec<serde_yaml_ng::Value> = blocks(&md, "yaml")
         .iter()
-        .map(|b| serde_yaml::from_str(b).unwrap_or_else(|e| panic!("{e}\n{b}")))
+        .map(|b| serde_yaml_ng::from_str(b).unwrap_or_else(|e| panic!("{e}\n{b}")))
         .collect();
     assert_eq!(docs.len(), 2);
     let (sweep, merge) = (&docs[0], &docs[1]);
@@ -463,7 +463,7 @@ fn the_kubernetes_indexed_job_runs_every_part_once_and_the_merge_reads_them() {
     let merges = migplan_lines(&job_script(merge), &BTreeMap::new());
     check_parts_and_merge("kubernetes", &parts, &merges, n);
     // The parts and the merge share the results volume at the same place.
-    let mount = |d: &serde_yaml::Value| {
+    let mount = |d: &serde_yaml_ng::Value| {
         let spec = &d["spec"]["template"]["spec"];
         (
             spec["containers"][0]["volumeMounts"][0]["mountPath"].clone(),
@@ -506,7 +506,7 @@ fn the_slurm_array_runs_every_part_once_and_the_merge_reads_them() {
     check_parts_and_merge("slurm", &parts, &merges, hi);
     // Kubernetes and Slurm run the same sweep.
     let md_yaml = blocks(&md, "yaml");
-    let k8s_merge: serde_yaml::Value = serde_yaml::from_str(&md_yaml[1]).unwrap();
+    let k8s_merge: serde_yaml_ng::Value = serde_yaml_ng::from_str(&md_yaml[1]).unwrap();
     let k8s = migplan_lines(&job_script(&k8s_merge), &BTreeMap::new());
     assert_eq!(grid_of(&k8s[0]), grid_of(&merges[0]));
 }

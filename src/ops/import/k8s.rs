@@ -78,8 +78,9 @@ pub enum K8sError {
         column: usize,
         problem: String,
     },
-    #[error("{file}: not YAML: {problem}")]
-    Yaml { file: String, problem: String },
+    /// A mig-parted config that cannot be read (with its line, column or key path).
+    #[error(transparent)]
+    MigParted(#[from] crate::ops::mig_parted::MigPartedError),
     /// A missing or wrong field: `path` is its JSON path (`items[3].status.allocatable.memory`)
     /// or YAML key path (`mig-configs.x[0].devices`).
     #[error("{file}: {path}: {problem}")]
@@ -106,83 +107,20 @@ pub(crate) fn field(file: &str, path: impl Into<String>, problem: impl Into<Stri
 }
 
 /// Reads a mig-parted config (`version: v1`, `mig-configs`), or the GPU operator's ConfigMap
-/// holding one under `data."config.yaml"`, into its configs by name.
+/// holding one under `data."config.yaml"`, into its configs by name (through the one reader,
+/// [`crate::ops::mig_parted`]).
 pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigConfig>, K8sError> {
-    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| K8sError::Yaml {
-        file: file.to_string(),
-        problem: crate::catalog::one_line(&e.to_string()),
-    })?;
-    if doc.get("kind").and_then(|k| k.as_str()) == Some("ConfigMap") {
-        let data = doc.get("data").and_then(|d| d.as_mapping());
-        let inner = data
-            .and_then(|d| d.values().find_map(|v| v.as_str()))
-            .ok_or_else(|| field(file, "data", "the ConfigMap holds no mig-parted config"))?;
-        return parse_mig_parted(inner, &format!("{file} (ConfigMap data)"));
-    }
-    if doc.get("version").and_then(|v| v.as_str()) != Some("v1") {
-        return Err(field(file, "version", "expected `version: v1`"));
-    }
-    let Some(configs) = doc.get("mig-configs").and_then(|c| c.as_mapping()) else {
-        return Err(field(file, "mig-configs", "missing or not a mapping"));
-    };
-    let mut out = BTreeMap::new();
-    for (name, entries) in configs {
-        let name = name
-            .as_str()
-            .ok_or_else(|| field(file, "mig-configs", "a config name is not a string"))?;
-        let ctx = format!("mig-configs.{name}");
-        let list = entries
-            .as_sequence()
-            .ok_or_else(|| field(file, &ctx, "expected a list of entries"))?;
-        let mut cfg = Vec::new();
-        for (i, e) in list.iter().enumerate() {
-            let devices = match e.get("devices") {
-                Some(d) if d.as_str() == Some("all") => None,
-                Some(serde_yaml::Value::Sequence(s)) => Some(
-                    s.iter()
-                        .map(|x| x.as_u64().map(|k| k as usize))
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| {
-                            field(file, format!("{ctx}[{i}].devices"), "not a list of GPU indices")
-                        })?,
-                ),
-                _ => {
-                    return Err(field(
-                        file,
-                        format!("{ctx}[{i}].devices"),
-                        "expected `all` or a list of GPU indices",
-                    ))
-                }
-            };
-            let enabled = e
-                .get("mig-enabled")
-                .and_then(|b| b.as_bool())
-                .ok_or_else(|| field(file, format!("{ctx}[{i}].mig-enabled"), "expected true or false"))?;
-            let mut counts = Vec::new();
-            if let Some(m) = e.get("mig-devices") {
-                let m = m
-                    .as_mapping()
-                    .ok_or_else(|| field(file, format!("{ctx}[{i}].mig-devices"), "not a mapping"))?;
-                for (p, c) in m {
-                    let p = p.as_str().ok_or_else(|| {
-                        field(
-                            file,
-                            format!("{ctx}[{i}].mig-devices"),
-                            "a profile is not a string",
-                        )
-                    })?;
-                    let c = c
-                        .as_u64()
-                        .and_then(|c| u32::try_from(c).ok())
-                        .ok_or_else(|| field(file, format!("{ctx}[{i}].mig-devices.{p}"), "not a count"))?;
-                    counts.push((p.to_string(), c));
-                }
-            }
-            cfg.push((devices, enabled, counts));
-        }
-        out.insert(name.to_string(), cfg);
-    }
-    Ok(out)
+    let configs = crate::ops::mig_parted::parse(text, file)?;
+    Ok(configs
+        .into_iter()
+        .map(|(name, entries)| {
+            let cfg = entries
+                .into_iter()
+                .map(|e| (e.devices, e.mig_enabled, e.mig_devices))
+                .collect();
+            (name, cfg)
+        })
+        .collect())
 }
 
 /// Parses JSON text; errors name the file, line and column.
@@ -940,7 +878,7 @@ mod tests {
             parse_mig_parted("version: v1\nmig-configs:\n  x:\n    - devices: some\n", "c.yaml").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "c.yaml: mig-configs.x[0].devices: expected `all` or a list of GPU indices"
+            "c.yaml: mig-configs.x[0].devices: `some` is neither `all` nor a list of GPU indices"
         );
         assert!(parse_mig_parted("version: v2\n", "c.yaml")
             .unwrap_err()

@@ -132,7 +132,7 @@ pub fn read_captures(paths: &[PathBuf]) -> anyhow::Result<Vec<Capture>> {
     let mut caps: Vec<Capture> = Vec::new();
     for f in files_of(paths)? {
         let file = f.display().to_string();
-        let text = std::fs::read_to_string(&f).map_err(|e| anyhow::anyhow!("{file}: cannot read: {e}"))?;
+        let text = crate::fsutil::read_text(&f)?;
         let stem = f
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
