@@ -26,7 +26,9 @@
 //! - `sim`: the simulation clock, with the admission checks of arriving requests.
 //!
 //! - `ops`: operations over a fleet or a simulation's results: the layout menu and planner,
-//!   chargeback, re-layout drains, the mig-parted export.
+//!   chargeback, re-layout drains, the mig-parted reader and the exports.
+//! - `fleet_import`: real fleets in, from nvidia-smi captures and kubectl JSON (above `ops`,
+//!   whose layout menu and mig-parted reader it uses).
 //!
 //! - `session`: the planner session, a fleet under a simulated clock driven by actions.
 //!
@@ -38,6 +40,7 @@ pub mod cli;
 pub mod executor;
 pub mod explore;
 pub mod fleet;
+pub mod fleet_import;
 pub mod fsutil;
 pub mod limits;
 pub mod metrics;

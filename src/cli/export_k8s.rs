@@ -6,7 +6,6 @@
 //! parsed back before anything is written, the ConfigMap is read back as `migplan import k8s
 //! --mig-config` reads it, and each file is written atomically.
 
-use crate::ops::import::k8s;
 use crate::ops::k8s_export::{self, ExportError};
 use std::path::PathBuf;
 
@@ -42,7 +41,7 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
             );
         };
         let s = crate::scenario::load(fleet)?;
-        let v = k8s::parse_json(&text, &input)?;
+        let v = crate::fleet_import::kube::parse_json(&text, &input)?;
         let on = k8s_export::plan_on_fleet(&s.fleet, &v, &input, a.exact)?;
         let note = format!(
             "; layout plan {input}: {} of {} {} GPU(s) of {} configured",
@@ -69,7 +68,7 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
     let q_file = out("resourcequotas.yaml").display().to_string();
     k8s_export::check_yaml(&cm, &cm_file)?;
     k8s_export::check_yaml(&quotas, &q_file)?;
-    let back = k8s::parse_mig_parted(&cm, &cm_file)?;
+    let back = crate::ops::mig_parted::parse(&cm, &cm_file)?;
     if let Some((h, l)) = plan.labels.iter().find(|(_, l)| !back.contains_key(l)) {
         return Err(ExportError::MissingConfig {
             file: cm_file,

@@ -1,11 +1,11 @@
 //! `migplan import k8s --nodes N.json --pods P.json [--smi DIR|FILE]... [--resourceslices
 //! RS.json] [--mig-config FILE] -o y.toml [--json] [--report]`: a scenario from `kubectl get nodes
-//! -o json` and `kubectl get pods -A -o json` (see `ops::import::k8s`), with the devices of
-//! `kubectl get resourceslices -o json` (see `ops::import::resourceslices`). `-` reads one of the two from standard input. The
+//! -o json` and `kubectl get pods -A -o json` (see `fleet_import::k8s`), with the devices of
+//! `kubectl get resourceslices -o json` (see `fleet_import::resourceslices`). `-` reads one of the two from standard input. The
 //! findings (mismatches real clusters show) are printed with `--report` and always in `--json`;
 //! nothing is written on an error.
 
-use crate::ops::import::{self, k8s};
+use crate::fleet_import::{self, k8s};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -67,13 +67,13 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
     let caps = if a.smi.is_empty() {
         Vec::new()
     } else {
-        import::read_captures(&a.smi)?
+        fleet_import::read_captures(&a.smi)?
     };
     let slices = match &a.resourceslices {
         None => Default::default(),
         Some(p) => {
             let (t, f) = read_input(p, "ResourceSlices")?;
-            crate::ops::import::resourceslices::parse(&t, &f, crate::catalog::embedded())?
+            crate::fleet_import::resourceslices::parse(&t, &f, crate::catalog::embedded())?
         }
     };
     let configs = match &a.mig_config {
@@ -85,7 +85,7 @@ pub fn run(a: K8sArgs) -> anyhow::Result<()> {
     };
     let name = super::import_nvidia_smi::name_of(&a.out);
     let (s, rep) = k8s::import_with((&nt, &nf), (&pt, &pf), &caps, &slices, &configs, &name)?;
-    import::save_checked(&s, &a.out)?;
+    fleet_import::save_checked(&s, &a.out)?;
     if a.json {
         let mut v = serde_json::to_value(&rep)?;
         v["out"] = a.out.display().to_string().into();

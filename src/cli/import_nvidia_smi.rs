@@ -1,8 +1,8 @@
 //! `migplan import nvidia-smi DIR|FILES... -o fleet.toml [--cores N] [--ram-gb N] [--json]`:
-//! a scenario from one nvidia-smi capture per host (see `ops::import::nvidia_smi`), written
+//! a scenario from one nvidia-smi capture per host (see `fleet_import::nvidia_smi`), written
 //! atomically; nothing is written when any capture is wrong.
 
-use crate::ops::import;
+use crate::fleet_import;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -32,8 +32,8 @@ pub(super) fn name_of(out: &std::path::Path) -> String {
 }
 
 pub fn run(a: NvidiaSmiArgs) -> anyhow::Result<()> {
-    let (s, sum) = import::from_nvidia_smi(&a.paths, a.cores, a.ram_gb, &name_of(&a.out))?;
-    import::save_checked(&s, &a.out)?;
+    let (s, sum) = fleet_import::from_nvidia_smi(&a.paths, a.cores, a.ram_gb, &name_of(&a.out))?;
+    fleet_import::save_checked(&s, &a.out)?;
     if a.json {
         let mut v = serde_json::to_value(&sum)?;
         v["out"] = a.out.display().to_string().into();

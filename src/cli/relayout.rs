@@ -71,7 +71,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             None => None,
             Some(f) => {
                 let (text, file) = super::import_k8s::read_input(f, "pods")?;
-                Some(crate::ops::import::k8s::gpu_pods_on(&text, &file, &h.name)?)
+                Some(crate::fleet_import::k8s::gpu_pods_on(&text, &file, &h.name)?)
             }
         };
         let (label, config) = crate::ops::k8s_export::label_after(fleet, host, a.gpu, layout);

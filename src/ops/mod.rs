@@ -1,10 +1,10 @@
 //! Operations over a fleet or a simulation's results (docs/operations.md): the verified layout
-//! menu and the layout planner, chargeback, re-layout drains and the mig-parted export.
+//! menu and the layout planner, chargeback, re-layout drains, the mig-parted reader and the
+//! Kubernetes and mig-parted exports. Importing a real fleet is `crate::fleet_import`.
 
 pub mod chargeback;
 pub mod defrag;
 pub mod export;
-pub mod import;
 pub mod k8s_export;
 pub mod layouts;
 pub mod mig_parted;

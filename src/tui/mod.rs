@@ -40,7 +40,7 @@ pub fn session_of(a: &Args) -> Result<Session> {
     match (&a.file, a.import.as_slice()) {
         (Some(f), _) => Session::open(f),
         (None, [format, path]) if format == "nvidia-smi" => {
-            let (s, _) = crate::ops::import::from_nvidia_smi(
+            let (s, _) = crate::fleet_import::from_nvidia_smi(
                 &[std::path::PathBuf::from(path)],
                 None,
                 None,

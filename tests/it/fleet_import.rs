@@ -597,13 +597,13 @@ fn truncated_kubernetes_json_is_an_error_never_a_panic() {
     let none = BTreeMap::new();
     for cut in (0..nodes.len()).step_by(97) {
         let r =
-            migplan::ops::import::k8s::import((&nodes[..cut], "n.json"), (&pods, "p.json"), &[], &none, "t");
+            migplan::fleet_import::k8s::import((&nodes[..cut], "n.json"), (&pods, "p.json"), &[], &none, "t");
         let e = r.expect_err("a cut document is not JSON").to_string();
         assert!(e.starts_with("n.json:") && !e.contains('\n'), "{e}");
     }
     for cut in (0..pods.len()).step_by(131) {
         let r =
-            migplan::ops::import::k8s::import((&nodes, "n.json"), (&pods[..cut], "p.json"), &[], &none, "t");
+            migplan::fleet_import::k8s::import((&nodes, "n.json"), (&pods[..cut], "p.json"), &[], &none, "t");
         assert!(r.is_err());
     }
     // Absurd counts are refused, not allocated.
@@ -612,7 +612,7 @@ fn truncated_kubernetes_json_is_an_error_never_a_panic() {
         "\"nvidia.com/mig-3g.20gb\": \"1e9\"",
         1,
     );
-    let e = migplan::ops::import::k8s::import((&nodes, "n.json"), (&huge, "p.json"), &[], &none, "t")
+    let e = migplan::fleet_import::k8s::import((&nodes, "n.json"), (&huge, "p.json"), &[], &none, "t")
         .err()
         .unwrap()
         .to_string();

@@ -6,7 +6,7 @@
 use crate::common::cli::{fails, migplan, ok};
 use crate::common::import::{findings, fixture, fixture_text, instances, k8s_fixture_import, k8s_import};
 use migplan::catalog::embedded;
-use migplan::ops::import::{nvidia_smi, resourceslices};
+use migplan::fleet_import::{nvidia_smi, resourceslices};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -294,7 +294,8 @@ fn a_strategy_label_that_disagrees_with_the_product_is_a_finding() {
     let none = BTreeMap::new();
     let run = |nodes: &str| {
         let (_, rep) =
-            migplan::ops::import::k8s::import((nodes, "n.json"), (&pods, "p.json"), &[], &none, "t").unwrap();
+            migplan::fleet_import::k8s::import((nodes, "n.json"), (&pods, "p.json"), &[], &none, "t")
+                .unwrap();
         rep.findings
             .into_iter()
             .filter(|f| f.contains("mig.strategy"))

@@ -13,6 +13,7 @@
 //! loaded back in full, through a temporary file and a rename: on any error nothing is written.
 
 pub mod k8s;
+pub mod kube;
 pub mod nvidia_smi;
 pub mod profiles;
 pub mod quantity;

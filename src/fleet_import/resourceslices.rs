@@ -22,7 +22,7 @@
 //! Bad input (not JSON, a missing field, an unknown product, profile or attribute value, a
 //! placement the catalog forbids) is an error naming the file, the JSON path and the field.
 
-use super::k8s::{field, items, parse_json, K8sError};
+use super::kube::{field, items, parse_json, K8sError};
 use super::nvidia_smi::{Capture, CapturedGi, CapturedGpu};
 use super::profiles;
 use crate::catalog::{Catalog, ModelId, ProfileId};
