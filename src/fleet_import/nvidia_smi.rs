@@ -96,17 +96,66 @@ fn is_hostname(l: &str) -> bool {
         && l.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
 }
 
+/// The sections found in a capture's text, before they are checked against each other.
+#[derive(Default)]
+struct Sections {
+    host: Option<String>,
+    cores: Option<u32>,
+    ram_gb: Option<u32>,
+    gpus: Option<Vec<GpuRow>>,
+    gis: Option<Vec<GiRow>>,
+}
+
 /// Parses one capture; `stem` names the host when the capture has no hostname line.
 pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Capture, CaptureError> {
     let lines: Vec<&str> = text.lines().collect();
-    let err = |line: usize, field: &str, msg: String| {
-        CaptureError::new(file, Some(line), format!("{field}: {msg}"))
+    let sec = sections(&lines, file)?;
+    let Some(rows) = sec.gpus else {
+        return Err(CaptureError::new(file, None, "no GPU list: the capture needs `nvidia-smi --query-gpu=index,name,mig.mode.current,memory.total --format=csv` or `nvidia-smi -q -x`"));
     };
-    let mut host = None;
-    let mut cores = None;
-    let mut ram_gb = None;
-    let mut gpus: Option<Vec<GpuRow>> = None;
-    let mut gis: Option<Vec<GiRow>> = None;
+    let mut out_gpus = captured_gpus(&rows, file, catalog)?;
+    let gis = match sec.gis {
+        Some(g) => g,
+        None if rows.iter().any(|r| r.mig) => {
+            return Err(CaptureError::new(
+                file,
+                None,
+                format!(
+                    "no `nvidia-smi mig -lgi` table, but GPU {} has MIG enabled",
+                    rows.iter().find(|r| r.mig).map(|r| r.index).unwrap_or(0)
+                ),
+            ))
+        }
+        None => Vec::new(),
+    };
+    let mut occ: Vec<Occupancy> = vec![Occupancy::empty(); out_gpus.len()];
+    for g in gis {
+        let n = out_gpus.len();
+        let Some(gpu) = out_gpus.get_mut(g.gpu) else {
+            return Err(CaptureError::new(
+                file,
+                Some(g.line),
+                format!("GPU: GPU {} is not in the capture's GPU list ({n} GPUs)", g.gpu),
+            ));
+        };
+        let gi = checked_gi(&g, gpu, &mut occ[g.gpu], file, catalog)?;
+        gpu.gis.push(gi);
+    }
+    for g in &mut out_gpus {
+        g.gis.sort_by_key(|x| x.start);
+    }
+    Ok(Capture {
+        file: file.to_string(),
+        host: sec.host.unwrap_or_else(|| stem.to_string()),
+        cores: sec.cores,
+        ram_gb: sec.ram_gb,
+        gpus: out_gpus,
+    })
+}
+
+/// Finds the hostname, `nproc`, `free -g`, the GPU list (CSV or XML) and the `-lgi` table.
+fn sections(lines: &[&str], file: &str) -> Result<Sections, CaptureError> {
+    let mut sec = Sections::default();
     let mut i = 0;
     while i < lines.len() {
         let l = lines[i].trim();
@@ -115,44 +164,54 @@ pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Ca
             i += 1;
             continue;
         }
-        if host.is_none() && cores.is_none() && gpus.is_none() && gis.is_none() && is_hostname(l) {
-            host = Some(l.to_string());
-        } else if cores.is_none() && gpus.is_none() && l.parse::<u32>().is_ok() {
-            cores = l.parse::<u32>().ok();
+        if sec.host.is_none()
+            && sec.cores.is_none()
+            && sec.gpus.is_none()
+            && sec.gis.is_none()
+            && is_hostname(l)
+        {
+            sec.host = Some(l.to_string());
+        } else if sec.cores.is_none() && sec.gpus.is_none() && l.parse::<u32>().is_ok() {
+            sec.cores = l.parse::<u32>().ok();
         } else if let Some(rest) = l.strip_prefix("Mem:") {
             let total = rest.split_whitespace().next().unwrap_or("");
             let v = total.parse::<u32>().map_err(|_| {
-                err(
-                    n,
-                    "free -g total",
-                    format!("`{total}` is not a whole number of GiB"),
+                CaptureError::new(
+                    file,
+                    Some(n),
+                    format!("free -g total: `{total}` is not a whole number of GiB"),
                 )
             })?;
-            ram_gb = Some(v);
+            sec.ram_gb = Some(v);
         } else if l.starts_with("index,") || l.starts_with("index ,") {
-            let (rows, next) = parse_csv(&lines, i, file)?;
-            gpus = Some(rows);
+            let (rows, next) = parse_csv(lines, i, file)?;
+            sec.gpus = Some(rows);
             i = next;
             continue;
         } else if l.contains("<nvidia_smi_log") {
-            let (rows, next) = parse_xml(&lines, i, file)?;
-            gpus = Some(rows);
+            let (rows, next) = parse_xml(lines, i, file)?;
+            sec.gpus = Some(rows);
             i = next;
             continue;
         } else if l.contains("GPU instances:") {
-            let (rows, next) = parse_lgi(&lines, i, file)?;
-            gis = Some(rows);
+            let (rows, next) = parse_lgi(lines, i, file)?;
+            sec.gis = Some(rows);
             i = next;
             continue;
         } else if l.starts_with("No MIG-enabled devices found") {
-            gis = Some(Vec::new());
+            sec.gis = Some(Vec::new());
         }
         i += 1;
     }
-    let Some(rows) = gpus else {
-        return Err(CaptureError::new(file, None, "no GPU list: the capture needs `nvidia-smi --query-gpu=index,name,mig.mode.current,memory.total --format=csv` or `nvidia-smi -q -x`"));
+    Ok(sec)
+}
+
+/// The captured GPUs of the GPU list, in index order, without instances yet.
+fn captured_gpus(rows: &[GpuRow], file: &str, catalog: &Catalog) -> Result<Vec<CapturedGpu>, CaptureError> {
+    let err = |line: usize, field: &str, msg: String| {
+        CaptureError::new(file, Some(line), format!("{field}: {msg}"))
     };
-    let mut out_gpus: Vec<CapturedGpu> = Vec::new();
+    let mut out = Vec::with_capacity(rows.len());
     for (k, r) in rows.iter().enumerate() {
         if r.index != k {
             return Err(err(
@@ -175,139 +234,106 @@ pub fn parse(text: &str, file: &str, stem: &str, catalog: &Catalog) -> Result<Ca
                 ),
             ));
         };
-        out_gpus.push(CapturedGpu {
+        out.push(CapturedGpu {
             model,
             product: r.product.clone(),
             mig_enabled: r.mig,
             gis: Vec::new(),
         });
     }
-    let gis = match gis {
-        Some(g) => g,
-        None if rows.iter().any(|r| r.mig) => {
-            return Err(CaptureError::new(
-                file,
-                None,
+    Ok(out)
+}
+
+/// One `-lgi` row checked against its GPU: MIG enabled, a profile whose ID and name agree, its
+/// size, a permitted start, no overlap and the instance limit; added to the GPU's occupancy.
+fn checked_gi(
+    g: &GiRow,
+    gpu: &CapturedGpu,
+    o: &mut Occupancy,
+    file: &str,
+    catalog: &Catalog,
+) -> Result<CapturedGi, CaptureError> {
+    let err = |field: &str, msg: String| CaptureError::new(file, Some(g.line), format!("{field}: {msg}"));
+    if !gpu.mig_enabled {
+        return Err(err(
+            "GPU",
+            format!("GPU {} has MIG disabled but holds instance {}", g.gpu, g.gi_id),
+        ));
+    }
+    let model = catalog.model(gpu.model);
+    let by_name = profiles::resolve(model, &g.name);
+    let profile = match (profiles::profile_of_id(model, g.profile_id), by_name) {
+        (Some(p), Some(q)) if p == q => p,
+        (Some(p), _) => {
+            return Err(err(
+                "Name",
                 format!(
-                    "no `nvidia-smi mig -lgi` table, but GPU {} has MIG enabled",
-                    rows.iter().find(|r| r.mig).map(|r| r.index).unwrap_or(0)
+                    "profile ID {} is {} on {}, but the row names `{}`",
+                    g.profile_id, model.profiles[p].name, model.name, g.name
                 ),
             ))
         }
-        None => Vec::new(),
-    };
-    let mut occ: Vec<Occupancy> = vec![Occupancy::empty(); out_gpus.len()];
-    for g in gis {
-        let Some(gpu) = out_gpus.get_mut(g.gpu) else {
+        (None, Some(q)) if profiles::gi_profile_id(model, q).is_none() => q,
+        (None, _) => {
             return Err(err(
-                g.line,
-                "GPU",
+                "Profile ID",
                 format!(
-                    "GPU {} is not in the capture's GPU list ({} GPUs)",
-                    g.gpu,
-                    rows.len()
-                ),
-            ));
-        };
-        if !gpu.mig_enabled {
-            return Err(err(
-                g.line,
-                "GPU",
-                format!("GPU {} has MIG disabled but holds instance {}", g.gpu, g.gi_id),
-            ));
-        }
-        let model = catalog.model(gpu.model);
-        let by_name = profiles::resolve(model, &g.name);
-        let profile = match (profiles::profile_of_id(model, g.profile_id), by_name) {
-            (Some(p), Some(q)) if p == q => p,
-            (Some(p), _) => {
-                return Err(err(
-                    g.line,
-                    "Name",
-                    format!(
-                        "profile ID {} is {} on {}, but the row names `{}`",
-                        g.profile_id, model.profiles[p].name, model.name, g.name
-                    ),
-                ))
-            }
-            (None, Some(q)) if profiles::gi_profile_id(model, q).is_none() => q,
-            (None, _) => {
-                return Err(err(
-                    g.line,
-                    "Profile ID",
-                    format!(
-                        "no profile of {} has ID {} and name `{}` (profiles: {})",
-                        model.name,
-                        g.profile_id,
-                        g.name,
-                        model.profile_names()
-                    ),
-                ))
-            }
-        };
-        let prof = &model.profiles[profile];
-        if g.size != prof.size {
-            return Err(err(
-                g.line,
-                "Placement Start:Size",
-                format!(
-                    "size {} but {} covers {} memory slice(s) on {}",
-                    g.size, prof.name, prof.size, model.name
-                ),
-            ));
-        }
-        if !prof.starts.contains(&g.start) {
-            let starts: Vec<String> = prof.starts.iter().map(u8::to_string).collect();
-            return Err(err(
-                g.line,
-                "Placement Start:Size",
-                format!(
-                    "start {} is not a permitted start of {} on {} (permitted: {})",
-                    g.start,
-                    prof.name,
+                    "no profile of {} has ID {} and name `{}` (profiles: {})",
                     model.name,
-                    starts.join(", ")
+                    g.profile_id,
+                    g.name,
+                    model.profile_names()
                 ),
-            ));
+            ))
         }
-        let o = &mut occ[g.gpu];
-        if o.mask & prof.mask_at(g.start) != 0 {
-            return Err(err(
-                g.line,
-                "Placement Start:Size",
-                format!(
-                    "instance {} ({} at {}:{}) overlaps another instance on GPU {}",
-                    g.gi_id, prof.name, g.start, g.size, g.gpu
-                ),
-            ));
-        }
-        if !o.can_place(model, profile, g.start) {
-            return Err(err(
-                g.line,
-                "Name",
-                format!(
-                    "GPU {} holds more than {} instance(s) of {}",
-                    g.gpu, prof.max_instances, prof.name
-                ),
-            ));
-        }
-        o.add(model, profile, g.start);
-        gpu.gis.push(CapturedGi {
-            profile,
-            start: g.start,
-            gi_id: g.gi_id,
-            line: g.line,
-        });
+    };
+    let prof = &model.profiles[profile];
+    if g.size != prof.size {
+        return Err(err(
+            "Placement Start:Size",
+            format!(
+                "size {} but {} covers {} memory slice(s) on {}",
+                g.size, prof.name, prof.size, model.name
+            ),
+        ));
     }
-    for g in &mut out_gpus {
-        g.gis.sort_by_key(|x| x.start);
+    if !prof.starts.contains(&g.start) {
+        let starts: Vec<String> = prof.starts.iter().map(u8::to_string).collect();
+        return Err(err(
+            "Placement Start:Size",
+            format!(
+                "start {} is not a permitted start of {} on {} (permitted: {})",
+                g.start,
+                prof.name,
+                model.name,
+                starts.join(", ")
+            ),
+        ));
     }
-    Ok(Capture {
-        file: file.to_string(),
-        host: host.unwrap_or_else(|| stem.to_string()),
-        cores,
-        ram_gb,
-        gpus: out_gpus,
+    if o.mask & prof.mask_at(g.start) != 0 {
+        return Err(err(
+            "Placement Start:Size",
+            format!(
+                "instance {} ({} at {}:{}) overlaps another instance on GPU {}",
+                g.gi_id, prof.name, g.start, g.size, g.gpu
+            ),
+        ));
+    }
+    if !o.can_place(model, profile, g.start) {
+        return Err(err(
+            "Name",
+            format!(
+                "GPU {} holds more than {} instance(s) of {}",
+                g.gpu, prof.max_instances, prof.name
+            ),
+        ));
+    }
+    o.add(model, profile, g.start);
+    Ok(CapturedGi {
+        profile,
+        start: g.start,
+        gi_id: g.gi_id,
+        line: g.line,
     })
 }
 

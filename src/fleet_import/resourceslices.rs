@@ -128,6 +128,12 @@ fn string_attr(
     }
 }
 
+/// MIG devices by node, before they join their parent GPU.
+type Orphans = Vec<(String, MigDev)>;
+
+/// A slice of the NVIDIA driver: its node, whether device fields sit under `basic`, its devices.
+type SliceHead<'a> = (&'a str, bool, &'a Vec<Value>);
+
 /// Reads `kubectl get resourceslices -o json`.
 pub fn parse(text: &str, file: &str, catalog: &Catalog) -> Result<Slices, K8sError> {
     let v = parse_json(text, file)?;
@@ -135,164 +141,19 @@ pub fn parse(text: &str, file: &str, catalog: &Catalog) -> Result<Slices, K8sErr
     // Per node: its GPUs by uuid, in order of appearance.
     let mut nodes: BTreeMap<String, Vec<Gpu>> = BTreeMap::new();
     let mut node_order: Vec<String> = Vec::new();
-    let mut orphans: Vec<(String, MigDev)> = Vec::new();
+    let mut orphans: Orphans = Vec::new();
     for (i, s) in items(&v, file)?.iter().enumerate() {
         let path = format!("items[{i}]");
-        let api = s.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-        let basic = match api {
-            "resource.k8s.io/v1beta1" => true,
-            "resource.k8s.io/v1beta2" | "resource.k8s.io/v1" => false,
-            _ => {
-                return Err(field(
-                    file,
-                    format!("{path}.apiVersion"),
-                    format!("`{api}` is not a ResourceSlice API version read here (resource.k8s.io/v1beta1, v1beta2, v1)"),
-                ))
-            }
-        };
-        if s.get("kind").and_then(Value::as_str) != Some("ResourceSlice") {
-            return Err(field(file, format!("{path}.kind"), "expected `ResourceSlice`"));
-        }
-        let spec = s.get("spec");
-        let driver = spec.and_then(|x| x.get("driver")).and_then(Value::as_str);
-        let Some(driver) = driver else {
-            return Err(field(
-                file,
-                format!("{path}.spec.driver"),
-                "missing or not a string",
-            ));
-        };
-        if driver != DRIVER {
+        let Some((node, basic, devices)) = slice_head(s, &path, file, &mut out)? else {
             continue;
-        }
-        let Some(node) = spec.and_then(|x| x.get("nodeName")).and_then(Value::as_str) else {
-            return Err(field(
-                file,
-                format!("{path}.spec.nodeName"),
-                "missing or not a string (a slice of GPUs belongs to one node)",
-            ));
         };
-        let devices = spec
-            .and_then(|x| x.get("devices"))
-            .and_then(Value::as_array)
-            .ok_or_else(|| field(file, format!("{path}.spec.devices"), "missing or not an array"))?;
-        let counters = spec.and_then(|x| x.get("sharedCounters")).is_some()
-            || devices.iter().any(|d| {
-                d.get("consumesCounters").is_some()
-                    || d.get("basic").and_then(|b| b.get("consumesCounters")).is_some()
-            });
-        if counters {
-            out.findings.push(format!(
-                "{file}: {path}: node {node}: the slice publishes partitionable devices (MIG devices the driver may create, not ones that exist): left out"
-            ));
-            continue;
-        }
         if !nodes.contains_key(node) {
             node_order.push(node.to_string());
         }
         let gpus = nodes.entry(node.to_string()).or_default();
         for (j, d) in devices.iter().enumerate() {
             let dpath = format!("{path}.spec.devices[{j}]");
-            let Some(name) = d.get("name").and_then(Value::as_str) else {
-                return Err(field(file, format!("{dpath}.name"), "missing or not a string"));
-            };
-            let apath = if basic {
-                format!("{dpath}.basic.attributes")
-            } else {
-                format!("{dpath}.attributes")
-            };
-            let attrs = device_map(d, basic, "attributes");
-            let attr = |n: &str| string_attr(attrs, n, file, &apath);
-            let need = |n: &str| -> Result<String, K8sError> {
-                attr(n)?.ok_or_else(|| field(file, format!("{apath}.{n}"), "missing"))
-            };
-            let kind = need("type")?;
-            let (minor, named) = parse_name(name);
-            match kind.as_str() {
-                "vfio" => continue,
-                "gpu" => {
-                    let product = need("productName")?;
-                    let model = model_of(catalog, &product, file, &format!("{apath}.productName"))?;
-                    let uuid = need("uuid")?;
-                    if let Some(g) = gpus.iter_mut().find(|g| g.uuid == uuid) {
-                        g.minor = g.minor.or(minor);
-                        continue;
-                    }
-                    let seen = gpus.len();
-                    gpus.push(Gpu {
-                        minor,
-                        uuid,
-                        product,
-                        model,
-                        migs: Vec::new(),
-                        seen,
-                    });
-                }
-                "mig" => {
-                    let cpath = if basic {
-                        format!("{dpath}.basic.capacity")
-                    } else {
-                        format!("{dpath}.capacity")
-                    };
-                    let mut slices: Vec<u8> = device_map(d, basic, "capacity")
-                        .map(|c| {
-                            c.keys()
-                                .filter_map(|k| {
-                                    k.strip_prefix(&format!("{DRIVER}/"))
-                                        .unwrap_or(k)
-                                        .strip_prefix("memorySlice")
-                                        .and_then(|n| n.parse().ok())
-                                })
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    slices.sort_unstable();
-                    let placement = match (slices.first(), named) {
-                        (Some(&z), _) => {
-                            let n = slices.len() as u8;
-                            if slices
-                                .iter()
-                                .enumerate()
-                                .any(|(k, &x)| x as usize != z as usize + k)
-                            {
-                                return Err(field(
-                                    file,
-                                    format!("{cpath}.memorySlice{z}"),
-                                    format!(
-                                        "the memory slices {slices:?} of device `{name}` are not contiguous"
-                                    ),
-                                ));
-                            }
-                            if let Some((_, nz, nn)) = named.filter(|&(_, nz, nn)| (nz, nn) != (z, n)) {
-                                return Err(field(
-                                    file,
-                                    format!("{dpath}.name"),
-                                    format!("`{name}` says start {nz} size {nn}, its memorySlice capacities start {z} size {n}"),
-                                ));
-                            }
-                            Some((z, n, format!("{cpath}.memorySlice{z}")))
-                        }
-                        (None, Some((_, z, n))) => Some((z, n, format!("{dpath}.name"))),
-                        (None, None) => None,
-                    };
-                    let dev = MigDev {
-                        path: apath.clone(),
-                        profile: need("profile")?,
-                        product: need("productName")?,
-                        parent: need("parentUUID")?,
-                        minor,
-                        placement,
-                    };
-                    orphans.push((node.to_string(), dev));
-                }
-                other => {
-                    return Err(field(
-                        file,
-                        format!("{apath}.type"),
-                        format!("unknown device type `{other}` (known: gpu, mig, vfio)"),
-                    ))
-                }
-            }
+            read_device(d, &dpath, basic, node, file, catalog, gpus, &mut orphans)?;
         }
     }
     // MIG devices join their parent GPU (one made from the MIG device when the driver does not
@@ -335,6 +196,197 @@ pub fn parse(text: &str, file: &str, catalog: &Catalog) -> Result<Slices, K8sErr
         });
     }
     Ok(out)
+}
+
+/// A slice's API version (whether device fields sit under `basic`), kind, driver, node and
+/// devices. `None` for another driver's slice, or one of partitionable devices (a finding).
+fn slice_head<'a>(
+    s: &'a Value,
+    path: &str,
+    file: &str,
+    out: &mut Slices,
+) -> Result<Option<SliceHead<'a>>, K8sError> {
+    let api = s.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let basic = match api {
+        "resource.k8s.io/v1beta1" => true,
+        "resource.k8s.io/v1beta2" | "resource.k8s.io/v1" => false,
+        _ => {
+            return Err(field(
+                file,
+                format!("{path}.apiVersion"),
+                format!(
+                "`{api}` is not a ResourceSlice API version read here (resource.k8s.io/v1beta1, v1beta2, v1)"
+            ),
+            ))
+        }
+    };
+    if s.get("kind").and_then(Value::as_str) != Some("ResourceSlice") {
+        return Err(field(file, format!("{path}.kind"), "expected `ResourceSlice`"));
+    }
+    let spec = s.get("spec");
+    let driver = spec.and_then(|x| x.get("driver")).and_then(Value::as_str);
+    let Some(driver) = driver else {
+        return Err(field(
+            file,
+            format!("{path}.spec.driver"),
+            "missing or not a string",
+        ));
+    };
+    if driver != DRIVER {
+        return Ok(None);
+    }
+    let Some(node) = spec.and_then(|x| x.get("nodeName")).and_then(Value::as_str) else {
+        return Err(field(
+            file,
+            format!("{path}.spec.nodeName"),
+            "missing or not a string (a slice of GPUs belongs to one node)",
+        ));
+    };
+    let devices = spec
+        .and_then(|x| x.get("devices"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| field(file, format!("{path}.spec.devices"), "missing or not an array"))?;
+    let counters = spec.and_then(|x| x.get("sharedCounters")).is_some()
+        || devices.iter().any(|d| {
+            d.get("consumesCounters").is_some()
+                || d.get("basic").and_then(|b| b.get("consumesCounters")).is_some()
+        });
+    if counters {
+        out.findings.push(format!(
+            "{file}: {path}: node {node}: the slice publishes partitionable devices (MIG devices the driver may create, not ones that exist): left out"
+        ));
+        return Ok(None);
+    }
+    Ok(Some((node, basic, devices)))
+}
+
+/// One device of a slice of `node` (`dpath` its JSON path): a GPU joins `gpus` (once per
+/// uuid), a MIG device waits in `orphans` for its parent, a vfio device is skipped.
+#[allow(clippy::too_many_arguments)]
+fn read_device(
+    d: &Value,
+    dpath: &str,
+    basic: bool,
+    node: &str,
+    file: &str,
+    catalog: &Catalog,
+    gpus: &mut Vec<Gpu>,
+    orphans: &mut Orphans,
+) -> Result<(), K8sError> {
+    let Some(name) = d.get("name").and_then(Value::as_str) else {
+        return Err(field(file, format!("{dpath}.name"), "missing or not a string"));
+    };
+    let apath = if basic {
+        format!("{dpath}.basic.attributes")
+    } else {
+        format!("{dpath}.attributes")
+    };
+    let attrs = device_map(d, basic, "attributes");
+    let attr = |n: &str| string_attr(attrs, n, file, &apath);
+    let need = |n: &str| -> Result<String, K8sError> {
+        attr(n)?.ok_or_else(|| field(file, format!("{apath}.{n}"), "missing"))
+    };
+    let kind = need("type")?;
+    let (minor, named) = parse_name(name);
+    match kind.as_str() {
+        "vfio" => {}
+        "gpu" => {
+            let product = need("productName")?;
+            let model = model_of(catalog, &product, file, &format!("{apath}.productName"))?;
+            let uuid = need("uuid")?;
+            if let Some(g) = gpus.iter_mut().find(|g| g.uuid == uuid) {
+                g.minor = g.minor.or(minor);
+                return Ok(());
+            }
+            let seen = gpus.len();
+            gpus.push(Gpu {
+                minor,
+                uuid,
+                product,
+                model,
+                migs: Vec::new(),
+                seen,
+            });
+        }
+        "mig" => {
+            let placement = mig_placement(d, basic, dpath, name, named, file)?;
+            let dev = MigDev {
+                path: apath.clone(),
+                profile: need("profile")?,
+                product: need("productName")?,
+                parent: need("parentUUID")?,
+                minor,
+                placement,
+            };
+            orphans.push((node.to_string(), dev));
+        }
+        other => {
+            return Err(field(
+                file,
+                format!("{apath}.type"),
+                format!("unknown device type `{other}` (known: gpu, mig, vfio)"),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// A MIG device's (start, size, JSON path of the field that gave it): from its contiguous
+/// `memorySlice<i>` capacities, else from its name; the two must agree.
+fn mig_placement(
+    d: &Value,
+    basic: bool,
+    dpath: &str,
+    name: &str,
+    named: Option<(u32, u8, u8)>,
+    file: &str,
+) -> Result<Option<(u8, u8, String)>, K8sError> {
+    let cpath = if basic {
+        format!("{dpath}.basic.capacity")
+    } else {
+        format!("{dpath}.capacity")
+    };
+    let mut slices: Vec<u8> = device_map(d, basic, "capacity")
+        .map(|c| {
+            c.keys()
+                .filter_map(|k| {
+                    k.strip_prefix(&format!("{DRIVER}/"))
+                        .unwrap_or(k)
+                        .strip_prefix("memorySlice")
+                        .and_then(|n| n.parse().ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    slices.sort_unstable();
+    Ok(match (slices.first(), named) {
+        (Some(&z), _) => {
+            let n = slices.len() as u8;
+            if slices
+                .iter()
+                .enumerate()
+                .any(|(k, &x)| x as usize != z as usize + k)
+            {
+                return Err(field(
+                    file,
+                    format!("{cpath}.memorySlice{z}"),
+                    format!("the memory slices {slices:?} of device `{name}` are not contiguous"),
+                ));
+            }
+            if let Some((_, nz, nn)) = named.filter(|&(_, nz, nn)| (nz, nn) != (z, n)) {
+                return Err(field(
+                    file,
+                    format!("{dpath}.name"),
+                    format!(
+                        "`{name}` says start {nz} size {nn}, its memorySlice capacities start {z} size {n}"
+                    ),
+                ));
+            }
+            Some((z, n, format!("{cpath}.memorySlice{z}")))
+        }
+        (None, Some((_, z, n))) => Some((z, n, format!("{dpath}.name"))),
+        (None, None) => None,
+    })
 }
 
 fn model_of(catalog: &Catalog, product: &str, file: &str, path: &str) -> Result<ModelId, K8sError> {
