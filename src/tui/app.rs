@@ -582,7 +582,6 @@ impl App {
     /// Runs a command (from a key binding, the palette or the mouse) in the top layer.
     pub fn run_command(&mut self, cmd: Command) {
         use Command as C;
-        let n_hosts = self.session.fleet().hosts.len();
         // Commands that open a way to change the session (a form, a confirmation, a move) are
         // refused up front while a worker runs; the rest are refused in `dispatch`.
         if matches!(cmd, C::AddVm | C::RemoveUnderCursor | C::StartMove) {
@@ -591,11 +590,19 @@ impl App {
                 return;
             }
         }
+        if let Some(cmd) = self.run_overlay_command(cmd) {
+            self.run_any_layer_command(cmd);
+        }
+    }
+
+    /// A command bound in the top overlay's layer; hands the command back when that layer does
+    /// not take it.
+    fn run_overlay_command(&mut self, cmd: Command) -> Option<Command> {
+        use Command as C;
         match (self.layer(), cmd) {
             (Layer::Help, C::Close) => self.overlays.help = None,
             (Layer::Help, C::Down) => self.overlays.help = self.overlays.help.map(|s| s.saturating_add(1)),
             (Layer::Help, C::Up) => self.overlays.help = self.overlays.help.map(|s| s.saturating_sub(1)),
-            (_, C::Help) => self.overlays.help = Some(0),
             (Layer::Confirm, C::Yes) => self.confirmed(),
             (Layer::Confirm, C::No) => {
                 self.overlays.confirm = None;
@@ -640,7 +647,6 @@ impl App {
                     };
                 }
             }
-            (_, C::Relayout(name)) => self.open_relayout(&name),
             (Layer::Mode, C::Close) => {
                 self.overlays.mode = None;
                 self.say("mode change discarded: nothing changed", Tone::Info);
@@ -677,32 +683,45 @@ impl App {
                 self.view.preview_scroll = self.view.preview_scroll.saturating_add(1)
             }
             (Layer::Preview, C::Up) => self.view.preview_scroll = self.view.preview_scroll.saturating_sub(1),
-            (_, C::Down) => {
+            (_, cmd) => return Some(cmd),
+        }
+        None
+    }
+
+    /// A command that means the same in every layer (the fleet's own, and those that open an
+    /// overlay).
+    fn run_any_layer_command(&mut self, cmd: Command) {
+        use Command as C;
+        let n_hosts = self.session.fleet().hosts.len();
+        match cmd {
+            C::Help => self.overlays.help = Some(0),
+            C::Relayout(name) => self.open_relayout(&name),
+            C::Down => {
                 self.view.sel.host = (self.view.sel.host + 1).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();
             }
-            (_, C::Up) => {
+            C::Up => {
                 self.view.sel.host = self.view.sel.host.saturating_sub(1);
                 self.clamp_slice();
             }
-            (_, C::PageDown) => {
+            C::PageDown => {
                 self.view.sel.host =
                     (self.view.sel.host + self.view.page.get().max(1)).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();
             }
-            (_, C::PageUp) => {
+            C::PageUp => {
                 self.view.sel.host = self.view.sel.host.saturating_sub(self.view.page.get().max(1));
                 self.clamp_slice();
             }
-            (_, C::Top) => self.select(0, Some(0), Some(0)),
-            (_, C::Bottom) => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
-            (_, C::Right) => self.cursor_right(),
-            (_, C::Left) => self.cursor_left(),
-            (_, C::Panel) => {
+            C::Top => self.select(0, Some(0), Some(0)),
+            C::Bottom => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
+            C::Right => self.cursor_right(),
+            C::Left => self.cursor_left(),
+            C::Panel => {
                 let i = Panel::ALL.iter().position(|p| *p == self.view.panel).unwrap_or(0);
                 self.view.panel = Panel::ALL[Dir::Next.step(i, Panel::ALL.len())];
             }
-            (_, C::Profile(d)) => {
+            C::Profile(d) => {
                 let n = self
                     .selected_model()
                     .map(|m| m.profiles.len())
@@ -710,7 +729,7 @@ impl App {
                     .max(1);
                 self.view.teach_profile = d.step(self.view.teach_profile, n);
             }
-            (_, C::Speed(d)) => {
+            C::Speed(d) => {
                 self.view.play_step_s = match d {
                     UpDown::Up => (self.view.play_step_s * 2.0).min(86400.0),
                     UpDown::Down => (self.view.play_step_s / 2.0).max(session::STEP_S),
@@ -721,24 +740,24 @@ impl App {
                 );
                 self.say(msg, Tone::Info);
             }
-            (_, C::Mouse) => {
+            C::Mouse => {
                 self.view.mouse = !self.view.mouse;
                 let msg = format!("mouse selection {}", if self.view.mouse { "on" } else { "off" });
                 self.say(msg, Tone::Info);
             }
-            (_, C::Palette) => self.overlays.palette = Some(Palette::default()),
-            (_, C::AddVm) => {
+            C::Palette => self.overlays.palette = Some(Palette::default()),
+            C::AddVm => {
                 let form = AddForm::new(&self.session, self.view.sel);
                 match form {
                     Some(f) => self.overlays.form = Some(f),
                     None => self.say("the fleet has no GPU model to ask for", Tone::Error),
                 }
             }
-            (_, C::RemoveUnderCursor) => match self.vm_under_cursor() {
+            C::RemoveUnderCursor => match self.vm_under_cursor() {
                 Some(vm) => self.overlays.confirm = Some(Confirm::Remove(vm)),
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, C::StartMove) => match self.vm_under_cursor() {
+            C::StartMove => match self.vm_under_cursor() {
                 Some(vm) => {
                     self.overlays.moving = Some(vm);
                     self.say(
@@ -748,7 +767,7 @@ impl App {
                 }
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, C::Quit) => {
+            C::Quit => {
                 // A running step is work not yet in the session: quitting asks, as for unsaved
                 // changes.
                 if self.session.modified() || self.workers.stepping.is_some() {
@@ -758,14 +777,14 @@ impl App {
                     self.quit = true;
                 }
             }
-            (_, C::ForceQuit) => {
+            C::ForceQuit => {
                 self.stop_workers();
                 self.quit = true;
             }
-            (_, C::Session(line)) => self.run_session_line(&line),
+            C::Session(line) => self.run_session_line(&line),
             // A command of an overlay that is not open: the session's language does not know
             // it either, and says so.
-            (_, other) => self.run_session_line(&other.to_string()),
+            other => self.run_session_line(&other.to_string()),
         }
     }
 
