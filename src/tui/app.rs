@@ -1179,7 +1179,7 @@ mod tests {
         app.overlays.relayout = relayout;
         let rows = |s: &str| -> Vec<Vec<char>> { s.lines().map(|l| l.chars().collect()).collect() };
         let (both_rows, form_rows) = (rows(&both), rows(&form_only));
-        let r = super::super::ui::centred(Rect::new(0, 0, 160, 46), 72, 15);
+        let r = super::super::widgets::centred(Rect::new(0, 0, 160, 46), 72, 15);
         for y in r.top()..r.bottom() {
             let span = r.left() as usize..r.right() as usize;
             assert_eq!(

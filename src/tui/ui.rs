@@ -163,15 +163,3 @@ fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
         .centered()
         .render(Rect::new(area.x, y, area.width, area.height - (y - area.y)), buf);
 }
-
-/// A rectangle of `w` x `h` centred in `area` (clamped to it).
-pub fn centred(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
-}

@@ -1,4 +1,5 @@
-//! Small custom widgets: the MIG slice map of one GPU and a one-line bar gauge.
+//! Small custom widgets: the MIG slice map of one GPU, a one-line bar gauge, and `centred`, the
+//! rectangle that popups are drawn in.
 //!
 //! A slice map is a discrete grid of 4 to 8 memory slices, so it is drawn cell by cell into the
 //! buffer rather than on a canvas: each memory slice gets `width / slices` columns; a GI is one
@@ -345,6 +346,18 @@ impl Widget for Bar<'_> {
             self.theme.base,
         );
     }
+}
+
+/// A rectangle of `w` x `h` centred in `area` (clamped to it).
+pub fn centred(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
 }
 
 #[cfg(test)]

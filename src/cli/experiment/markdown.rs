@@ -8,7 +8,7 @@ use super::{
     paper_call_vms, Fig6Args, Fig6Row, GapArgs, GapRow, PaperRow, Table8Args, Table8Row, PAPER_FF_085,
     PAPER_HOSTS, PAPER_TABLE10, PAPER_TABLE8,
 };
-use crate::cli::sweep::{Summary, METRICS};
+use crate::cli::runstats::{Summary, METRICS};
 use crate::scenario::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 
 use super::super::app::{AddForm, App, Confirm, Field, FormShape, Palette};
 use super::super::keymap::Layer;
-use super::super::ui::centred;
+use super::super::widgets::centred;
 use super::fleet::truncate;
 use crate::session;
 use ratatui::buffer::Buffer;
