@@ -1,4 +1,4 @@
-//! The planner session: one fleet under a simulated clock, an arrival policy, an undo history and
+//! The session: one fleet under a simulated clock, an arrival policy, an undo history and
 //! the scenario file it came from, driven by named [`Action`]s through one reducer, [`update`].
 //!
 //! The TUI maps keys and `:` commands to these actions, tests script them, and the CLI could drive
@@ -41,15 +41,15 @@ const SAMPLE_CAP: usize = 2048;
 
 use crate::policy::origamig::objective::Terms;
 /// Which kind of OrigaMIG call to run (§5): decided by the triggers, or forced.
-pub use crate::policy::origamig::CallMode as OptimizeMode;
+pub use crate::policy::origamig::CallMode;
 
-/// Parses an optimizer mode: `auto`, `admission`, `consolidation`, `opt`.
-pub fn parse_mode(s: &str) -> Result<OptimizeMode> {
+/// Parses a call mode: `auto`, `admission`, `consolidation`, `opt`.
+pub fn parse_call_mode(s: &str) -> Result<CallMode> {
     Ok(match s {
-        "" | "auto" => OptimizeMode::Auto,
-        "admission" | "admit" => OptimizeMode::Admission,
-        "consolidation" | "consolidate" => OptimizeMode::Consolidation,
-        "opt" | "full" => OptimizeMode::Opt,
+        "" | "auto" => CallMode::Auto,
+        "admission" | "admit" => CallMode::Admission,
+        "consolidation" | "consolidate" => CallMode::Consolidation,
+        "opt" | "full" => CallMode::Opt,
         other => bail!("unknown optimizer mode `{other}` (auto, admission, consolidation, opt)"),
     })
 }
@@ -99,7 +99,7 @@ pub enum Action {
     /// Arrivals from the scenario's workload on or off.
     SetArrivals(bool),
     /// Ask for a solve; the result comes back as [`Outcome::Solve`], to be run by the caller.
-    Optimize(OptimizeMode),
+    Optimize(CallMode),
     /// The result of a solve started by [`Action::Optimize`].
     Proposed(Box<PlanProposal>),
     /// Execute the rest of the previewed plan.
@@ -318,7 +318,7 @@ pub struct SolveProgress {
 /// own it while the session goes on.
 #[derive(Debug, Clone)]
 pub struct SolveRequest {
-    pub mode: OptimizeMode,
+    pub mode: CallMode,
     pub fleet: Fleet,
     pub settings: PolicySettings,
     /// The session revision the fleet was copied from; a stale result is refused.
@@ -354,7 +354,7 @@ impl SolveRequest {
 /// What a solve returned: a plan (target placements) and how it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanProposal {
-    pub mode: OptimizeMode,
+    pub mode: CallMode,
     pub revision: u64,
     pub plan: Plan,
     /// The neighborhood the call optimized over.
@@ -407,7 +407,7 @@ impl PlanProposal {
     /// A proposal for a plan written by hand (tests, scripts): no objective figures.
     pub fn by_hand(plan: Plan, revision: u64) -> PlanProposal {
         PlanProposal {
-            mode: OptimizeMode::Auto,
+            mode: CallMode::Auto,
             revision,
             hosts: Vec::new(),
             status: "by hand".into(),
@@ -567,7 +567,7 @@ struct State {
     revision: u64,
 }
 
-/// The planner session.
+/// The session: what the TUI edits, and what scripts and tests drive headless.
 pub struct Session {
     state: State,
     undo: Vec<State>,

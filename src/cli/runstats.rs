@@ -57,11 +57,12 @@ pub struct RunValues {
 }
 
 /// Means and 95 % CIs per (policy, load), in policy order of first appearance and ascending load.
-pub struct Summary {
-    pub groups: Vec<Group>,
+pub struct MeansByLoad {
+    pub groups: Vec<LoadGroup>,
 }
 
-pub struct Group {
+/// The runs of one (policy, load): how many, and the mean and CI half-width of each metric.
+pub struct LoadGroup {
     pub policy: String,
     pub load: f64,
     pub n: usize,
@@ -69,7 +70,7 @@ pub struct Group {
     pub stats: BTreeMap<String, (f64, f64)>,
 }
 
-pub fn summarize(runs: &[RunValues]) -> Summary {
+pub fn summarize(runs: &[RunValues]) -> MeansByLoad {
     let mut policies: Vec<String> = Vec::new();
     for r in runs {
         if !policies.contains(&r.policy) {
@@ -90,7 +91,7 @@ pub fn summarize(runs: &[RunValues]) -> Summary {
                     stats.insert(m.to_string(), mean_ci95(&xs));
                 }
             }
-            groups.push(Group {
+            groups.push(LoadGroup {
                 policy: p.clone(),
                 load: l,
                 n: members.len(),
@@ -98,10 +99,10 @@ pub fn summarize(runs: &[RunValues]) -> Summary {
             });
         }
     }
-    Summary { groups }
+    MeansByLoad { groups }
 }
 
-impl Summary {
+impl MeansByLoad {
     pub fn csv(&self) -> String {
         let mut out = String::from("policy,load,runs");
         for (m, _) in METRICS {
@@ -192,7 +193,7 @@ impl Summary {
         }
         let pad = ((hi - lo) * 0.05).max(0.02);
         for (area, (metric, title, ylabel)) in root.split_evenly((2, 2)).iter().zip(panels) {
-            let pts: Vec<(&Group, f64, f64)> = self
+            let pts: Vec<(&LoadGroup, f64, f64)> = self
                 .groups
                 .iter()
                 .filter_map(|g| g.stats.get(metric).map(|&(m, c)| (g, m, c)))

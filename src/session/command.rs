@@ -1,4 +1,4 @@
-//! The `:` command language of the planner: the commands, their usage and the parser that turns
+//! The `:` command language of the session: the commands, their usage and the parser that turns
 //! a command line into an [`Action`] for [`update`]. The palette, the key bindings and scripted
 //! tests share it.
 
@@ -76,7 +76,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             } else if arg == "next" || arg == "event" {
                 Action::StepToNextEvent
             } else {
-                Action::StepFor(parse_duration(&arg)?)
+                Action::StepFor(parse_positive_duration(&arg)?)
             }
         }
         "next" | "next-event" => Action::StepToNextEvent,
@@ -87,7 +87,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             "toggle" | "" => !s.arrivals(),
             o => bail!("`arrivals {o}`: say on, off or toggle"),
         }),
-        "optimize" | "opt" | "o" => Action::Optimize(parse_mode(&arg)?),
+        "optimize" | "opt" | "o" => Action::Optimize(parse_call_mode(&arg)?),
         "apply" => Action::ApplyPlan,
         "discard" => Action::DiscardPlan,
         "plan-step" => Action::PlanStep,
@@ -333,7 +333,7 @@ fn add_options(s: &Session, req: &mut VmRequest, words: &[&str], usage: &str) ->
                 req.lifetime_s = if v == "open" {
                     None
                 } else {
-                    Some(parse_duration(v)?)
+                    Some(parse_positive_duration(v)?)
                 }
             }
             "kind" => {

@@ -1,4 +1,4 @@
-//! The fleet in words for the planner's panels: VM shapes and placements, durations, why a VM
+//! The fleet in words for the TUI's panels: VM shapes and placements, durations, why a VM
 //! does not fit, stranded capacity and the gauges. Pure functions of the fleet; the TUI draws
 //! what they return.
 
@@ -69,9 +69,9 @@ pub fn format_duration(s: f64) -> String {
     out
 }
 
-/// Parses a positive duration for the planner (a step of the clock, a VM's lifetime): `90s`,
+/// Parses a positive duration for the session (a step of the clock, a VM's lifetime): `90s`,
 /// `15m`, `1h30m`, `2d`, or a bare number of seconds, as [`crate::sim::parse_duration`] reads them.
-pub fn parse_duration(text: &str) -> Result<f64> {
+pub fn parse_positive_duration(text: &str) -> Result<f64> {
     let s = crate::sim::parse_duration(text)?;
     if s <= 0.0 {
         bail!("duration `{}` must be longer than 0 s", text.trim());
@@ -267,17 +267,17 @@ pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Ga
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::parse_positive_duration;
 
     #[test]
     fn planner_durations_are_positive_and_read_like_the_simulators() {
-        assert_eq!(parse_duration("1h30m").unwrap(), 5400.0);
-        assert_eq!(parse_duration(" 90 ").unwrap(), 90.0);
+        assert_eq!(parse_positive_duration("1h30m").unwrap(), 5400.0);
+        assert_eq!(parse_positive_duration(" 90 ").unwrap(), 90.0);
         for bad in ["0", "0s", "", "5x", "-3", "10m5"] {
-            let e = parse_duration(bad).unwrap_err().to_string();
+            let e = parse_positive_duration(bad).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");
         }
-        assert!(parse_duration("0m")
+        assert!(parse_positive_duration("0m")
             .unwrap_err()
             .to_string()
             .contains("longer than 0 s"));

@@ -1,5 +1,5 @@
 //! The session's clock and fleet: the simulator ([`sim::Simulator`]) itself, so that stepping
-//! time in the planner brings what a simulation run brings: arrivals from the scenario's
+//! time in the session brings what a simulation run brings: arrivals from the scenario's
 //! workload (switchable off, leaving only departures), departures at the end of lifetimes, and
 //! whatever the arrival policy does on its steps (an OrigaMIG call, a TC compaction). The
 //! simulator's event log becomes the session's log lines; its recorder gives energy and
@@ -61,7 +61,7 @@ pub struct Event {
     pub text: String,
 }
 
-/// The arrival policy with this name (one the planner offers, [`PolicyKind::PLANNER`]; the
+/// The arrival policy with this name (one the session offers, [`PolicyKind::PLANNER`]; the
 /// whole-fleet OPT is an on-demand call there, `O`), built by [`policy::build`].
 pub fn policy_by_name(name: &str, settings: &crate::scenario::PolicySettings) -> Result<Box<dyn Policy>> {
     let name = name.trim().to_ascii_lowercase();
@@ -84,7 +84,7 @@ pub struct Engine {
 
 impl Engine {
     /// The scenario's fleet, workload and clock under its arrival policy (first fit when the
-    /// scenario names none the planner offers).
+    /// scenario names none the session offers).
     pub fn new(scenario: &Scenario) -> Result<Engine> {
         let policy = policy::build(scenario.policy.arrival, &scenario.policy)
             .or_else(|_| policy::build(PolicyKind::Ff, &scenario.policy))?;

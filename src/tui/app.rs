@@ -145,7 +145,7 @@ pub struct ModeView {
 
 /// A solve running on a worker thread.
 pub struct Solving {
-    pub mode: session::OptimizeMode,
+    pub mode: session::CallMode,
     pub started: Instant,
     pub progress: SolveProgress,
     pub cancel: Arc<AtomicBool>,
@@ -229,7 +229,7 @@ pub struct Workers {
     deferred: std::collections::VecDeque<Msg>,
 }
 
-/// The planner application.
+/// The TUI application.
 pub struct App {
     pub session: Session,
     pub theme: Theme,
@@ -571,7 +571,7 @@ impl App {
         gpu.gi_at(fleet.catalog, self.view.sel.slice).map(|g| g.vm)
     }
 
-    /// Runs a `:` line: one of the planner's commands, or a line of the session's language.
+    /// Runs a `:` line: one of the TUI's commands, or a line of the session's language.
     fn run_line(&mut self, line: &str) {
         match Command::parse(line) {
             Ok(cmd) => self.run_command(cmd),
@@ -1199,7 +1199,7 @@ mod tests {
     fn a_preview_opened_over_a_running_solve_is_drawn_on_top_and_gets_the_keys() {
         let mut app = demo();
         app.workers.solving = Some(Solving {
-            mode: session::OptimizeMode::Auto,
+            mode: session::CallMode::Auto,
             started: Instant::now(),
             progress: SolveProgress::default(),
             cancel: Arc::new(AtomicBool::new(false)),

@@ -1,4 +1,4 @@
-//! One place for every colour and glyph of the planner. Widgets ask the theme for a named style
+//! One place for every colour and glyph of the TUI. Widgets ask the theme for a named style
 //! and never name a colour, so the monochrome theme (chosen when `NO_COLOR` is set) changes the
 //! whole screen at once. In monochrome, slice states read from glyphs alone: `█` a GI, `▒` a GI
 //! being created or destroyed by a plan, `░` a free slice where some profile can start, `·` a
@@ -21,7 +21,7 @@ pub struct Glyphs {
     pub marker: char,
 }
 
-/// Named styles of the planner.
+/// Named styles of the TUI.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
     pub mono: bool,

@@ -10,7 +10,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-/// The smallest terminal the planner draws into.
+/// The smallest terminal the TUI draws into.
 pub const MIN_W: u16 = 80;
 pub const MIN_H: u16 = 24;
 /// From this width on, every panel is visible at once.

@@ -1,14 +1,14 @@
 //! OrigaMIG calls (§5): a solve handed out to run ([`Outcome::Solve`]), its proposal taken in
 //! as a plan preview.
 
-use crate::session::{build_preview, OptimizeMode, Outcome, PlanProposal, Session, SolveRequest};
+use crate::session::{build_preview, CallMode, Outcome, PlanProposal, Session, SolveRequest};
 use anyhow::{bail, Result};
 
-pub(in crate::session) fn optimize(s: &mut Session, mode: OptimizeMode) -> Result<Outcome> {
+pub(in crate::session) fn optimize(s: &mut Session, mode: CallMode) -> Result<Outcome> {
     if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
         bail!("a plan is being played: apply it or undo first");
     }
-    if mode == OptimizeMode::Admission && s.fleet().pending().is_empty() {
+    if mode == CallMode::Admission && s.fleet().pending().is_empty() {
         bail!("no request waits: an admission call has nothing to admit");
     }
     Ok(Outcome::Solve(Box::new(SolveRequest {

@@ -291,7 +291,7 @@ impl AddForm {
             .map_err(|_| anyhow::anyhow!("RAM: `{}` is not a whole number of GB", self.ram))?;
         let lifetime_s = match self.lifetime.trim() {
             "" | "open" => None,
-            t => Some(session::parse_duration(t).map_err(|e| anyhow::anyhow!("lifetime: {e}"))?),
+            t => Some(session::parse_positive_duration(t).map_err(|e| anyhow::anyhow!("lifetime: {e}"))?),
         };
         let pin = match self.place.trim() {
             "" | "policy" => None,
