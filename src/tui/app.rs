@@ -425,7 +425,10 @@ impl App {
     }
 
     /// Runs until quit: draw, wait for a message, handle it. Redraws only after messages.
-    pub fn run<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()> {
+    pub fn run<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()>
+    where
+        B::Error: Send + Sync + 'static,
+    {
         loop {
             terminal.draw(|f| f.render_widget(&*self, f.area()))?;
             if self.quit {
@@ -439,7 +442,10 @@ impl App {
     }
 
     /// Handles every message already queued, drawing after each, and returns (tests).
-    pub fn run_queued<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()> {
+    pub fn run_queued<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()>
+    where
+        B::Error: Send + Sync + 'static,
+    {
         terminal.draw(|f| f.render_widget(&*self, f.area()))?;
         while let Some(m) = self.next_msg(false) {
             self.handle(m);
