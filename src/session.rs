@@ -44,7 +44,7 @@ use crate::policy::origamig::objective::Terms;
 pub use crate::policy::origamig::CallMode;
 
 /// Parses a call mode: `auto`, `admission`, `consolidation`, `opt`.
-pub fn parse_call_mode(s: &str) -> Result<CallMode> {
+pub(crate) fn parse_call_mode(s: &str) -> Result<CallMode> {
     Ok(match s {
         "" | "auto" => CallMode::Auto,
         "admission" | "admit" => CallMode::Admission,
@@ -72,7 +72,7 @@ pub struct VmRequest {
 }
 
 /// The origin of the plans of the defragmentation pass (`:defrag`), as the preview shows it.
-pub const DEFRAG_ORIGIN: &str = crate::ops::defrag::ORIGIN;
+pub(crate) const DEFRAG_ORIGIN: &str = crate::ops::defrag::ORIGIN;
 
 /// Everything a user (or a script) can do to a session.
 #[derive(Debug, Clone)]
@@ -175,7 +175,7 @@ impl Outcome {
     }
 
     /// How to show the message.
-    pub fn tone(&self) -> Tone {
+    pub(crate) fn tone(&self) -> Tone {
         match self {
             Outcome::Changed(_) => Tone::Ok,
             Outcome::Pending(_) => Tone::Warning,
@@ -377,7 +377,7 @@ pub struct PlanProposal {
 
 impl PlanProposal {
     /// A proposal from an OrigaMIG call made on the session's fleet at `revision`.
-    pub fn from_call(call: origamig::Proposal, revision: u64) -> PlanProposal {
+    pub(crate) fn from_call(call: origamig::Proposal, revision: u64) -> PlanProposal {
         let not_admitted = call
             .neighborhood
             .pending
@@ -641,7 +641,7 @@ impl Session {
     }
 
     /// The date of simulated time `t` (seconds since the scenario's start).
-    pub fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
+    pub(crate) fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
         self.state.engine.date_at(t)
     }
 
@@ -701,7 +701,7 @@ impl Session {
 
     /// Optimizer calls the arrival policy has made since the session opened (or since its
     /// policy was last set).
-    pub fn optimizer_calls(&self) -> usize {
+    pub(crate) fn optimizer_calls(&self) -> usize {
         self.state.engine.optimizer_calls()
     }
 
@@ -720,7 +720,7 @@ impl Session {
 
     /// The layouts GPU `gpu` of `host` can be given (`assets/layouts.toml`, its model's first,
     /// then the rest of its class), for the re-layout preview.
-    pub fn layouts_for(&self, host: HostId, gpu: usize) -> Vec<&'static Layout> {
+    pub(crate) fn layouts_for(&self, host: HostId, gpu: usize) -> Vec<&'static Layout> {
         let fleet = self.fleet();
         let Some(g) = fleet.hosts.get(host).and_then(|h| h.gpus.get(gpu)) else {
             return Vec::new();
@@ -737,7 +737,7 @@ impl Session {
     /// What giving GPU `gpu` of `host` the layout `layout` would do: the drain
     /// displaces every VM of the host; each is listed with whether it has a free place elsewhere
     /// and whether it gets its instance back. Read-only: nothing changes.
-    pub fn relayout_preview(&self, host: HostId, gpu: usize, layout: &Layout) -> Result<DrainPreview> {
+    pub(crate) fn relayout_preview(&self, host: HostId, gpu: usize, layout: &Layout) -> Result<DrainPreview> {
         Ok(crate::ops::relayout::drain_preview(
             self.fleet(),
             host,
@@ -939,7 +939,12 @@ pub fn update_blocking(s: &mut Session, action: Action) -> Result<Outcome> {
 
 /// Schedules a proposal's plan on the fleet and computes the fleet after it.
 /// `delta` prices parking moves (§5.3).
-pub fn build_preview(fleet: &Fleet, proposal: PlanProposal, horizon_h: f64, delta: f64) -> Result<Preview> {
+pub(crate) fn build_preview(
+    fleet: &Fleet,
+    proposal: PlanProposal,
+    horizon_h: f64,
+    delta: f64,
+) -> Result<Preview> {
     let schedule = executor::schedule_with(fleet, &proposal.plan, delta)
         .map_err(|e| anyhow!("the plan cannot run: {e}"))?;
     let mut after = fleet.clone();

@@ -14,7 +14,7 @@ const T95: [f64; 30] = [
 
 /// Mean and half-width of the 95 % confidence interval (Student t); the half-width is 0 for one
 /// value.
-pub fn mean_ci95(xs: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_ci95(xs: &[f64]) -> (f64, f64) {
     let n = xs.len();
     if n == 0 {
         return (f64::NAN, 0.0);
@@ -29,7 +29,7 @@ pub fn mean_ci95(xs: &[f64]) -> (f64, f64) {
 }
 
 /// The metrics the summary averages, as (CSV column, label).
-pub const METRICS: &[(&str, &str)] = &[
+pub(crate) const METRICS: &[(&str, &str)] = &[
     ("acceptance_pct", "Accept. (%)"),
     ("active_hosts", "Active PMs"),
     ("active_hosts_pct", "Active PMs (%)"),
@@ -57,12 +57,12 @@ pub struct RunValues {
 }
 
 /// Means and 95 % CIs per (policy, load), in policy order of first appearance and ascending load.
-pub struct MeansByLoad {
+pub(crate) struct MeansByLoad {
     pub groups: Vec<LoadGroup>,
 }
 
 /// The runs of one (policy, load): how many, and the mean and CI half-width of each metric.
-pub struct LoadGroup {
+pub(crate) struct LoadGroup {
     pub policy: String,
     pub load: f64,
     pub n: usize,
@@ -70,7 +70,7 @@ pub struct LoadGroup {
     pub stats: BTreeMap<String, (f64, f64)>,
 }
 
-pub fn summarize(runs: &[RunValues]) -> MeansByLoad {
+pub(crate) fn summarize(runs: &[RunValues]) -> MeansByLoad {
     let mut policies: Vec<String> = Vec::new();
     for r in runs {
         if !policies.contains(&r.policy) {

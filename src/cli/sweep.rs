@@ -74,7 +74,7 @@ pub struct Args {
 }
 
 /// Parses `1..5` (inclusive) or `1,2,3`.
-pub fn parse_seeds(s: &str) -> anyhow::Result<Vec<u64>> {
+pub(crate) fn parse_seeds(s: &str) -> anyhow::Result<Vec<u64>> {
     let s = s.trim();
     if let Some((a, b)) = s.split_once("..") {
         let a: u64 = a
@@ -144,7 +144,7 @@ impl Shard {
 }
 
 /// One run of a sweep's grid: (policy, load, seed).
-pub type GridRun = (String, f64, u64);
+pub(crate) type GridRun = (String, f64, u64);
 
 /// The grid of a sweep in run order: policies, then loads, then seeds, as given on the command
 /// line. A policy, load or seed given twice is an error (its runs would be counted twice).

@@ -5,7 +5,7 @@
 use super::*;
 
 /// The `:` commands [`parse_command`] accepts, with their usage (for completion and help).
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     (
         "add",
         "add MODEL PROFILE[,PROFILE]|share=GB [weight=W] [isolation=true]|gang=N [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]",
@@ -170,7 +170,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
 }
 
 /// `HOST` and `GPU@START[,GPU@START]` into a placement.
-pub fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement> {
+pub(crate) fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement> {
     let h = fleet
         .hosts
         .iter()

@@ -23,7 +23,7 @@ pub fn shape(fleet: &Fleet, vm: &Vm) -> String {
 }
 
 /// The profiles of a list of GIs, `+`-joined.
-pub fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
+pub(crate) fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
     if gis.is_empty() {
         return "no GPU".into();
     }
@@ -34,7 +34,7 @@ pub fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
 }
 
 /// `host/gpu@start` for each GI of a placement.
-pub fn placement_label(fleet: &Fleet, p: &Placement) -> String {
+pub(crate) fn placement_label(fleet: &Fleet, p: &Placement) -> String {
     let name = fleet.hosts.get(p.host).map(|h| h.name.as_str()).unwrap_or("?");
     let slots = p
         .gis
@@ -50,7 +50,7 @@ pub fn placement_label(fleet: &Fleet, p: &Placement) -> String {
 }
 
 /// `2h30m`, `45s`, `3d4h`.
-pub fn format_duration(s: f64) -> String {
+pub(crate) fn format_duration(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
     let (d, h, m, sec) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
     let mut out = String::new();
@@ -71,7 +71,7 @@ pub fn format_duration(s: f64) -> String {
 
 /// Parses a positive duration for the session (a step of the clock, a VM's lifetime): `90s`,
 /// `15m`, `1h30m`, `2d`, or a bare number of seconds, as [`crate::sim::parse_duration`] reads them.
-pub fn parse_positive_duration(text: &str) -> Result<f64> {
+pub(crate) fn parse_positive_duration(text: &str) -> Result<f64> {
     let s = crate::sim::parse_duration(text)?;
     if s <= 0.0 {
         bail!("duration `{}` must be longer than 0 s", text.trim());
@@ -159,7 +159,11 @@ pub fn unplaced_reason(fleet: &Fleet, vm: &Vm) -> String {
 
 /// The largest profile (by size, then compute) that could start at slice `u` of a GPU now;
 /// `None` when no profile can (a stranded slice) or the slice is taken.
-pub fn largest_start_at(model: &crate::catalog::GpuModel, occ: &Occupancy, u: u8) -> Option<ProfileId> {
+pub(crate) fn largest_start_at(
+    model: &crate::catalog::GpuModel,
+    occ: &Occupancy,
+    u: u8,
+) -> Option<ProfileId> {
     if occ.mask & (1 << u) != 0 {
         return None;
     }

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 mod form;
 mod workers;
-pub use form::{AddForm, Field, FormShape};
+pub(crate) use form::{AddForm, Field, FormShape};
 
 /// What the loop reacts to.
 #[derive(Debug)]
@@ -245,7 +245,7 @@ pub struct App {
 
 /// The overlays, bottom to top. A confirmation sits above the palette and the form, since it
 /// asks about what they started; the help explains the layer under it, so it is the top.
-pub const OVERLAYS: [Layer; 10] = [
+pub(crate) const OVERLAYS: [Layer; 10] = [
     Layer::Preview,
     Layer::Move,
     Layer::Step,
@@ -321,7 +321,7 @@ impl App {
 
     /// The overlays open now, bottom to top: the screen draws them in this order, and the top
     /// one gets the keys ([`App::layer`]), so what the user sees on top is what answers.
-    pub fn overlay_stack(&self) -> impl Iterator<Item = Layer> + '_ {
+    pub(crate) fn overlay_stack(&self) -> impl Iterator<Item = Layer> + '_ {
         OVERLAYS.into_iter().filter(|l| self.is_open(*l))
     }
 
@@ -331,7 +331,7 @@ impl App {
     }
 
     /// The layer the help explains: the top one under the help itself.
-    pub fn context_layer(&self) -> Layer {
+    pub(crate) fn context_layer(&self) -> Layer {
         self.overlay_stack()
             .filter(|l| *l != Layer::Help)
             .last()
@@ -571,7 +571,7 @@ impl App {
     }
 
     /// The VM whose GI covers the cursor.
-    pub fn vm_under_cursor(&self) -> Option<VmId> {
+    pub(crate) fn vm_under_cursor(&self) -> Option<VmId> {
         let fleet = self.session.fleet();
         let gpu = fleet.hosts.get(self.view.sel.host)?.gpus.get(self.view.sel.gpu)?;
         gpu.gi_at(fleet.catalog, self.view.sel.slice).map(|g| g.vm)
@@ -586,7 +586,7 @@ impl App {
     }
 
     /// Runs a command (from a key binding, the palette or the mouse) in the top layer.
-    pub fn run_command(&mut self, cmd: Command) {
+    pub(crate) fn run_command(&mut self, cmd: Command) {
         use Command as C;
         // Commands that open a way to change the session (a form, a confirmation, a move) are
         // refused up front while a worker runs; the rest are refused in `dispatch`.

@@ -172,7 +172,7 @@ impl Command {
     /// session's language must name one of its commands ([`session::COMMANDS`]) with a
     /// well-formed duration or optimizer mode where it takes one, since a binding cannot be
     /// corrected at the moment its key is pressed.
-    pub fn parse_binding(run: &str) -> Result<Command> {
+    pub(crate) fn parse_binding(run: &str) -> Result<Command> {
         let cmd = Command::parse(run)?;
         if let Command::Session(line) = &cmd {
             let (head, arg) = line

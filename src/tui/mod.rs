@@ -9,9 +9,9 @@ pub mod app;
 pub mod command;
 pub mod keymap;
 pub mod theme;
-pub mod ui;
+pub(crate) mod ui;
 pub mod views;
-pub mod widgets;
+pub(crate) mod widgets;
 
 pub use app::App;
 
@@ -55,7 +55,7 @@ pub fn session_of(a: &Args) -> Result<Session> {
 }
 
 /// Puts the terminal back into its normal state. Safe to call more than once.
-pub fn restore_terminal() {
+pub(crate) fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = execute!(stdout(), DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
 }

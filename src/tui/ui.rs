@@ -11,10 +11,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 /// The smallest terminal the TUI draws into.
-pub const MIN_W: u16 = 80;
-pub const MIN_H: u16 = 24;
+pub(crate) const MIN_W: u16 = 80;
+pub(crate) const MIN_H: u16 = 24;
 /// From this width on, every panel is visible at once.
-pub const WIDE_W: u16 = 140;
+pub(crate) const WIDE_W: u16 = 140;
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {

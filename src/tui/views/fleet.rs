@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 /// `2×a100-40gb`, `a100-40gb+a30-24gb`, `no GPU`.
-pub fn gpus_label(fleet: &Fleet, h: &Host) -> String {
+pub(crate) fn gpus_label(fleet: &Fleet, h: &Host) -> String {
     let Some(first) = h.gpus.first() else {
         return "no GPU".into();
     };
@@ -53,7 +53,7 @@ fn digits(n: u64) -> usize {
 }
 
 /// GIs a playing plan step is creating or destroying on one GPU.
-pub fn ghosts_for(app: &App, host: HostId, gpu: usize) -> Vec<Ghost> {
+pub(crate) fn ghosts_for(app: &App, host: HostId, gpu: usize) -> Vec<Ghost> {
     let Some(p) = app.session.preview() else {
         return Vec::new();
     };
@@ -320,7 +320,7 @@ pub fn truncate(s: &str, w: usize) -> String {
 }
 
 /// One line about what the cursor is on, shown when there is no message.
-pub fn describe_cursor(app: &App) -> String {
+pub(crate) fn describe_cursor(app: &App) -> String {
     let s = &app.session;
     let fleet = s.fleet();
     let Some(host) = fleet.hosts.get(app.view.sel.host) else {
@@ -360,7 +360,7 @@ pub fn describe_cursor(app: &App) -> String {
 }
 
 /// A whole or shared GPU in one line: its mode and residents.
-pub fn describe_gpu_mode(fleet: &Fleet, at: &str, gpu: &crate::fleet::Gpu) -> String {
+pub(crate) fn describe_gpu_mode(fleet: &Fleet, at: &str, gpu: &crate::fleet::Gpu) -> String {
     use crate::fleet::GpuMode;
     match gpu.mode {
         GpuMode::Whole => match gpu.holder.and_then(|id| fleet.vm(id)) {
