@@ -7,7 +7,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use migplan::fleet::{GiRequest, Vm, VmKind};
 use migplan::session::Session;
-use migplan::session::{Action, OptimizeMode};
+use migplan::session::{Action, CallMode};
 use migplan::tui::app::Msg;
 use migplan::tui::theme::Theme;
 use migplan::tui::App;
@@ -79,7 +79,7 @@ fn frames(c: &mut Criterion) {
 fn input_during_solve(c: &mut Criterion) {
     let mut app = App::new(filled(128), Theme::color());
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
-    app.dispatch(Action::Optimize(OptimizeMode::Opt));
+    app.dispatch(Action::Optimize(CallMode::Opt));
     assert!(app.workers.solving.is_some(), "the solve started");
     let mut g = c.benchmark_group("while_solving");
     g.warm_up_time(Duration::from_secs(1));

@@ -343,7 +343,7 @@ impl Totals {
 
 /// Running integrals and counters of one run.
 #[derive(Debug, Clone)]
-pub struct Recorder {
+pub(crate) struct Recorder {
     window: (f64, f64),
     last_t: f64,
     hosts: Vec<HostStat>,
@@ -652,7 +652,7 @@ impl Recorder {
     }
 
     /// Recomputes the cached state of host `h` after a change.
-    pub fn refresh_host(&mut self, fleet: &Fleet, h: HostId) {
+    pub(crate) fn refresh_host(&mut self, fleet: &Fleet, h: HostId) {
         let new = HostStat::of(fleet, h);
         let old = std::mem::replace(&mut self.hosts[h], new);
         self.totals.add(&old, -1.0);
@@ -667,7 +667,7 @@ impl Recorder {
     }
 
     /// Recomputes the cached state of every host (after changes the simulator did not see).
-    pub fn refresh_all(&mut self, fleet: &Fleet) {
+    pub(crate) fn refresh_all(&mut self, fleet: &Fleet) {
         if fleet.hosts.len() != self.hosts.len() {
             self.hosts = vec![HostStat::default(); fleet.hosts.len()];
             self.prev_active = fleet.hosts.iter().map(|h| h.is_active()).collect();
@@ -687,7 +687,7 @@ impl Recorder {
     }
 
     /// Integrates the current state from the last time up to `t` (only the part in the window).
-    pub fn advance(&mut self, t: f64) {
+    pub(crate) fn advance(&mut self, t: f64) {
         let a = self.last_t.max(self.window.0);
         let b = t.min(self.window.1);
         if b > a {
@@ -711,7 +711,7 @@ impl Recorder {
     }
 
     /// A request for `slices` memory slices arrived at `t`.
-    pub fn on_request(&mut self, t: f64, slices: u32) {
+    pub(crate) fn on_request(&mut self, t: f64, slices: u32) {
         if self.in_window(t) {
             self.requests += 1;
             self.requested_slices += slices as u64;
@@ -719,7 +719,7 @@ impl Recorder {
     }
 
     /// A request that arrived at `arrival` was admitted at `t`.
-    pub fn on_admit(&mut self, arrival: f64, t: f64, slices: u32) {
+    pub(crate) fn on_admit(&mut self, arrival: f64, t: f64, slices: u32) {
         if self.in_window(arrival) {
             self.admitted += 1;
             self.admitted_slices += slices as u64;
@@ -728,7 +728,7 @@ impl Recorder {
     }
 
     /// A request that arrived at `arrival` was rejected.
-    pub fn on_reject(&mut self, arrival: f64) {
+    pub(crate) fn on_reject(&mut self, arrival: f64) {
         if self.in_window(arrival) {
             self.rejected += 1;
         }
@@ -736,7 +736,7 @@ impl Recorder {
 
     /// A request arriving at `arrival` was refused by an admission check (quota, multi-GPU
     /// work on slices) before any policy saw it: a rejection with its own count.
-    pub fn on_refuse(&mut self, arrival: f64) {
+    pub(crate) fn on_refuse(&mut self, arrival: f64) {
         self.on_reject(arrival);
         if self.in_window(arrival) {
             self.refused += 1;
@@ -744,7 +744,7 @@ impl Recorder {
     }
 
     /// A VM moved at `t`; `gb` copied when it changed host, taking `secs`.
-    pub fn on_migration(&mut self, t: f64, across: bool, gb: f64, secs: f64) {
+    pub(crate) fn on_migration(&mut self, t: f64, across: bool, gb: f64, secs: f64) {
         if self.in_window(t) {
             self.migrations += 1;
             if across {
@@ -756,14 +756,14 @@ impl Recorder {
     }
 
     /// A VM was restarted on another place at its next deploy at `t` (not a migration).
-    pub fn on_restart(&mut self, t: f64) {
+    pub(crate) fn on_restart(&mut self, t: f64) {
         if self.in_window(t) {
             self.restarts += 1;
         }
     }
 
     /// A plan was applied at `t`.
-    pub fn on_plan(&mut self, t: f64) {
+    pub(crate) fn on_plan(&mut self, t: f64) {
         if self.in_window(t) {
             self.plans += 1;
         }
@@ -772,7 +772,7 @@ impl Recorder {
     /// The once-a-minute sample (§6.3): hosts switched on since the previous sample.
     /// Only the hosts refreshed since the previous sample can have changed, so only those are
     /// looked at (every host after a refresh of them all).
-    pub fn sample_minute(&mut self, t: f64, fleet: &Fleet) {
+    pub(crate) fn sample_minute(&mut self, t: f64, fleet: &Fleet) {
         let mut ons = 0;
         let mut look = |h: HostId, prev: &mut Vec<bool>| {
             let a = fleet.hosts[h].is_active();
@@ -806,7 +806,7 @@ impl Recorder {
     }
 
     /// A sample of the stranded capacity per profile.
-    pub fn sample_stranded(&mut self, t: f64, fleet: &Fleet) {
+    pub(crate) fn sample_stranded(&mut self, t: f64, fleet: &Fleet) {
         if !self.in_window(t) {
             return;
         }
@@ -885,7 +885,7 @@ impl Recorder {
 }
 
 /// The `q`-quantile (0 to 1) of `xs` by the nearest-rank method, or 0 for no values.
-pub fn quantile(xs: &[f64], q: f64) -> f64 {
+pub(crate) fn quantile(xs: &[f64], q: f64) -> f64 {
     if xs.is_empty() {
         return 0.0;
     }

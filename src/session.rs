@@ -1,4 +1,4 @@
-//! The planner session: one fleet under a simulated clock, an arrival policy, an undo history and
+//! The session: one fleet under a simulated clock, an arrival policy, an undo history and
 //! the scenario file it came from, driven by named [`Action`]s through one reducer, [`update`].
 //!
 //! The TUI maps keys and `:` commands to these actions, tests script them, and the CLI could drive
@@ -26,6 +26,7 @@ use std::sync::Arc;
 mod command;
 mod describe;
 mod engine;
+mod handlers;
 pub use command::*;
 pub use describe::*;
 use engine::Engine;
@@ -40,15 +41,15 @@ const SAMPLE_CAP: usize = 2048;
 
 use crate::policy::origamig::objective::Terms;
 /// Which kind of OrigaMIG call to run (§5): decided by the triggers, or forced.
-pub use crate::policy::origamig::CallMode as OptimizeMode;
+pub use crate::policy::origamig::CallMode;
 
-/// Parses an optimizer mode: `auto`, `admission`, `consolidation`, `opt`.
-pub fn parse_mode(s: &str) -> Result<OptimizeMode> {
+/// Parses a call mode: `auto`, `admission`, `consolidation`, `opt`.
+pub(crate) fn parse_call_mode(s: &str) -> Result<CallMode> {
     Ok(match s {
-        "" | "auto" => OptimizeMode::Auto,
-        "admission" | "admit" => OptimizeMode::Admission,
-        "consolidation" | "consolidate" => OptimizeMode::Consolidation,
-        "opt" | "full" => OptimizeMode::Opt,
+        "" | "auto" => CallMode::Auto,
+        "admission" | "admit" => CallMode::Admission,
+        "consolidation" | "consolidate" => CallMode::Consolidation,
+        "opt" | "full" => CallMode::Opt,
         other => bail!("unknown optimizer mode `{other}` (auto, admission, consolidation, opt)"),
     })
 }
@@ -71,7 +72,7 @@ pub struct VmRequest {
 }
 
 /// The origin of the plans of the defragmentation pass (`:defrag`), as the preview shows it.
-pub const DEFRAG_ORIGIN: &str = crate::ops::defrag::ORIGIN;
+pub(crate) const DEFRAG_ORIGIN: &str = crate::ops::defrag::ORIGIN;
 
 /// Everything a user (or a script) can do to a session.
 #[derive(Debug, Clone)]
@@ -98,7 +99,7 @@ pub enum Action {
     /// Arrivals from the scenario's workload on or off.
     SetArrivals(bool),
     /// Ask for a solve; the result comes back as [`Outcome::Solve`], to be run by the caller.
-    Optimize(OptimizeMode),
+    Optimize(CallMode),
     /// The result of a solve started by [`Action::Optimize`].
     Proposed(Box<PlanProposal>),
     /// Execute the rest of the previewed plan.
@@ -174,7 +175,7 @@ impl Outcome {
     }
 
     /// How to show the message.
-    pub fn tone(&self) -> Tone {
+    pub(crate) fn tone(&self) -> Tone {
         match self {
             Outcome::Changed(_) => Tone::Ok,
             Outcome::Pending(_) => Tone::Warning,
@@ -317,7 +318,7 @@ pub struct SolveProgress {
 /// own it while the session goes on.
 #[derive(Debug, Clone)]
 pub struct SolveRequest {
-    pub mode: OptimizeMode,
+    pub mode: CallMode,
     pub fleet: Fleet,
     pub settings: PolicySettings,
     /// The session revision the fleet was copied from; a stale result is refused.
@@ -353,7 +354,7 @@ impl SolveRequest {
 /// What a solve returned: a plan (target placements) and how it was found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanProposal {
-    pub mode: OptimizeMode,
+    pub mode: CallMode,
     pub revision: u64,
     pub plan: Plan,
     /// The neighborhood the call optimized over.
@@ -376,7 +377,7 @@ pub struct PlanProposal {
 
 impl PlanProposal {
     /// A proposal from an OrigaMIG call made on the session's fleet at `revision`.
-    pub fn from_call(call: origamig::Proposal, revision: u64) -> PlanProposal {
+    pub(crate) fn from_call(call: origamig::Proposal, revision: u64) -> PlanProposal {
         let not_admitted = call
             .neighborhood
             .pending
@@ -406,7 +407,7 @@ impl PlanProposal {
     /// A proposal for a plan written by hand (tests, scripts): no objective figures.
     pub fn by_hand(plan: Plan, revision: u64) -> PlanProposal {
         PlanProposal {
-            mode: OptimizeMode::Auto,
+            mode: CallMode::Auto,
             revision,
             hosts: Vec::new(),
             status: "by hand".into(),
@@ -566,7 +567,7 @@ struct State {
     revision: u64,
 }
 
-/// The planner session.
+/// The session: what the TUI edits, and what scripts and tests drive headless.
 pub struct Session {
     state: State,
     undo: Vec<State>,
@@ -640,7 +641,7 @@ impl Session {
     }
 
     /// The date of simulated time `t` (seconds since the scenario's start).
-    pub fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
+    pub(crate) fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
         self.state.engine.date_at(t)
     }
 
@@ -700,7 +701,7 @@ impl Session {
 
     /// Optimizer calls the arrival policy has made since the session opened (or since its
     /// policy was last set).
-    pub fn optimizer_calls(&self) -> usize {
+    pub(crate) fn optimizer_calls(&self) -> usize {
         self.state.engine.optimizer_calls()
     }
 
@@ -719,7 +720,7 @@ impl Session {
 
     /// The layouts GPU `gpu` of `host` can be given (`assets/layouts.toml`, its model's first,
     /// then the rest of its class), for the re-layout preview.
-    pub fn layouts_for(&self, host: HostId, gpu: usize) -> Vec<&'static Layout> {
+    pub(crate) fn layouts_for(&self, host: HostId, gpu: usize) -> Vec<&'static Layout> {
         let fleet = self.fleet();
         let Some(g) = fleet.hosts.get(host).and_then(|h| h.gpus.get(gpu)) else {
             return Vec::new();
@@ -736,7 +737,7 @@ impl Session {
     /// What giving GPU `gpu` of `host` the layout `layout` would do: the drain
     /// displaces every VM of the host; each is listed with whether it has a free place elsewhere
     /// and whether it gets its instance back. Read-only: nothing changes.
-    pub fn relayout_preview(&self, host: HostId, gpu: usize, layout: &Layout) -> Result<DrainPreview> {
+    pub(crate) fn relayout_preview(&self, host: HostId, gpu: usize, layout: &Layout) -> Result<DrainPreview> {
         Ok(crate::ops::relayout::drain_preview(
             self.fleet(),
             host,
@@ -887,6 +888,7 @@ impl Session {
 
 /// The reducer: applies one action to the session.
 pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
+    use handlers::*;
     use Action::*;
     // A play tick's step coming back is part of the play run, like the tick that asked for it.
     let play_step = matches!(&action, Stepped(r) if r.play);
@@ -896,392 +898,30 @@ pub fn update(s: &mut Session, action: Action) -> Result<Outcome> {
         s.play_snapshot = false;
     }
     match action {
-        AddVm(req) => add_vm(s, req),
-        RemoveVm(id) => {
-            let vm = s.fleet().vm(id).ok_or_else(|| anyhow!("no VM {id}"))?.clone();
-            s.checkpoint();
-            s.state.engine.remove_vm(id)?;
-            let msg = format!("removed VM {id} ({})", shape(s.fleet(), &vm));
-            s.note(EventKind::Removal, msg.clone());
-            s.changed();
-            Ok(Outcome::Changed(msg))
-        }
-        MoveVm { vm, to } => {
-            let v = s.fleet().vm(vm).ok_or_else(|| anyhow!("no VM {vm}"))?;
-            if v.placement.is_none() {
-                bail!("VM {vm} is pending, not placed: it cannot be moved");
-            }
-            s.fleet()
-                .validate_placement(v, &to, true)
-                .map_err(|e| anyhow!("move of VM {vm} refused: {e}"))?;
-            s.checkpoint();
-            s.state.engine.fleet_mut().move_vm(vm, to.clone())?;
-            let msg = format!("moved VM {vm} to {}", placement_label(s.fleet(), &to));
-            s.note(EventKind::Migration, msg.clone());
-            s.state.preview = None;
-            s.changed();
-            Ok(Outcome::Changed(msg))
-        }
-        Step => s.step_request(s.now_s() + STEP_S, false),
-        StepFor(d) => {
-            if !(d > 0.0 && d.is_finite()) {
-                bail!("a step must be a positive duration");
-            }
-            s.step_request(s.now_s() + d, false)
-        }
-        StepToNextEvent => match s.state.engine.next_event_time() {
-            Some(t) => {
-                let t = t.max(s.now_s() + STEP_S).min(s.now_s() + 365.0 * 86400.0);
-                s.step_request(t, false)
-            }
-            None => Ok(Outcome::Info(
-                "no event ahead: no VM departs and arrivals are off".into(),
-            )),
-        },
-        TogglePlay => {
-            s.playing = !s.playing;
-            // Starting play opens a new run (one undo step); pausing leaves the run open, so a
-            // tick still running when the user paused joins it.
-            if s.playing {
-                s.play_snapshot = false;
-            }
-            Ok(Outcome::Info(if s.playing { "playing" } else { "paused" }.into()))
-        }
-        PlayTick(d) => {
-            if !s.playing {
-                return Ok(Outcome::Info("paused".into()));
-            }
-            let t = s.now_s() + d;
-            s.step_request(t, true).inspect_err(|_| s.playing = false)
-        }
-        Stepped(r) => stepped(s, *r),
-        SetArrivals(on) => {
-            if s.arrivals() == on {
-                return Ok(Outcome::Info(format!("arrivals already {}", on_off(on))));
-            }
-            s.checkpoint();
-            s.state.engine.set_arrivals(on);
-            let msg = format!("arrivals from the workload {}", on_off(on));
-            s.note(EventKind::Setting, msg.clone());
-            s.changed();
-            Ok(Outcome::Changed(msg))
-        }
-        Optimize(mode) => {
-            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
-                bail!("a plan is being played: apply it or undo first");
-            }
-            if mode == OptimizeMode::Admission && s.fleet().pending().is_empty() {
-                bail!("no request waits: an admission call has nothing to admit");
-            }
-            Ok(Outcome::Solve(Box::new(SolveRequest {
-                mode,
-                fleet: s.fleet().clone(),
-                settings: s.scenario.policy.clone(),
-                revision: s.state.revision,
-            })))
-        }
-        Proposed(p) => {
-            if p.revision != s.state.revision {
-                bail!("the fleet changed while the optimizer ran; its plan was dropped (run it again)");
-            }
-            if let Some(why) = &p.discarded {
-                return Ok(Outcome::Info(format!(
-                    "the {} call's plan cannot be ordered into steps ({why}); nothing changes",
-                    p.mode.name()
-                )));
-            }
-            if p.plan.targets.is_empty() {
-                return Ok(Outcome::Info(format!(
-                    "the {} call found nothing better than the current placement ({}, {:.1} s)",
-                    p.mode.name(),
-                    p.status,
-                    p.solve_s
-                )));
-            }
-            let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.delta)?;
-            let msg = format!(
-                "plan: {} step(s), {} admitted, active hosts {:+}, GPUs {:+}: a apply, d discard",
-                preview.schedule.steps.len(),
-                preview.admitted.len(),
-                preview.delta_hosts(),
-                preview.delta_gpus()
-            );
-            // A preview is not a change to the fleet: no undo entry, no modified mark.
-            s.state.preview = Some(preview);
-            Ok(Outcome::Info(msg))
-        }
-        ApplyPlan => {
-            let Some(p) = s.state.preview.clone() else {
-                bail!("no plan to apply: optimize first (o)");
-            };
-            s.checkpoint();
-            let rest = Schedule {
-                steps: p.schedule.steps[p.done..].to_vec(),
-                ..Default::default()
-            };
-            let n = rest.steps.len();
-            apply_steps(s, &rest)?;
-            let msg = format!(
-                "applied the {} plan: {} step(s); active hosts {} -> {}",
-                if p.proposal.plan.origin == DEFRAG_ORIGIN {
-                    DEFRAG_ORIGIN
-                } else {
-                    p.proposal.mode.name()
-                },
-                p.schedule.steps.len(),
-                p.before.active_hosts(),
-                s.fleet().active_hosts()
-            );
-            s.note(EventKind::Plan, msg.clone());
-            s.state.preview = None;
-            s.changed();
-            let _ = n;
-            Ok(Outcome::Changed(msg))
-        }
-        PlanStep => plan_step(s),
-        DiscardPlan => {
-            let Some(p) = s.state.preview.take() else {
-                return Ok(Outcome::Info("no plan to discard".into()));
-            };
-            if p.done > 0 || p.phase != PlanPhase::Pending {
-                // Part of the plan ran: discarding keeps what ran (undo takes it back).
-                s.checkpoint();
-                s.note(
-                    EventKind::Plan,
-                    format!(
-                        "plan stopped after {} of {} steps",
-                        p.done,
-                        p.schedule.steps.len()
-                    ),
-                );
-                if p.phase == PlanPhase::Migrated {
-                    s.state.preview = None;
-                }
-                s.changed();
-                return Ok(Outcome::Changed(
-                    "plan stopped; the steps played stay applied".into(),
-                ));
-            }
-            Ok(Outcome::Info("plan discarded".into()))
-        }
-        Defrag(goal) => {
-            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
-                bail!("a plan is being played: apply it or undo first");
-            }
-            let d = crate::ops::defrag::defrag(s.fleet(), goal)?;
-            let freed: Vec<String> = d
-                .freed_gpus
-                .iter()
-                .map(|&(h, k)| s.fleet().gpu_label(h, k))
-                .collect();
-            let mut msg = format!(
-                "defrag: {} share move(s), {} restart(s) at deploy, GPUs freed: {}",
-                d.share_moves.len(),
-                d.restarts.len(),
-                if freed.is_empty() {
-                    "none".into()
-                } else {
-                    freed.join(" ")
-                }
-            );
-            for w in &d.whole_requests {
-                let Some(h) = w.host else { continue };
-                let name = &s.fleet().hosts[h].name;
-                if w.started {
-                    msg += &format!("; pending VM {} starts on {name}", w.vm);
-                    if !w.switch.is_empty() {
-                        msg += &format!(" after {} GPU(s) switch to whole", w.switch.len());
-                    }
-                } else {
-                    msg += &format!("; pending VM {} fits on {name}", w.vm);
-                    if !w.switch.is_empty() {
-                        msg += " after `:mode ... whole`";
-                    }
-                }
-            }
-            if let Some(why) = &d.short {
-                msg += &format!("; {why}");
-            }
-            if d.plan.targets.is_empty() {
-                return Ok(Outcome::Info(format!("{msg}: nothing to do")));
-            }
-            let proposal = PlanProposal {
-                status: if d.exact {
-                    "minimum"
-                } else {
-                    "search budget reached"
-                }
-                .into(),
-                ..PlanProposal::by_hand(d.plan, s.state.revision)
-            };
-            let preview = build_preview(s.fleet(), proposal, 24.0, s.scenario.policy.delta)?;
-            s.note(EventKind::Plan, msg.clone());
-            // A preview is not a change to the fleet: no undo entry, no modified mark.
-            s.state.preview = Some(preview);
-            Ok(Outcome::Info(format!("{msg}: a apply, d discard")))
-        }
-        PreviewMode { host, gpu, target } => {
-            let p = s.mode_preview(host, gpu, &target)?;
-            let lines = p.lines(s.fleet());
-            for l in &lines {
-                s.note(EventKind::Plan, format!("mode preview: {l}"));
-            }
-            Ok(Outcome::Info(format!(
-                "{}; {} VM(s) leave, {} stay pending (log); `:mode! ...` applies",
-                lines[0],
-                p.leavers.len(),
-                p.stranded().len()
-            )))
-        }
-        SetMode { host, gpu, target } => {
-            if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
-                bail!("a plan is being played: apply it or undo first");
-            }
-            let p = s.mode_preview(host, gpu, &target)?;
-            let lines = p.lines(s.fleet());
-            s.checkpoint();
-            *s.state.engine.fleet_mut() = p.after.clone();
-            let msg = format!(
-                "{}: {} VM(s) drained, {} pending{}",
-                lines[0],
-                p.leavers.len(),
-                p.stranded().len(),
-                if p.needs_reset { "; needs a GPU reset" } else { "" }
-            );
-            for l in &lines[1..] {
-                s.note(EventKind::Setting, format!("mode: {l}"));
-            }
-            s.note(EventKind::Setting, msg.clone());
-            s.state.preview = None;
-            s.changed();
-            Ok(Outcome::Changed(msg))
-        }
-        Undo => {
-            let Some(prev) = s.undo.pop() else {
-                bail!("nothing to undo");
-            };
-            let cur = std::mem::replace(&mut s.state, prev);
-            s.redo.push(cur);
-            s.refresh();
-            Ok(Outcome::Changed(format!("undone ({} more)", s.undo.len())))
-        }
-        Redo => {
-            let Some(next) = s.redo.pop() else {
-                bail!("nothing to redo");
-            };
-            let cur = std::mem::replace(&mut s.state, next);
-            s.undo.push(cur);
-            s.refresh();
-            Ok(Outcome::Changed(format!("redone ({} more)", s.redo.len())))
-        }
-        Save(path) => {
-            let path = match path.or_else(|| s.path.clone()) {
-                Some(p) => p,
-                None => bail!("this scenario has no file yet: save with `:w FILE`"),
-            };
-            let sc = s.to_scenario();
-            scenario::save(&sc, &path)?;
-            s.path = Some(path.clone());
-            s.saved_revision = s.state.revision;
-            Ok(Outcome::Info(format!("saved {}", path.display())))
-        }
-        Open(path) => {
-            let fresh = Session::open(&path)?;
-            let next_revision = s.next_revision;
-            *s = fresh;
-            // Revisions stay unique across opens, so a stale solve result is recognized.
-            s.state.revision = next_revision;
-            s.saved_revision = next_revision;
-            s.next_revision = next_revision + 1;
-            Ok(Outcome::Changed(format!("opened {}", path.display())))
-        }
-        SetPolicy(name) => {
-            let name = name.trim().to_ascii_lowercase();
-            if name == s.policy_name() {
-                return Ok(Outcome::Info(format!("the arrival policy is already {name}")));
-            }
-            let policy = engine::policy_by_name(&name, &s.scenario.policy)?;
-            s.checkpoint();
-            s.state.engine.set_policy(policy);
-            let msg = format!("arrival policy: {name}");
-            s.note(EventKind::Setting, msg.clone());
-            s.changed();
-            Ok(Outcome::Changed(msg))
-        }
+        AddVm(req) => fleet::add_vm(s, req),
+        RemoveVm(id) => fleet::remove_vm(s, id),
+        MoveVm { vm, to } => fleet::move_vm(s, vm, to),
+        Step => clock::step(s),
+        StepFor(d) => clock::step_for(s, d),
+        StepToNextEvent => clock::step_to_next_event(s),
+        TogglePlay => clock::toggle_play(s),
+        PlayTick(d) => clock::play_tick(s, d),
+        Stepped(r) => stepped::stepped(s, *r),
+        SetArrivals(on) => settings::set_arrivals(s, on),
+        Optimize(mode) => optimizer::optimize(s, mode),
+        Proposed(p) => optimizer::proposed(s, p),
+        ApplyPlan => plan::apply_plan(s),
+        PlanStep => plan_step::plan_step(s),
+        DiscardPlan => plan::discard_plan(s),
+        Defrag(goal) => defrag::defrag(s, goal),
+        PreviewMode { host, gpu, target } => mode::preview_mode(s, host, gpu, target),
+        SetMode { host, gpu, target } => mode::set_mode(s, host, gpu, target),
+        Undo => history::undo(s),
+        Redo => history::redo(s),
+        Save(path) => file::save(s, path),
+        Open(path) => file::open(s, path),
+        SetPolicy(name) => settings::set_policy(s, name),
     }
-}
-
-fn on_off(b: bool) -> &'static str {
-    if b {
-        "on"
-    } else {
-        "off"
-    }
-}
-
-/// Takes in a step's result: the simulator after it becomes the session's, and the state
-/// before it one undo step (a play run: one for the whole run).
-fn stepped(s: &mut Session, r: StepResult) -> Result<Outcome> {
-    if r.revision != s.state.revision {
-        bail!("the session changed while the clock ran; the step was dropped (step again)");
-    }
-    if r.reached_s() == s.now_s() && r.cancelled {
-        if r.play {
-            s.playing = false;
-        }
-        return Ok(Outcome::Info(
-            "step cancelled before any time passed: nothing changed".into(),
-        ));
-    }
-    let take_snapshot = !(r.play && s.play_snapshot);
-    let reached_s = r.reached_s();
-    let before = std::mem::replace(&mut s.state.engine, r.engine);
-    if take_snapshot {
-        let snapshot = State {
-            engine: before,
-            preview: s.state.preview.clone(),
-            log: s.state.log.clone(),
-            samples: s.state.samples.clone(),
-            revision: s.state.revision,
-        };
-        s.undo.push(snapshot);
-        if s.undo.len() > s.undo_cap {
-            s.undo.remove(0);
-        }
-        s.redo.clear();
-    }
-    if r.play {
-        s.play_snapshot = true;
-    }
-    s.keep_preview_after_step();
-    let calls = match r.calls {
-        0 => String::new(),
-        1 => " (1 optimizer call)".into(),
-        n => format!(" ({n} optimizer calls)"),
-    };
-    let outcome = if r.cancelled {
-        if r.play {
-            s.playing = false;
-        }
-        let msg = format!(
-            "step cancelled at {} (of {}): the session keeps the state there; u undoes the step{calls}",
-            s.date_at(reached_s).format("%Y-%m-%d %H:%M:%S"),
-            s.date_at(r.target_s).format("%Y-%m-%d %H:%M:%S")
-        );
-        // After the step's own events, which all come before it.
-        s.pull_events();
-        s.note(EventKind::Setting, msg.clone());
-        Outcome::Cancelled(msg)
-    } else if r.play {
-        Outcome::Changed(String::new())
-    } else {
-        Outcome::Changed(format!(
-            "stepped {}{calls}",
-            format_duration(reached_s - r.from_s)
-        ))
-    };
-    s.changed();
-    Ok(outcome)
 }
 
 /// [`update`], then a step it hands out ([`Outcome::Step`]) run at once on this thread, its
@@ -1297,130 +937,14 @@ pub fn update_blocking(s: &mut Session, action: Action) -> Result<Outcome> {
     }
 }
 
-fn add_vm(s: &mut Session, req: VmRequest) -> Result<Outcome> {
-    if req.gis.is_empty() && req.cores == 0 {
-        bail!("a VM needs at least one GI or some cores");
-    }
-    let fleet = s.fleet();
-    let vm = Vm {
-        shape: req.shape,
-        kind: req.kind,
-        arrival: s.now_s(),
-        lifetime: req.lifetime_s,
-        tenant: req.tenant.clone(),
-        ..Vm::job(0, req.gis.clone(), req.cores, req.ram_gb)
-    };
-    fleet.validate_request(&vm)?;
-    let shape = shape(fleet, &vm);
-    if let Some(pin) = &req.pin {
-        let mut v = vm.clone();
-        v.id = fleet.next_vm_id();
-        fleet
-            .validate_placement(&v, pin, false)
-            .map_err(|e| anyhow!("cannot pin {shape} at {}: {e}", placement_label(fleet, pin)))?;
-    }
-    s.checkpoint();
-    let (id, placed) = s.state.engine.submit(vm, req.pin)?;
-    let outcome = if placed {
-        let p = s.fleet().vm(id).and_then(|v| v.placement.clone());
-        Outcome::Changed(format!(
-            "VM {id} ({shape}) placed on {}",
-            p.map(|p| placement_label(s.fleet(), &p)).unwrap_or_default()
-        ))
-    } else if s.fleet().vm(id).is_none() {
-        // Shares and gangs are never queued: with no room the simulator refuses them.
-        Outcome::Pending(format!(
-            "VM {id} ({shape}) refused: no GPU has room for it (shares and gangs do not wait)"
-        ))
-    } else {
-        let v = s.fleet().vm(id).cloned();
-        let why = v
-            .map(|v| unplaced_reason(s.fleet(), &v))
-            .unwrap_or_else(|| "unknown".into());
-        Outcome::Pending(format!("VM {id} ({shape}) does not fit: pending. {why}"))
-    };
-    s.changed();
-    Ok(outcome)
-}
-
-/// Runs schedule steps on the simulator and logs what they did.
-fn apply_steps(s: &mut Session, schedule: &Schedule) -> Result<()> {
-    let r = s.state.engine.apply_schedule(schedule);
-    s.pull_events();
-    r
-}
-
-fn plan_step(s: &mut Session) -> Result<Outcome> {
-    let Some(mut p) = s.state.preview.clone() else {
-        bail!("no plan to play: optimize first (o)");
-    };
-    if p.finished() {
-        s.state.preview = None;
-        return Ok(Outcome::Info("the plan is complete".into()));
-    }
-    s.checkpoint();
-    let st = p.schedule.steps[p.done].clone();
-    let label = placement_label(&p.after, &st.to);
-    let msg = match (st.kind, p.phase) {
-        (StepKind::SetMode(_) | StepKind::RestartAtDeploy | StepKind::Start, _) => {
-            // One step that is whole at once: a mode switch, a restart at deploy, a start.
-            let words = match st.kind {
-                StepKind::SetMode(_) => executor::set_mode_text(&p.before, &st).unwrap_or_default(),
-                StepKind::RestartAtDeploy => format!(
-                    "VM {} stopped and started on {label} (restart at its next deploy, nothing copied)",
-                    st.vm
-                ),
-                _ => format!("created the GIs of VM {} and started it on {label}", st.vm),
-            };
-            apply_steps(
-                s,
-                &Schedule {
-                    steps: vec![st.clone()],
-                    ..Default::default()
-                },
-            )?;
-            p.done += 1;
-            p.phase = PlanPhase::Pending;
-            format!("step {}: {words}", p.done)
-        }
-        (_, PlanPhase::Pending) => {
-            p.phase = PlanPhase::Created;
-            format!(
-                "step {}: created the new GIs of VM {} on {label}",
-                p.done + 1,
-                st.vm
-            )
-        }
-        (_, PlanPhase::Created) => {
-            apply_steps(
-                s,
-                &Schedule {
-                    steps: vec![st.clone()],
-                    ..Default::default()
-                },
-            )?;
-            p.phase = PlanPhase::Migrated;
-            format!("step {}: migrated VM {} to {label}", p.done + 1, st.vm)
-        }
-        (_, PlanPhase::Migrated) => {
-            p.done += 1;
-            p.phase = PlanPhase::Pending;
-            format!("step {}: destroyed the old GIs of VM {}", p.done, st.vm)
-        }
-    };
-    let finished = p.finished();
-    s.state.preview = if finished { None } else { Some(p) };
-    s.changed();
-    if finished {
-        s.note(EventKind::Plan, "plan complete".into());
-        return Ok(Outcome::Changed(format!("{msg}; plan complete")));
-    }
-    Ok(Outcome::Changed(msg))
-}
-
 /// Schedules a proposal's plan on the fleet and computes the fleet after it.
 /// `delta` prices parking moves (§5.3).
-pub fn build_preview(fleet: &Fleet, proposal: PlanProposal, horizon_h: f64, delta: f64) -> Result<Preview> {
+pub(crate) fn build_preview(
+    fleet: &Fleet,
+    proposal: PlanProposal,
+    horizon_h: f64,
+    delta: f64,
+) -> Result<Preview> {
     let schedule = executor::schedule_with(fleet, &proposal.plan, delta)
         .map_err(|e| anyhow!("the plan cannot run: {e}"))?;
     let mut after = fleet.clone();

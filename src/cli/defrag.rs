@@ -226,7 +226,7 @@ fn placement_json(p: &Placement) -> serde_json::Value {
 }
 
 /// The JSON report.
-pub fn to_json(fleet: &Fleet, d: &Defrag) -> serde_json::Value {
+pub(crate) fn to_json(fleet: &Fleet, d: &Defrag) -> serde_json::Value {
     let gpu = |&(h, k): &(HostId, usize)| json!({"host": fleet.hosts[h].name, "gpu": k});
     json!({
         "goal": goal_text(fleet, d.goal),

@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 /// A profile of `model` by name (exact, else case-insensitive), or an error listing the names.
-pub fn profile_by_name(model: &GpuModel, name: &str) -> anyhow::Result<ProfileId> {
+pub(crate) fn profile_by_name(model: &GpuModel, name: &str) -> anyhow::Result<ProfileId> {
     model
         .profile(name)
         .or_else(|| {
@@ -43,7 +43,7 @@ pub fn profile_by_name(model: &GpuModel, name: &str) -> anyhow::Result<ProfileId
 }
 
 /// Parses `PROFILE@START` items into (profile, start) GIs.
-pub fn parse_gis(model: &GpuModel, items: &[String]) -> anyhow::Result<Vec<(ProfileId, u8)>> {
+pub(crate) fn parse_gis(model: &GpuModel, items: &[String]) -> anyhow::Result<Vec<(ProfileId, u8)>> {
     let mut gis = Vec::new();
     for item in items {
         let item = item.trim();
@@ -133,7 +133,7 @@ fn to_json(
 }
 
 /// The slice map: one cell per memory slice, each GI spanning its slices and labelled.
-pub fn slice_map(model: &GpuModel, gis: &[(ProfileId, u8)]) -> String {
+pub(crate) fn slice_map(model: &GpuModel, gis: &[(ProfileId, u8)]) -> String {
     let n = model.memory_slices as usize;
     // Inner cell width: room for every profile's name across its own size.
     let w = model

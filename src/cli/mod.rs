@@ -18,6 +18,7 @@ mod import_nvidia_smi;
 mod layout;
 mod mode;
 mod relayout;
+mod runstats;
 pub mod simulate;
 mod solve;
 pub mod sweep;

@@ -49,7 +49,7 @@ pub struct RunArgs {
 
 /// Loads the scenario at `path` with the trace of `run` (if any) as its workload; a relative
 /// trace path in the scenario is taken from the working directory, or else beside the scenario.
-pub fn load_scenario(path: &Path, run: &RunArgs) -> anyhow::Result<Scenario> {
+pub(crate) fn load_scenario(path: &Path, run: &RunArgs) -> anyhow::Result<Scenario> {
     let mut scenario = scenario::load(path)?;
     if let Some(t) = &run.trace {
         anyhow::ensure!(t.exists(), "{}: no such trace file", t.display());
@@ -62,7 +62,7 @@ pub fn load_scenario(path: &Path, run: &RunArgs) -> anyhow::Result<Scenario> {
 
 /// The result of one run: its settings and its metrics.
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
+pub(crate) struct Row {
     pub scenario: String,
     pub policy: String,
     pub seed: u64,
@@ -78,7 +78,7 @@ pub struct Row {
 }
 
 /// The scalar columns of a CSV row, in order (shared with `sweep`).
-pub const CSV_COLUMNS: &[&str] = &[
+pub(crate) const CSV_COLUMNS: &[&str] = &[
     "scenario",
     "policy",
     "seed",
@@ -216,7 +216,11 @@ pub fn apply(scenario: &mut Scenario, o: &Overrides) -> anyhow::Result<String> {
 }
 
 /// Runs one simulation to the end of its window; `progress` gets the fraction done.
-pub fn run_one(scenario: &Scenario, policy_name: &str, progress: &mut dyn FnMut(f64)) -> anyhow::Result<Row> {
+pub(crate) fn run_one(
+    scenario: &Scenario,
+    policy_name: &str,
+    progress: &mut dyn FnMut(f64),
+) -> anyhow::Result<Row> {
     let policy = policy::by_name(policy_name, &scenario.policy)?;
     let mut sim = Simulator::new(scenario, policy)?;
     let t = Instant::now();
@@ -250,7 +254,7 @@ pub fn run_one(scenario: &Scenario, policy_name: &str, progress: &mut dyn FnMut(
 }
 
 /// A progress bar on stderr that appears only once a run has taken a second.
-pub struct LateBar {
+pub(crate) struct LateBar {
     bar: indicatif::ProgressBar,
     started: Instant,
     shown: bool,
@@ -313,7 +317,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 }
 
 /// What a run with `n` calls ended by the wall-clock safety limit means for its figures.
-pub fn wall_limited_warning(n: u64) -> String {
+pub(crate) fn wall_limited_warning(n: u64) -> String {
     format!(
         "{n} optimizer call(s) ended by the wall-clock safety limit (`sim_time_limit_s`), not by \
          the node budget: NOT reproducible, the figures depend on this machine's speed and load"

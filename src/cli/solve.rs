@@ -252,7 +252,7 @@ fn placement_json(fleet: &Fleet, vm: u64, p: &Placement) -> serde_json::Value {
 }
 
 /// The JSON report (keys of issue 4 plus details).
-pub fn to_json(fleet: &Fleet, p: &Proposal) -> serde_json::Value {
+pub(crate) fn to_json(fleet: &Fleet, p: &Proposal) -> serde_json::Value {
     let steps: Vec<serde_json::Value> = p
         .schedule
         .steps

@@ -1,11 +1,11 @@
-//! The `:` command language of the planner: the commands, their usage and the parser that turns
+//! The `:` command language of the session: the commands, their usage and the parser that turns
 //! a command line into an [`Action`] for [`update`]. The palette, the key bindings and scripted
 //! tests share it.
 
 use super::*;
 
 /// The `:` commands [`parse_command`] accepts, with their usage (for completion and help).
-pub const COMMANDS: &[(&str, &str)] = &[
+pub(crate) const COMMANDS: &[(&str, &str)] = &[
     (
         "add",
         "add MODEL PROFILE[,PROFILE]|share=GB [weight=W] [isolation=true]|gang=N [cores=N] [ram=N] [life=2h|open] [kind=job|tenant] [at=HOST:GPU@START]",
@@ -76,7 +76,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             } else if arg == "next" || arg == "event" {
                 Action::StepToNextEvent
             } else {
-                Action::StepFor(parse_duration(&arg)?)
+                Action::StepFor(parse_positive_duration(&arg)?)
             }
         }
         "next" | "next-event" => Action::StepToNextEvent,
@@ -87,7 +87,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
             "toggle" | "" => !s.arrivals(),
             o => bail!("`arrivals {o}`: say on, off or toggle"),
         }),
-        "optimize" | "opt" | "o" => Action::Optimize(parse_mode(&arg)?),
+        "optimize" | "opt" | "o" => Action::Optimize(parse_call_mode(&arg)?),
         "apply" => Action::ApplyPlan,
         "discard" => Action::DiscardPlan,
         "plan-step" => Action::PlanStep,
@@ -170,7 +170,7 @@ pub fn parse_command(s: &Session, line: &str) -> Result<Action> {
 }
 
 /// `HOST` and `GPU@START[,GPU@START]` into a placement.
-pub fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement> {
+pub(crate) fn parse_placement(fleet: &Fleet, host: &str, at: &str) -> Result<Placement> {
     let h = fleet
         .hosts
         .iter()
@@ -333,7 +333,7 @@ fn add_options(s: &Session, req: &mut VmRequest, words: &[&str], usage: &str) ->
                 req.lifetime_s = if v == "open" {
                     None
                 } else {
-                    Some(parse_duration(v)?)
+                    Some(parse_positive_duration(v)?)
                 }
             }
             "kind" => {

@@ -1,4 +1,4 @@
-//! The fleet in words for the planner's panels: VM shapes and placements, durations, why a VM
+//! The fleet in words for the TUI's panels: VM shapes and placements, durations, why a VM
 //! does not fit, stranded capacity and the gauges. Pure functions of the fleet; the TUI draws
 //! what they return.
 
@@ -23,7 +23,7 @@ pub fn shape(fleet: &Fleet, vm: &Vm) -> String {
 }
 
 /// The profiles of a list of GIs, `+`-joined.
-pub fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
+pub(crate) fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
     if gis.is_empty() {
         return "no GPU".into();
     }
@@ -34,7 +34,7 @@ pub fn profiles_label(fleet: &Fleet, gis: &[GiRequest]) -> String {
 }
 
 /// `host/gpu@start` for each GI of a placement.
-pub fn placement_label(fleet: &Fleet, p: &Placement) -> String {
+pub(crate) fn placement_label(fleet: &Fleet, p: &Placement) -> String {
     let name = fleet.hosts.get(p.host).map(|h| h.name.as_str()).unwrap_or("?");
     let slots = p
         .gis
@@ -50,7 +50,7 @@ pub fn placement_label(fleet: &Fleet, p: &Placement) -> String {
 }
 
 /// `2h30m`, `45s`, `3d4h`.
-pub fn format_duration(s: f64) -> String {
+pub(crate) fn format_duration(s: f64) -> String {
     let s = s.max(0.0).round() as u64;
     let (d, h, m, sec) = (s / 86400, s / 3600 % 24, s / 60 % 60, s % 60);
     let mut out = String::new();
@@ -69,9 +69,9 @@ pub fn format_duration(s: f64) -> String {
     out
 }
 
-/// Parses a positive duration for the planner (a step of the clock, a VM's lifetime): `90s`,
+/// Parses a positive duration for the session (a step of the clock, a VM's lifetime): `90s`,
 /// `15m`, `1h30m`, `2d`, or a bare number of seconds, as [`crate::sim::parse_duration`] reads them.
-pub fn parse_duration(text: &str) -> Result<f64> {
+pub(crate) fn parse_positive_duration(text: &str) -> Result<f64> {
     let s = crate::sim::parse_duration(text)?;
     if s <= 0.0 {
         bail!("duration `{}` must be longer than 0 s", text.trim());
@@ -159,7 +159,11 @@ pub fn unplaced_reason(fleet: &Fleet, vm: &Vm) -> String {
 
 /// The largest profile (by size, then compute) that could start at slice `u` of a GPU now;
 /// `None` when no profile can (a stranded slice) or the slice is taken.
-pub fn largest_start_at(model: &crate::catalog::GpuModel, occ: &Occupancy, u: u8) -> Option<ProfileId> {
+pub(crate) fn largest_start_at(
+    model: &crate::catalog::GpuModel,
+    occ: &Occupancy,
+    u: u8,
+) -> Option<ProfileId> {
     if occ.mask & (1 << u) != 0 {
         return None;
     }
@@ -267,17 +271,17 @@ pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Ga
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::parse_positive_duration;
 
     #[test]
     fn planner_durations_are_positive_and_read_like_the_simulators() {
-        assert_eq!(parse_duration("1h30m").unwrap(), 5400.0);
-        assert_eq!(parse_duration(" 90 ").unwrap(), 90.0);
+        assert_eq!(parse_positive_duration("1h30m").unwrap(), 5400.0);
+        assert_eq!(parse_positive_duration(" 90 ").unwrap(), 90.0);
         for bad in ["0", "0s", "", "5x", "-3", "10m5"] {
-            let e = parse_duration(bad).unwrap_err().to_string();
+            let e = parse_positive_duration(bad).unwrap_err().to_string();
             assert!(!e.contains('\n'), "{e}");
         }
-        assert!(parse_duration("0m")
+        assert!(parse_positive_duration("0m")
             .unwrap_err()
             .to_string()
             .contains("longer than 0 s"));

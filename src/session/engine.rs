@@ -1,5 +1,5 @@
 //! The session's clock and fleet: the simulator ([`sim::Simulator`]) itself, so that stepping
-//! time in the planner brings what a simulation run brings: arrivals from the scenario's
+//! time in the session brings what a simulation run brings: arrivals from the scenario's
 //! workload (switchable off, leaving only departures), departures at the end of lifetimes, and
 //! whatever the arrival policy does on its steps (an OrigaMIG call, a TC compaction). The
 //! simulator's event log becomes the session's log lines; its recorder gives energy and
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Origin of the plans the session runs by hand; the session logs them itself.
-pub const HAND: &str = "planner";
+pub(crate) const HAND: &str = "planner";
 
 /// Hours the session measures over: its metrics run from the opening time on (no warm-up).
 const MEASURE_H: f64 = 24.0 * 365.0 * 100.0;
@@ -61,9 +61,12 @@ pub struct Event {
     pub text: String,
 }
 
-/// The arrival policy with this name (one the planner offers, [`PolicyKind::PLANNER`]; the
+/// The arrival policy with this name (one the session offers, [`PolicyKind::PLANNER`]; the
 /// whole-fleet OPT is an on-demand call there, `O`), built by [`policy::build`].
-pub fn policy_by_name(name: &str, settings: &crate::scenario::PolicySettings) -> Result<Box<dyn Policy>> {
+pub(crate) fn policy_by_name(
+    name: &str,
+    settings: &crate::scenario::PolicySettings,
+) -> Result<Box<dyn Policy>> {
     let name = name.trim().to_ascii_lowercase();
     let Some(kind) = PolicyKind::PLANNER.into_iter().find(|k| k.name() == name) else {
         bail!(
@@ -76,7 +79,7 @@ pub fn policy_by_name(name: &str, settings: &crate::scenario::PolicySettings) ->
 
 /// The simulator and how far its event log has been read.
 #[derive(Clone)]
-pub struct Engine {
+pub(crate) struct Engine {
     sim: Simulator,
     /// Events of the simulator already turned into log lines.
     seen: u64,
@@ -84,7 +87,7 @@ pub struct Engine {
 
 impl Engine {
     /// The scenario's fleet, workload and clock under its arrival policy (first fit when the
-    /// scenario names none the planner offers).
+    /// scenario names none the session offers).
     pub fn new(scenario: &Scenario) -> Result<Engine> {
         let policy = policy::build(scenario.policy.arrival, &scenario.policy)
             .or_else(|_| policy::build(PolicyKind::Ff, &scenario.policy))?;
@@ -101,7 +104,7 @@ impl Engine {
     }
 
     /// The fleet for a change by hand (a move); the simulator rebuilds its state from it.
-    pub fn fleet_mut(&mut self) -> &mut Fleet {
+    pub(crate) fn fleet_mut(&mut self) -> &mut Fleet {
         self.sim.fleet_mut()
     }
 
@@ -113,7 +116,7 @@ impl Engine {
         self.sim.now_date()
     }
 
-    pub fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
+    pub(crate) fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
         self.sim.date_at(t)
     }
 
@@ -130,7 +133,7 @@ impl Engine {
         self.sim.policy().name()
     }
 
-    pub fn set_policy(&mut self, p: Box<dyn Policy>) {
+    pub(crate) fn set_policy(&mut self, p: Box<dyn Policy>) {
         self.sim.set_policy(p);
     }
 
@@ -156,7 +159,7 @@ impl Engine {
     /// optimizer call running then stops early, as at its time limit. `progress` hears the
     /// clock and the policy's optimizer calls so far after every step. Returns whether the clock
     /// reached `t`.
-    pub fn step_until_cancellable(
+    pub(crate) fn step_until_cancellable(
         &mut self,
         t: f64,
         cancel: &Arc<AtomicBool>,
@@ -174,7 +177,7 @@ impl Engine {
     }
 
     /// Optimizer calls the arrival policy has made so far.
-    pub fn optimizer_calls(&self) -> usize {
+    pub(crate) fn optimizer_calls(&self) -> usize {
         self.sim.policy().optimizer_calls()
     }
 
@@ -184,12 +187,12 @@ impl Engine {
         self.sim.submit_by_hand(vm, pin)
     }
 
-    pub fn remove_vm(&mut self, id: VmId) -> Result<Vm> {
+    pub(crate) fn remove_vm(&mut self, id: VmId) -> Result<Vm> {
         Ok(self.sim.fleet_mut().remove(id)?)
     }
 
     /// Runs (part of) a previewed plan's schedule now.
-    pub fn apply_schedule(&mut self, schedule: &Schedule) -> Result<()> {
+    pub(crate) fn apply_schedule(&mut self, schedule: &Schedule) -> Result<()> {
         self.sim
             .apply_schedule(schedule, HAND)
             .map_err(|e| anyhow!("the plan cannot run: {e}"))
@@ -197,7 +200,7 @@ impl Engine {
 
     /// The simulator's events since the last call, as log lines (oldest first). When more
     /// happened than its log keeps, a first line says how many are not shown.
-    pub fn take_events(&mut self) -> Vec<Event> {
+    pub(crate) fn take_events(&mut self) -> Vec<Event> {
         let total = self.sim.events_total();
         let new = (total - self.seen) as usize;
         self.seen = total;

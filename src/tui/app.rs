@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 mod form;
 mod workers;
-pub use form::{AddForm, Field, FormShape};
+pub(crate) use form::{AddForm, Field, FormShape};
 
 /// What the loop reacts to.
 #[derive(Debug)]
@@ -145,7 +145,7 @@ pub struct ModeView {
 
 /// A solve running on a worker thread.
 pub struct Solving {
-    pub mode: session::OptimizeMode,
+    pub mode: session::CallMode,
     pub started: Instant,
     pub progress: SolveProgress,
     pub cancel: Arc<AtomicBool>,
@@ -229,7 +229,7 @@ pub struct Workers {
     deferred: std::collections::VecDeque<Msg>,
 }
 
-/// The planner application.
+/// The TUI application.
 pub struct App {
     pub session: Session,
     pub theme: Theme,
@@ -245,7 +245,7 @@ pub struct App {
 
 /// The overlays, bottom to top. A confirmation sits above the palette and the form, since it
 /// asks about what they started; the help explains the layer under it, so it is the top.
-pub const OVERLAYS: [Layer; 10] = [
+pub(crate) const OVERLAYS: [Layer; 10] = [
     Layer::Preview,
     Layer::Move,
     Layer::Step,
@@ -321,7 +321,7 @@ impl App {
 
     /// The overlays open now, bottom to top: the screen draws them in this order, and the top
     /// one gets the keys ([`App::layer`]), so what the user sees on top is what answers.
-    pub fn overlay_stack(&self) -> impl Iterator<Item = Layer> + '_ {
+    pub(crate) fn overlay_stack(&self) -> impl Iterator<Item = Layer> + '_ {
         OVERLAYS.into_iter().filter(|l| self.is_open(*l))
     }
 
@@ -331,7 +331,7 @@ impl App {
     }
 
     /// The layer the help explains: the top one under the help itself.
-    pub fn context_layer(&self) -> Layer {
+    pub(crate) fn context_layer(&self) -> Layer {
         self.overlay_stack()
             .filter(|l| *l != Layer::Help)
             .last()
@@ -425,7 +425,10 @@ impl App {
     }
 
     /// Runs until quit: draw, wait for a message, handle it. Redraws only after messages.
-    pub fn run<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()> {
+    pub fn run<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()>
+    where
+        B::Error: Send + Sync + 'static,
+    {
         loop {
             terminal.draw(|f| f.render_widget(&*self, f.area()))?;
             if self.quit {
@@ -439,7 +442,10 @@ impl App {
     }
 
     /// Handles every message already queued, drawing after each, and returns (tests).
-    pub fn run_queued<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()> {
+    pub fn run_queued<B: Backend>(&mut self, terminal: &mut Terminal<B>) -> Result<()>
+    where
+        B::Error: Send + Sync + 'static,
+    {
         terminal.draw(|f| f.render_widget(&*self, f.area()))?;
         while let Some(m) = self.next_msg(false) {
             self.handle(m);
@@ -565,13 +571,13 @@ impl App {
     }
 
     /// The VM whose GI covers the cursor.
-    pub fn vm_under_cursor(&self) -> Option<VmId> {
+    pub(crate) fn vm_under_cursor(&self) -> Option<VmId> {
         let fleet = self.session.fleet();
         let gpu = fleet.hosts.get(self.view.sel.host)?.gpus.get(self.view.sel.gpu)?;
         gpu.gi_at(fleet.catalog, self.view.sel.slice).map(|g| g.vm)
     }
 
-    /// Runs a `:` line: one of the planner's commands, or a line of the session's language.
+    /// Runs a `:` line: one of the TUI's commands, or a line of the session's language.
     fn run_line(&mut self, line: &str) {
         match Command::parse(line) {
             Ok(cmd) => self.run_command(cmd),
@@ -580,9 +586,8 @@ impl App {
     }
 
     /// Runs a command (from a key binding, the palette or the mouse) in the top layer.
-    pub fn run_command(&mut self, cmd: Command) {
+    pub(crate) fn run_command(&mut self, cmd: Command) {
         use Command as C;
-        let n_hosts = self.session.fleet().hosts.len();
         // Commands that open a way to change the session (a form, a confirmation, a move) are
         // refused up front while a worker runs; the rest are refused in `dispatch`.
         if matches!(cmd, C::AddVm | C::RemoveUnderCursor | C::StartMove) {
@@ -591,11 +596,19 @@ impl App {
                 return;
             }
         }
+        if let Some(cmd) = self.run_overlay_command(cmd) {
+            self.run_any_layer_command(cmd);
+        }
+    }
+
+    /// A command bound in the top overlay's layer; hands the command back when that layer does
+    /// not take it.
+    fn run_overlay_command(&mut self, cmd: Command) -> Option<Command> {
+        use Command as C;
         match (self.layer(), cmd) {
             (Layer::Help, C::Close) => self.overlays.help = None,
             (Layer::Help, C::Down) => self.overlays.help = self.overlays.help.map(|s| s.saturating_add(1)),
             (Layer::Help, C::Up) => self.overlays.help = self.overlays.help.map(|s| s.saturating_sub(1)),
-            (_, C::Help) => self.overlays.help = Some(0),
             (Layer::Confirm, C::Yes) => self.confirmed(),
             (Layer::Confirm, C::No) => {
                 self.overlays.confirm = None;
@@ -640,7 +653,6 @@ impl App {
                     };
                 }
             }
-            (_, C::Relayout(name)) => self.open_relayout(&name),
             (Layer::Mode, C::Close) => {
                 self.overlays.mode = None;
                 self.say("mode change discarded: nothing changed", Tone::Info);
@@ -677,32 +689,45 @@ impl App {
                 self.view.preview_scroll = self.view.preview_scroll.saturating_add(1)
             }
             (Layer::Preview, C::Up) => self.view.preview_scroll = self.view.preview_scroll.saturating_sub(1),
-            (_, C::Down) => {
+            (_, cmd) => return Some(cmd),
+        }
+        None
+    }
+
+    /// A command that means the same in every layer (the fleet's own, and those that open an
+    /// overlay).
+    fn run_any_layer_command(&mut self, cmd: Command) {
+        use Command as C;
+        let n_hosts = self.session.fleet().hosts.len();
+        match cmd {
+            C::Help => self.overlays.help = Some(0),
+            C::Relayout(name) => self.open_relayout(&name),
+            C::Down => {
                 self.view.sel.host = (self.view.sel.host + 1).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();
             }
-            (_, C::Up) => {
+            C::Up => {
                 self.view.sel.host = self.view.sel.host.saturating_sub(1);
                 self.clamp_slice();
             }
-            (_, C::PageDown) => {
+            C::PageDown => {
                 self.view.sel.host =
                     (self.view.sel.host + self.view.page.get().max(1)).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();
             }
-            (_, C::PageUp) => {
+            C::PageUp => {
                 self.view.sel.host = self.view.sel.host.saturating_sub(self.view.page.get().max(1));
                 self.clamp_slice();
             }
-            (_, C::Top) => self.select(0, Some(0), Some(0)),
-            (_, C::Bottom) => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
-            (_, C::Right) => self.cursor_right(),
-            (_, C::Left) => self.cursor_left(),
-            (_, C::Panel) => {
+            C::Top => self.select(0, Some(0), Some(0)),
+            C::Bottom => self.select(n_hosts.saturating_sub(1), Some(0), Some(0)),
+            C::Right => self.cursor_right(),
+            C::Left => self.cursor_left(),
+            C::Panel => {
                 let i = Panel::ALL.iter().position(|p| *p == self.view.panel).unwrap_or(0);
                 self.view.panel = Panel::ALL[Dir::Next.step(i, Panel::ALL.len())];
             }
-            (_, C::Profile(d)) => {
+            C::Profile(d) => {
                 let n = self
                     .selected_model()
                     .map(|m| m.profiles.len())
@@ -710,7 +735,7 @@ impl App {
                     .max(1);
                 self.view.teach_profile = d.step(self.view.teach_profile, n);
             }
-            (_, C::Speed(d)) => {
+            C::Speed(d) => {
                 self.view.play_step_s = match d {
                     UpDown::Up => (self.view.play_step_s * 2.0).min(86400.0),
                     UpDown::Down => (self.view.play_step_s / 2.0).max(session::STEP_S),
@@ -721,24 +746,24 @@ impl App {
                 );
                 self.say(msg, Tone::Info);
             }
-            (_, C::Mouse) => {
+            C::Mouse => {
                 self.view.mouse = !self.view.mouse;
                 let msg = format!("mouse selection {}", if self.view.mouse { "on" } else { "off" });
                 self.say(msg, Tone::Info);
             }
-            (_, C::Palette) => self.overlays.palette = Some(Palette::default()),
-            (_, C::AddVm) => {
+            C::Palette => self.overlays.palette = Some(Palette::default()),
+            C::AddVm => {
                 let form = AddForm::new(&self.session, self.view.sel);
                 match form {
                     Some(f) => self.overlays.form = Some(f),
                     None => self.say("the fleet has no GPU model to ask for", Tone::Error),
                 }
             }
-            (_, C::RemoveUnderCursor) => match self.vm_under_cursor() {
+            C::RemoveUnderCursor => match self.vm_under_cursor() {
                 Some(vm) => self.overlays.confirm = Some(Confirm::Remove(vm)),
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, C::StartMove) => match self.vm_under_cursor() {
+            C::StartMove => match self.vm_under_cursor() {
                 Some(vm) => {
                     self.overlays.moving = Some(vm);
                     self.say(
@@ -748,7 +773,7 @@ impl App {
                 }
                 None => self.say("no VM under the cursor: move onto a GI first (h/l)", Tone::Error),
             },
-            (_, C::Quit) => {
+            C::Quit => {
                 // A running step is work not yet in the session: quitting asks, as for unsaved
                 // changes.
                 if self.session.modified() || self.workers.stepping.is_some() {
@@ -758,14 +783,14 @@ impl App {
                     self.quit = true;
                 }
             }
-            (_, C::ForceQuit) => {
+            C::ForceQuit => {
                 self.stop_workers();
                 self.quit = true;
             }
-            (_, C::Session(line)) => self.run_session_line(&line),
+            C::Session(line) => self.run_session_line(&line),
             // A command of an overlay that is not open: the session's language does not know
             // it either, and says so.
-            (_, other) => self.run_session_line(&other.to_string()),
+            other => self.run_session_line(&other.to_string()),
         }
     }
 
@@ -1160,7 +1185,7 @@ mod tests {
         app.overlays.relayout = relayout;
         let rows = |s: &str| -> Vec<Vec<char>> { s.lines().map(|l| l.chars().collect()).collect() };
         let (both_rows, form_rows) = (rows(&both), rows(&form_only));
-        let r = super::super::ui::centred(Rect::new(0, 0, 160, 46), 72, 15);
+        let r = super::super::widgets::centred(Rect::new(0, 0, 160, 46), 72, 15);
         for y in r.top()..r.bottom() {
             let span = r.left() as usize..r.right() as usize;
             assert_eq!(
@@ -1180,7 +1205,7 @@ mod tests {
     fn a_preview_opened_over_a_running_solve_is_drawn_on_top_and_gets_the_keys() {
         let mut app = demo();
         app.workers.solving = Some(Solving {
-            mode: session::OptimizeMode::Auto,
+            mode: session::CallMode::Auto,
             started: Instant::now(),
             progress: SolveProgress::default(),
             cancel: Arc::new(AtomicBool::new(false)),

@@ -1,4 +1,4 @@
-//! The planner's own commands, typed: what a key binding's `run` string or a `:` line means to
+//! The TUI's own commands, typed: what a key binding's `run` string or a `:` line means to
 //! the screen (move the cursor, open or answer an overlay, quit). Lines of the session's command
 //! language (`step 1h`, `optimize opt`, `w FILE`) stay text here and become an action through
 //! [`session::parse_command`] when they run, against the session as it is then.
@@ -31,7 +31,7 @@ pub enum UpDown {
     Down,
 }
 
-/// A command of the planner.
+/// A command of the TUI.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     /// Previous host (or scroll up, in the help and the plan preview).
@@ -112,7 +112,7 @@ fn up_down(head: &str, arg: &str, default: UpDown) -> Result<UpDown> {
 }
 
 impl Command {
-    /// Parses a command line. A line whose first word is not one of the planner's own commands
+    /// Parses a command line. A line whose first word is not one of the TUI's own commands
     /// is a line of the session's language, checked only when it runs.
     pub fn parse(line: &str) -> Result<Command> {
         use Command as C;
@@ -172,7 +172,7 @@ impl Command {
     /// session's language must name one of its commands ([`session::COMMANDS`]) with a
     /// well-formed duration or optimizer mode where it takes one, since a binding cannot be
     /// corrected at the moment its key is pressed.
-    pub fn parse_binding(run: &str) -> Result<Command> {
+    pub(crate) fn parse_binding(run: &str) -> Result<Command> {
         let cmd = Command::parse(run)?;
         if let Command::Session(line) = &cmd {
             let (head, arg) = line
@@ -184,10 +184,10 @@ impl Command {
             }
             match head {
                 "step" if !matches!(arg, "" | "next" | "event") => {
-                    session::parse_duration(arg)?;
+                    session::parse_positive_duration(arg)?;
                 }
                 "optimize" => {
-                    session::parse_mode(arg)?;
+                    session::parse_call_mode(arg)?;
                 }
                 _ => {}
             }

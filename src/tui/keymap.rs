@@ -10,7 +10,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// The embedded key map.
-pub const KEYMAP_TOML: &str = include_str!("../../assets/keymap.toml");
+pub(crate) const KEYMAP_TOML: &str = include_str!("../../assets/keymap.toml");
 
 /// Where the keys go: the top overlay decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,7 +87,7 @@ pub struct Key {
 
 impl Key {
     /// The key of a terminal key event.
-    pub fn from_event(e: &KeyEvent) -> Key {
+    pub(crate) fn from_event(e: &KeyEvent) -> Key {
         Key {
             code: e.code,
             ctrl: e.modifiers.contains(KeyModifiers::CONTROL),
@@ -156,7 +156,7 @@ impl Key {
 }
 
 /// How a key is shown to the user: `j`, `↓`, `Ctrl-r`, `F1`.
-pub fn key_label(s: &str) -> String {
+pub(crate) fn key_label(s: &str) -> String {
     let Some(inner) = s.strip_prefix('<').and_then(|r| r.strip_suffix('>')) else {
         return s.to_string();
     };
@@ -193,7 +193,7 @@ pub struct Binding {
 
 impl Binding {
     /// The keys as shown to the user, `/`-joined.
-    pub fn keys_label(&self) -> String {
+    pub(crate) fn keys_label(&self) -> String {
         self.on.iter().map(|k| key_label(k)).collect::<Vec<_>>().join("/")
     }
 }
@@ -270,7 +270,7 @@ impl Keymap {
     }
 
     /// The command bound to `key` in `layer`.
-    pub fn lookup(&self, layer: Layer, key: &Key) -> Option<&Command> {
+    pub(crate) fn lookup(&self, layer: Layer, key: &Key) -> Option<&Command> {
         self.layers
             .get(&layer)?
             .iter()
@@ -284,7 +284,7 @@ impl Keymap {
     }
 
     /// The first key bound to `command` in `layer`, as shown to the user.
-    pub fn key_for(&self, layer: Layer, command: &Command) -> Option<String> {
+    pub(crate) fn key_for(&self, layer: Layer, command: &Command) -> Option<String> {
         self.layers
             .get(&layer)?
             .iter()

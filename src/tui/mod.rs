@@ -1,5 +1,6 @@
-//! The interactive planner: a thin ratatui front end over [`crate::session`]. It draws the
-//! session and maps keys to the session's named actions; it holds no domain logic.
+//! The TUI (the "interactive planner" of the user docs): a thin ratatui front end over
+//! [`crate::session`]. It draws the session and maps keys to the session's named actions; it
+//! holds no domain logic.
 //!
 //! The terminal is put back (raw mode off, main screen, mouse capture off, cursor shown) on every
 //! way out: a normal quit, an error, and a panic (through a panic hook).
@@ -8,9 +9,9 @@ pub mod app;
 pub mod command;
 pub mod keymap;
 pub mod theme;
-pub mod ui;
+pub(crate) mod ui;
 pub mod views;
-pub mod widgets;
+pub(crate) mod widgets;
 
 pub use app::App;
 
@@ -54,12 +55,12 @@ pub fn session_of(a: &Args) -> Result<Session> {
 }
 
 /// Puts the terminal back into its normal state. Safe to call more than once.
-pub fn restore_terminal() {
+pub(crate) fn restore_terminal() {
     let _ = disable_raw_mode();
     let _ = execute!(stdout(), DisableMouseCapture, LeaveAlternateScreen, cursor::Show);
 }
 
-/// Runs the planner on a session in the real terminal until the user quits.
+/// Runs the TUI on a session in the real terminal until the user quits.
 pub fn run(session: Session) -> Result<()> {
     if !stdout().is_terminal() {
         anyhow::bail!("the planner needs a terminal (stdout is not one); use the subcommands for batch work");

@@ -1,4 +1,4 @@
-//! One place for every colour and glyph of the planner. Widgets ask the theme for a named style
+//! One place for every colour and glyph of the TUI. Widgets ask the theme for a named style
 //! and never name a colour, so the monochrome theme (chosen when `NO_COLOR` is set) changes the
 //! whole screen at once. In monochrome, slice states read from glyphs alone: `█` a GI, `▒` a GI
 //! being created or destroyed by a plan, `░` a free slice where some profile can start, `·` a
@@ -21,7 +21,7 @@ pub struct Glyphs {
     pub marker: char,
 }
 
-/// Named styles of the planner.
+/// Named styles of the TUI.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
     pub mono: bool,
@@ -63,7 +63,7 @@ pub struct Theme {
 
 impl Theme {
     /// `NO_COLOR` set to anything non-empty selects the monochrome theme (no-color.org).
-    pub fn from_env() -> Theme {
+    pub(crate) fn from_env() -> Theme {
         match std::env::var_os("NO_COLOR") {
             Some(v) if !v.is_empty() => Theme::mono(),
             _ => Theme::color(),
@@ -179,13 +179,13 @@ impl Theme {
     }
 
     /// The style of the GI block of a VM.
-    pub fn gi_style(&self, vm: u64) -> Style {
+    pub(crate) fn gi_style(&self, vm: u64) -> Style {
         self.gi[(vm as usize) % self.gi.len()]
     }
 
     /// The colour of a tenant (a share or a whole GPU on the fleet view): one palette entry per
     /// tenant name, so all of a tenant's shares look alike; a VM with no tenant takes its own.
-    pub fn tenant_style(&self, tenant: Option<&str>, vm: u64) -> Style {
+    pub(crate) fn tenant_style(&self, tenant: Option<&str>, vm: u64) -> Style {
         match tenant {
             Some(t) => {
                 // FNV-1a of the name: stable across runs and platforms.
@@ -199,7 +199,7 @@ impl Theme {
     }
 
     /// The style of the label on the GI block of a VM.
-    pub fn gi_label_style(&self, vm: u64) -> Style {
+    pub(crate) fn gi_label_style(&self, vm: u64) -> Style {
         self.gi_label.unwrap_or_else(|| self.gi_style(vm))
     }
 }

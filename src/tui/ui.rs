@@ -10,11 +10,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-/// The smallest terminal the planner draws into.
-pub const MIN_W: u16 = 80;
-pub const MIN_H: u16 = 24;
+/// The smallest terminal the TUI draws into.
+pub(crate) const MIN_W: u16 = 80;
+pub(crate) const MIN_H: u16 = 24;
 /// From this width on, every panel is visible at once.
-pub const WIDE_W: u16 = 140;
+pub(crate) const WIDE_W: u16 = 140;
 
 impl Widget for &App {
     fn render(self, area: Rect, buf: &mut Buffer) {
@@ -162,16 +162,4 @@ fn too_small(app: &App, area: Rect, buf: &mut Buffer) {
         .wrap(Wrap { trim: true })
         .centered()
         .render(Rect::new(area.x, y, area.width, area.height - (y - area.y)), buf);
-}
-
-/// A rectangle of `w` x `h` centred in `area` (clamped to it).
-pub fn centred(area: Rect, w: u16, h: u16) -> Rect {
-    let w = w.min(area.width);
-    let h = h.min(area.height);
-    Rect::new(
-        area.x + (area.width - w) / 2,
-        area.y + (area.height - h) / 2,
-        w,
-        h,
-    )
 }

@@ -1,4 +1,5 @@
-//! Small custom widgets: the MIG slice map of one GPU and a one-line bar gauge.
+//! Small custom widgets: the MIG slice map of one GPU, a one-line bar gauge, and `centred`, the
+//! rectangle that popups are drawn in.
 //!
 //! A slice map is a discrete grid of 4 to 8 memory slices, so it is drawn cell by cell into the
 //! buffer rather than on a canvas: each memory slice gets `width / slices` columns; a GI is one
@@ -20,7 +21,7 @@ use ratatui::widgets::Widget;
 
 /// A GI that a plan step is creating (or destroying), drawn over free slices.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ghost {
+pub(crate) struct Ghost {
     pub start: u8,
     pub size: u8,
     pub vm: VmId,
@@ -29,7 +30,7 @@ pub struct Ghost {
 }
 
 /// The slice map of one GPU.
-pub struct SliceMap<'a> {
+pub(crate) struct SliceMap<'a> {
     pub fleet: &'a Fleet,
     pub gpu: &'a Gpu,
     pub theme: &'a Theme,
@@ -54,7 +55,7 @@ impl<'a> SliceMap<'a> {
         self
     }
 
-    pub fn ghosts(mut self, g: &'a [Ghost]) -> Self {
+    pub(crate) fn ghosts(mut self, g: &'a [Ghost]) -> Self {
         self.ghosts = g;
         self
     }
@@ -308,7 +309,7 @@ impl SliceMap<'_> {
 }
 
 /// A one-line gauge: `label ███████░░░ text`, drawn with theme styles only.
-pub struct Bar<'a> {
+pub(crate) struct Bar<'a> {
     pub ratio: f64,
     pub text: String,
     pub theme: &'a Theme,
@@ -345,6 +346,18 @@ impl Widget for Bar<'_> {
             self.theme.base,
         );
     }
+}
+
+/// A rectangle of `w` x `h` centred in `area` (clamped to it).
+pub(crate) fn centred(area: Rect, w: u16, h: u16) -> Rect {
+    let w = w.min(area.width);
+    let h = h.min(area.height);
+    Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    )
 }
 
 #[cfg(test)]

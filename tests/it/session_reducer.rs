@@ -380,7 +380,7 @@ fn a_hand_request_under_first_fit_waits_and_is_logged_by_the_simulator() {
 #[test]
 fn optimize_hands_back_a_solve_request_for_the_current_revision() {
     let mut s = demo();
-    match update(&mut s, Action::Optimize(session::OptimizeMode::Auto)).unwrap() {
+    match update(&mut s, Action::Optimize(session::CallMode::Auto)).unwrap() {
         Outcome::Solve(r) => {
             assert_eq!(r.revision, s.revision());
             assert_eq!(&r.fleet, s.fleet());
@@ -390,7 +390,7 @@ fn optimize_hands_back_a_solve_request_for_the_current_revision() {
     assert!(!s.modified(), "asking for a plan changes nothing");
     // No request waits once VM 12 is removed: an admission call has nothing to do.
     update(&mut s, Action::RemoveVm(12)).unwrap();
-    assert!(update(&mut s, Action::Optimize(session::OptimizeMode::Admission)).is_err());
+    assert!(update(&mut s, Action::Optimize(session::CallMode::Admission)).is_err());
 }
 
 #[test]

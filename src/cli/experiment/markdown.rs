@@ -8,7 +8,7 @@ use super::{
     paper_call_vms, Fig6Args, Fig6Row, GapArgs, GapRow, PaperRow, Table8Args, Table8Row, PAPER_FF_085,
     PAPER_HOSTS, PAPER_TABLE10, PAPER_TABLE8,
 };
-use crate::cli::sweep::{Summary, METRICS};
+use crate::cli::runstats::{MeansByLoad, METRICS};
 use crate::scenario::Scenario;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -333,7 +333,7 @@ pub(super) fn gap_to_opt(a: &GapArgs, rows: &[GapRow], p: &Provenance) -> String
 /// the loads of the paper's Table 8 (0.75, 1.0) the paper's values of the metrics that do not
 /// depend on the fleet's size in parentheses (acceptance, active hosts as a share of the fleet,
 /// active GPUs, packing).
-pub fn sweep(summary: &Summary, p: &Provenance) -> String {
+pub fn sweep(summary: &MeansByLoad, p: &Provenance) -> String {
     let cols = [
         "acceptance_pct",
         "active_hosts",

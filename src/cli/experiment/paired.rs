@@ -12,8 +12,8 @@
 
 use super::markdown::{self, Provenance};
 use super::RunsArgs;
+use crate::cli::runstats::mean_ci95;
 use crate::cli::simulate::{self, CSV_COLUMNS};
-use crate::cli::sweep::mean_ci95;
 use crate::scenario::{Preset, Scenario};
 use rayon::prelude::*;
 use std::collections::BTreeMap;

@@ -193,7 +193,7 @@ fn a_markdown_file_in_a_missing_folder_is_refused_before_any_run() {
 
 #[test]
 fn the_sweep_markdown_gives_means_with_intervals_and_the_papers_size_free_values() {
-    use crate::cli::sweep::{summarize, RunValues};
+    use crate::cli::runstats::{summarize, RunValues};
     let run = |policy: &str, load: f64, seed: u64, accept: f64| RunValues {
         policy: policy.to_string(),
         load,

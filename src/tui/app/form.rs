@@ -4,7 +4,7 @@ use super::*;
 
 /// A choice in the add-VM form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
+pub(crate) enum Field {
     Model,
     Shape,
     Profile,
@@ -201,7 +201,7 @@ impl AddForm {
 
     /// The placements offered by Left/Right on the placement field: the policy, then each
     /// permitted start of the profile on the selected GPU.
-    pub fn place_choices(&self, fleet: &crate::fleet::Fleet, sel: Selection) -> Vec<String> {
+    pub(crate) fn place_choices(&self, fleet: &crate::fleet::Fleet, sel: Selection) -> Vec<String> {
         let mut out = vec!["policy".to_string()];
         if self.count != 1 || self.shape != FormShape::Mig {
             return out;
@@ -291,7 +291,7 @@ impl AddForm {
             .map_err(|_| anyhow::anyhow!("RAM: `{}` is not a whole number of GB", self.ram))?;
         let lifetime_s = match self.lifetime.trim() {
             "" | "open" => None,
-            t => Some(session::parse_duration(t).map_err(|e| anyhow::anyhow!("lifetime: {e}"))?),
+            t => Some(session::parse_positive_duration(t).map_err(|e| anyhow::anyhow!("lifetime: {e}"))?),
         };
         let pin = match self.place.trim() {
             "" | "policy" => None,

@@ -1,4 +1,4 @@
-//! The worker threads of the planner: a step of the clock and an optimizer call run off the
+//! The worker threads of the TUI: a step of the clock and an optimizer call run off the
 //! event loop, report progress through its channel and can be cancelled, so the screen keeps
 //! drawing and the keys keep working while they run.
 

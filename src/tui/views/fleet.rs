@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 /// `2×a100-40gb`, `a100-40gb+a30-24gb`, `no GPU`.
-pub fn gpus_label(fleet: &Fleet, h: &Host) -> String {
+pub(crate) fn gpus_label(fleet: &Fleet, h: &Host) -> String {
     let Some(first) = h.gpus.first() else {
         return "no GPU".into();
     };
@@ -53,7 +53,7 @@ fn digits(n: u64) -> usize {
 }
 
 /// GIs a playing plan step is creating or destroying on one GPU.
-pub fn ghosts_for(app: &App, host: HostId, gpu: usize) -> Vec<Ghost> {
+pub(crate) fn ghosts_for(app: &App, host: HostId, gpu: usize) -> Vec<Ghost> {
     let Some(p) = app.session.preview() else {
         return Vec::new();
     };
@@ -176,7 +176,22 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
     scroll = scroll.min(n.saturating_sub(rows));
     app.view.scroll.set(scroll);
 
-    // Header.
+    header(app, &cols, inner, buf);
+    for (row, h) in (scroll..n.min(scroll + rows)).enumerate() {
+        host_row(app, &cols, inner, (h, sel), inner.y + 1 + row as u16, buf, hits);
+    }
+    if n > rows {
+        let info = format!(" {}-{} of {} ", scroll + 1, (scroll + rows).min(n), n);
+        let w = info.chars().count() as u16;
+        if w + 2 < area.width {
+            buf.set_string(area.right() - w - 2, area.bottom() - 1, info, t.desc);
+        }
+    }
+}
+
+/// The header row: the column names, then a legend of the slice states over the maps.
+fn header(app: &App, cols: &Columns, inner: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
     let mut x = inner.x + 1;
     let y = inner.y;
     let mut head = |label: &str, w: u16, x: &mut u16| {
@@ -210,82 +225,86 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Tar
         buf.set_string(lx, y, &text, style);
         lx += w;
     }
+}
 
-    for (row, h) in (scroll..n.min(scroll + rows)).enumerate() {
-        let host = &fleet.hosts[h];
-        let y = inner.y + 1 + row as u16;
-        let row_rect = Rect::new(inner.x, y, inner.width, 1);
-        let selected = h == sel;
-        if selected {
-            buf.set_style(row_rect, t.selected);
-            let mut m = [0u8; 4];
-            buf.set_string(inner.x, y, t.glyphs.marker.encode_utf8(&mut m), t.title);
-        }
-        let mut x = inner.x + 1;
-        buf.set_stringn(x, y, &host.name, cols.name as usize, t.base);
-        x += cols.name + 1;
-        if cols.model > 0 {
-            buf.set_stringn(x, y, gpus_label(fleet, host), cols.model as usize, t.desc);
-            x += cols.model + 1;
-        }
-        let (on, st) = if host.is_active() {
-            ("on", t.host_on)
-        } else {
-            ("off", t.host_off)
-        };
-        buf.set_string(x, y, on, st);
-        x += 4;
-        let cores = format!("{}/{}", host.used_cores, host.cores);
-        buf.set_string(x + cols.cores - cores.chars().count() as u16, y, cores, t.base);
-        x += cols.cores + 1;
-        let ram = format!("{}/{}", host.used_ram, host.ram_gb);
-        buf.set_string(x + cols.ram - ram.chars().count() as u16, y, ram, t.base);
-        x += cols.ram + 1;
-        hits.push((Rect::new(inner.x, y, x - inner.x, 1), Target::Host(h)));
-        for (k, gpu) in host.gpus.iter().enumerate() {
-            let slices = fleet.catalog.model(gpu.model).memory_slices.max(1) as u16;
-            let w = cell_slices(fleet.catalog.model(gpu.model)) * cols.cell;
-            // Mouse areas: one per memory slice (a GPU without MIG is one area).
-            let hit_w = w / slices;
-            if x + w > inner.right() {
-                break;
-            }
-            let r = Rect::new(x, y, w, 1);
-            let ghosts = ghosts_for(app, h, k);
-            let cursor = (selected && k == app.view.sel.gpu).then_some(app.view.sel.slice);
-            SliceMap::new(fleet, gpu, t)
-                .cursor(cursor)
-                .ghosts(&ghosts)
-                .render(r, buf);
-            for u in 0..slices {
-                hits.push((
-                    Rect::new(x + u * hit_w, y, hit_w, 1),
-                    Target::Slice {
-                        host: h,
-                        gpu: k,
-                        slice: u as u8,
-                    },
-                ));
-            }
-            x += w + cols.gap;
-        }
-        let note = host
-            .note
-            .as_deref()
-            .or_else(|| host.gpu_notes.values().next().map(String::as_str));
-        if let Some(note) = note {
-            if x + 4 < inner.right() {
-                let w = (inner.right() - x - 1) as usize;
-                let text = truncate(note, w);
-                buf.set_string(x + 1, y, text, t.note);
-            }
-        }
+/// One host's row at `y`: name, GPUs, power state, cores, RAM, then each GPU's slice map, and
+/// the host's note; records the mouse areas.
+fn host_row(
+    app: &App,
+    cols: &Columns,
+    inner: Rect,
+    (h, sel): (HostId, HostId),
+    y: u16,
+    buf: &mut Buffer,
+    hits: &mut Vec<(Rect, Target)>,
+) {
+    let t = &app.theme;
+    let fleet = app.session.fleet();
+    let host = &fleet.hosts[h];
+    let row_rect = Rect::new(inner.x, y, inner.width, 1);
+    let selected = h == sel;
+    if selected {
+        buf.set_style(row_rect, t.selected);
+        let mut m = [0u8; 4];
+        buf.set_string(inner.x, y, t.glyphs.marker.encode_utf8(&mut m), t.title);
     }
-    if n > rows {
-        let info = format!(" {}-{} of {} ", scroll + 1, (scroll + rows).min(n), n);
-        let w = info.chars().count() as u16;
-        if w + 2 < area.width {
-            buf.set_string(area.right() - w - 2, area.bottom() - 1, info, t.desc);
+    let mut x = inner.x + 1;
+    buf.set_stringn(x, y, &host.name, cols.name as usize, t.base);
+    x += cols.name + 1;
+    if cols.model > 0 {
+        buf.set_stringn(x, y, gpus_label(fleet, host), cols.model as usize, t.desc);
+        x += cols.model + 1;
+    }
+    let (on, st) = if host.is_active() {
+        ("on", t.host_on)
+    } else {
+        ("off", t.host_off)
+    };
+    buf.set_string(x, y, on, st);
+    x += 4;
+    let cores = format!("{}/{}", host.used_cores, host.cores);
+    buf.set_string(x + cols.cores - cores.chars().count() as u16, y, cores, t.base);
+    x += cols.cores + 1;
+    let ram = format!("{}/{}", host.used_ram, host.ram_gb);
+    buf.set_string(x + cols.ram - ram.chars().count() as u16, y, ram, t.base);
+    x += cols.ram + 1;
+    hits.push((Rect::new(inner.x, y, x - inner.x, 1), Target::Host(h)));
+    for (k, gpu) in host.gpus.iter().enumerate() {
+        let slices = fleet.catalog.model(gpu.model).memory_slices.max(1) as u16;
+        let w = cell_slices(fleet.catalog.model(gpu.model)) * cols.cell;
+        // Mouse areas: one per memory slice (a GPU without MIG is one area).
+        let hit_w = w / slices;
+        if x + w > inner.right() {
+            break;
+        }
+        let r = Rect::new(x, y, w, 1);
+        let ghosts = ghosts_for(app, h, k);
+        let cursor = (selected && k == app.view.sel.gpu).then_some(app.view.sel.slice);
+        SliceMap::new(fleet, gpu, t)
+            .cursor(cursor)
+            .ghosts(&ghosts)
+            .render(r, buf);
+        for u in 0..slices {
+            hits.push((
+                Rect::new(x + u * hit_w, y, hit_w, 1),
+                Target::Slice {
+                    host: h,
+                    gpu: k,
+                    slice: u as u8,
+                },
+            ));
+        }
+        x += w + cols.gap;
+    }
+    let note = host
+        .note
+        .as_deref()
+        .or_else(|| host.gpu_notes.values().next().map(String::as_str));
+    if let Some(note) = note {
+        if x + 4 < inner.right() {
+            let w = (inner.right() - x - 1) as usize;
+            let text = truncate(note, w);
+            buf.set_string(x + 1, y, text, t.note);
         }
     }
 }
@@ -301,7 +320,7 @@ pub fn truncate(s: &str, w: usize) -> String {
 }
 
 /// One line about what the cursor is on, shown when there is no message.
-pub fn describe_cursor(app: &App) -> String {
+pub(crate) fn describe_cursor(app: &App) -> String {
     let s = &app.session;
     let fleet = s.fleet();
     let Some(host) = fleet.hosts.get(app.view.sel.host) else {
@@ -341,7 +360,7 @@ pub fn describe_cursor(app: &App) -> String {
 }
 
 /// A whole or shared GPU in one line: its mode and residents.
-pub fn describe_gpu_mode(fleet: &Fleet, at: &str, gpu: &crate::fleet::Gpu) -> String {
+pub(crate) fn describe_gpu_mode(fleet: &Fleet, at: &str, gpu: &crate::fleet::Gpu) -> String {
     use crate::fleet::GpuMode;
     match gpu.mode {
         GpuMode::Whole => match gpu.holder.and_then(|id| fleet.vm(id)) {

@@ -1,4 +1,4 @@
-//! The views of the planner, each drawing from `&App` only.
+//! The views of the TUI, each drawing from `&App` only.
 
 pub mod charts;
 pub mod detail;

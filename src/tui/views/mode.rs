@@ -9,7 +9,7 @@
 use super::super::app::{App, ModeView};
 use super::super::command::Command;
 use super::super::keymap::Layer;
-use super::super::ui::centred;
+use super::super::widgets::centred;
 use super::fleet::truncate;
 use super::overlays::popup;
 use crate::fleet::GpuMode;

@@ -3,7 +3,7 @@
 
 use super::super::app::{AddForm, App, Confirm, Field, FormShape, Palette};
 use super::super::keymap::Layer;
-use super::super::ui::centred;
+use super::super::widgets::centred;
 use super::fleet::truncate;
 use crate::session;
 use ratatui::buffer::Buffer;
@@ -11,7 +11,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
-pub fn popup(app: &App, title: String, area: Rect, buf: &mut Buffer) -> Rect {
+pub(crate) fn popup(app: &App, title: String, area: Rect, buf: &mut Buffer) -> Rect {
     let t = &app.theme;
     Clear.render(area, buf);
     buf.set_style(area, t.popup);
@@ -268,7 +268,7 @@ pub fn palette(app: &App, p: &Palette, line: Rect, buf: &mut Buffer) {
 
 /// The lines of the help for a layer: its keys, then (from the fleet view) the palette commands,
 /// the glyphs and what undo cannot take back.
-pub fn help_lines(app: &App, layer: Layer) -> Vec<Line<'static>> {
+pub(crate) fn help_lines(app: &App, layer: Layer) -> Vec<Line<'static>> {
     let t = &app.theme;
     let mut lines = Vec::new();
     let mut layers = vec![layer];

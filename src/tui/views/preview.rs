@@ -9,6 +9,7 @@ use super::super::widgets::SliceMap;
 use super::fleet::{ghosts_for, truncate};
 use crate::executor::StepKind;
 use crate::fleet::{Fleet, HostId};
+use crate::policy::origamig::objective::Terms;
 use crate::session::{self, PlanPhase, Preview};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -20,6 +21,26 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     Clear.render(area, buf);
     buf.set_style(area, t.popup);
+    let block = Block::bordered()
+        .title(title(app, p))
+        .border_style(t.border_focus);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height < 6 {
+        return;
+    }
+    let lines = head_lines(app, p);
+    let head_h = lines.len() as u16;
+    Paragraph::new(lines).render(
+        Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), head_h),
+        buf,
+    );
+    steps_and_maps(app, p, inner, head_h, buf);
+}
+
+/// The border title: the call (or the defragmentation pass) and its figures.
+fn title<'a>(app: &App, p: &Preview) -> Line<'a> {
+    let t = &app.theme;
     let prop = &p.proposal;
     let parks = p
         .schedule
@@ -28,7 +49,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .filter(|s| s.kind == StepKind::Park)
         .count();
     let restarts = p.schedule.restarts();
-    let title = if prop.plan.origin == session::DEFRAG_ORIGIN {
+    if prop.plan.origin == session::DEFRAG_ORIGIN {
         Line::from(vec![
             Span::styled(" Plan · defragmentation ", t.title),
             Span::styled(
@@ -54,16 +75,60 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 t.desc,
             ),
         ])
-    };
-    let block = Block::bordered().title(title).border_style(t.border_focus);
-    let inner = block.inner(area);
-    block.render(area, buf);
-    if inner.height < 6 {
-        return;
     }
-    let fleet = app.session.fleet();
-    let mut lines: Vec<Line> = Vec::new();
+}
+
+/// The lines above the steps: the deltas, the admitted requests, the objective terms, the
+/// requests left waiting and the keys.
+fn head_lines<'a>(app: &App, p: &Preview) -> Vec<Line<'a>> {
+    let t = &app.theme;
+    let prop = &p.proposal;
+    let mut lines: Vec<Line> = vec![delta_line(app, p)];
+    let admitted = if p.admitted.is_empty() {
+        "admits no request".to_string()
+    } else {
+        let list: Vec<String> = p
+            .admitted
+            .iter()
+            .map(|id| {
+                let shape = p
+                    .before
+                    .vm(*id)
+                    .map(|v| session::profiles_label(&p.before, &v.gis))
+                    .unwrap_or_default();
+                format!("VM {id} ({shape})")
+            })
+            .collect();
+        format!("admits {}", list.join(", "))
+    };
+    lines.push(Line::from(Span::styled(admitted, t.ok)));
+    if let Some(terms) = &prop.terms {
+        lines.extend(terms_lines(app, p, terms));
+    }
+    if !prop.not_admitted.is_empty() {
+        let ids: Vec<String> = prop.not_admitted.iter().map(|v| format!("VM {v}")).collect();
+        lines.push(Line::from(Span::styled(
+            format!("not admitted (they stay in the queue): {}", ids.join(", ")),
+            t.warn,
+        )));
+    }
+    let keys: Vec<String> = app
+        .keymap
+        .bindings(Layer::Preview)
+        .filter(|b| matches!(b.run.as_str(), "apply" | "discard" | "plan-step"))
+        .map(|b| format!("{} {}", b.keys_label(), b.desc))
+        .collect();
     lines.push(Line::from(vec![
+        Span::styled("Steps ", t.header),
+        Span::styled(format!("({})", keys.join(" · ")), t.dim),
+    ]));
+    lines
+}
+
+/// The deltas in active hosts, GPUs, power and energy.
+fn delta_line<'a>(app: &App, p: &Preview) -> Line<'a> {
+    let t = &app.theme;
+    Line::from(vec![
         Span::styled("Δ ", t.header),
         delta(
             app,
@@ -90,92 +155,62 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             if p.delta_power_w() <= 0.0 { t.ok } else { t.warn },
         ),
-    ]));
-    let admitted = if p.admitted.is_empty() {
-        "admits no request".to_string()
+    ])
+}
+
+/// Eq. 5 before and after, the verdict, and the terms one by one.
+fn terms_lines<'a>(app: &App, p: &Preview, (b, a): &(Terms, Terms)) -> [Line<'a>; 2] {
+    let t = &app.theme;
+    let prop = &p.proposal;
+    let verdict = if prop.improves {
+        Span::styled("improves Eq. 5: OrigaMIG would apply it", t.ok)
     } else {
-        let list: Vec<String> = p
-            .admitted
-            .iter()
-            .map(|id| {
-                let shape = p
-                    .before
-                    .vm(*id)
-                    .map(|v| session::profiles_label(&p.before, &v.gis))
-                    .unwrap_or_default();
-                format!("VM {id} ({shape})")
-            })
-            .collect();
-        format!("admits {}", list.join(", "))
+        Span::styled("does not improve Eq. 5: OrigaMIG would not apply it", t.warn)
     };
-    lines.push(Line::from(Span::styled(admitted, t.ok)));
-    if let Some((b, a)) = &prop.terms {
-        let verdict = if prop.improves {
-            Span::styled("improves Eq. 5: OrigaMIG would apply it", t.ok)
-        } else {
-            Span::styled("does not improve Eq. 5: OrigaMIG would not apply it", t.warn)
-        };
-        lines.push(Line::from(vec![
-            Span::styled(
-                format!(
-                    "Eq. 5 over {} hosts: {:.1} -> {:.1}",
-                    prop.hosts.len(),
-                    b.total,
-                    prop.value_after
-                ),
-                t.base,
-            ),
-            Span::styled(
-                if p.schedule.parking_penalty > 0.0 {
-                    format!(" (parking -{:.0})", p.schedule.parking_penalty)
-                } else {
-                    String::new()
-                },
-                t.dim,
-            ),
-            Span::raw(" · "),
-            verdict,
-        ]));
-        lines.push(Line::from(Span::styled(
+    let eq5 = Line::from(vec![
+        Span::styled(
             format!(
-                "terms before -> after: admitted {} -> {} · hosts {} -> {} · GPUs {} -> {} \
-                 · migrations {} -> {} · free starts {} -> {}",
-                signed(b.admitted),
-                signed(a.admitted),
-                signed(-b.hosts),
-                signed(-a.hosts),
-                signed(-b.gpus),
-                signed(-a.gpus),
-                signed(-b.migrations),
-                signed(-a.migrations),
-                signed(b.free_starts),
-                signed(a.free_starts)
+                "Eq. 5 over {} hosts: {:.1} -> {:.1}",
+                prop.hosts.len(),
+                b.total,
+                prop.value_after
             ),
-            t.desc,
-        )));
-    }
-    if !prop.not_admitted.is_empty() {
-        let ids: Vec<String> = prop.not_admitted.iter().map(|v| format!("VM {v}")).collect();
-        lines.push(Line::from(Span::styled(
-            format!("not admitted (they stay in the queue): {}", ids.join(", ")),
-            t.warn,
-        )));
-    }
-    let keys: Vec<String> = app
-        .keymap
-        .bindings(Layer::Preview)
-        .filter(|b| matches!(b.run.as_str(), "apply" | "discard" | "plan-step"))
-        .map(|b| format!("{} {}", b.keys_label(), b.desc))
-        .collect();
-    lines.push(Line::from(vec![
-        Span::styled("Steps ", t.header),
-        Span::styled(format!("({})", keys.join(" · ")), t.dim),
-    ]));
-    let head_h = lines.len() as u16;
-    Paragraph::new(lines).render(
-        Rect::new(inner.x + 1, inner.y, inner.width.saturating_sub(2), head_h),
-        buf,
-    );
+            t.base,
+        ),
+        Span::styled(
+            if p.schedule.parking_penalty > 0.0 {
+                format!(" (parking -{:.0})", p.schedule.parking_penalty)
+            } else {
+                String::new()
+            },
+            t.dim,
+        ),
+        Span::raw(" · "),
+        verdict,
+    ]);
+    let terms = Line::from(Span::styled(
+        format!(
+            "terms before -> after: admitted {} -> {} · hosts {} -> {} · GPUs {} -> {} \
+             · migrations {} -> {} · free starts {} -> {}",
+            signed(b.admitted),
+            signed(a.admitted),
+            signed(-b.hosts),
+            signed(-a.hosts),
+            signed(-b.gpus),
+            signed(-a.gpus),
+            signed(-b.migrations),
+            signed(-a.migrations),
+            signed(b.free_starts),
+            signed(a.free_starts)
+        ),
+        t.desc,
+    ));
+    [eq5, terms]
+}
+
+/// The steps, then the slice maps of the touched hosts before, now (while playing) and after.
+fn steps_and_maps(app: &App, p: &Preview, inner: Rect, head_h: u16, buf: &mut Buffer) {
+    let fleet = app.session.fleet();
     let touched = p.touched_hosts();
     // The steps get what they need up to a third of the room; the maps get the rest.
     let room = inner.height.saturating_sub(head_h + 1);

@@ -7,7 +7,7 @@
 use super::super::app::{App, RelayoutView};
 use super::super::command::{Command, Dir};
 use super::super::keymap::Layer;
-use super::super::ui::centred;
+use super::super::widgets::centred;
 use super::fleet::truncate;
 use super::overlays::popup;
 use ratatui::buffer::Buffer;

@@ -72,7 +72,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 
 /// `2024-01-05 13:20:10 of 2024-01-07 08:00:00 (28%) · 3 optimizer calls · 41.2 s`: simulated time reached and the
 /// step's target, the optimizer calls the policy made on the way, and the wall-clock time.
-pub fn step_progress(app: &App, st: &Stepping, wide: bool) -> String {
+pub(crate) fn step_progress(app: &App, st: &Stepping, wide: bool) -> String {
     let s = &app.session;
     let fmt = if wide {
         "%Y-%m-%d %H:%M:%S"

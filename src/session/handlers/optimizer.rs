@@ -1,0 +1,51 @@
+//! OrigaMIG calls (§5): a solve handed out to run ([`Outcome::Solve`]), its proposal taken in
+//! as a plan preview.
+
+use crate::session::{build_preview, CallMode, Outcome, PlanProposal, Session, SolveRequest};
+use anyhow::{bail, Result};
+
+pub(in crate::session) fn optimize(s: &mut Session, mode: CallMode) -> Result<Outcome> {
+    if s.state.preview.as_ref().is_some_and(|p| p.done > 0) {
+        bail!("a plan is being played: apply it or undo first");
+    }
+    if mode == CallMode::Admission && s.fleet().pending().is_empty() {
+        bail!("no request waits: an admission call has nothing to admit");
+    }
+    Ok(Outcome::Solve(Box::new(SolveRequest {
+        mode,
+        fleet: s.fleet().clone(),
+        settings: s.scenario.policy.clone(),
+        revision: s.state.revision,
+    })))
+}
+
+pub(in crate::session) fn proposed(s: &mut Session, p: Box<PlanProposal>) -> Result<Outcome> {
+    if p.revision != s.state.revision {
+        bail!("the fleet changed while the optimizer ran; its plan was dropped (run it again)");
+    }
+    if let Some(why) = &p.discarded {
+        return Ok(Outcome::Info(format!(
+            "the {} call's plan cannot be ordered into steps ({why}); nothing changes",
+            p.mode.name()
+        )));
+    }
+    if p.plan.targets.is_empty() {
+        return Ok(Outcome::Info(format!(
+            "the {} call found nothing better than the current placement ({}, {:.1} s)",
+            p.mode.name(),
+            p.status,
+            p.solve_s
+        )));
+    }
+    let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.delta)?;
+    let msg = format!(
+        "plan: {} step(s), {} admitted, active hosts {:+}, GPUs {:+}: a apply, d discard",
+        preview.schedule.steps.len(),
+        preview.admitted.len(),
+        preview.delta_hosts(),
+        preview.delta_gpus()
+    );
+    // A preview is not a change to the fleet: no undo entry, no modified mark.
+    s.state.preview = Some(preview);
+    Ok(Outcome::Info(msg))
+}
