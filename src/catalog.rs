@@ -53,6 +53,9 @@ pub struct GpuModel {
     /// Switching MIG on needs a GPU reset (`mig_enable_reset = true` for the A100 and A30); on the
     /// H100 and later models it does not (docs/model.md, "GPU modes").
     pub mig_enable_reset: bool,
+    /// PCI device IDs of the model's boards, normalised to `0xDDDDVVVV` upper case (what
+    /// mig-parted's `device-filter` matches).
+    pub pci_ids: Vec<String>,
     pub profiles: Vec<Profile>,
 }
 
@@ -169,7 +172,27 @@ struct ModelEntry {
     #[serde(default)]
     mig_enable_reset: bool,
     #[serde(default)]
+    pci_ids: Vec<String>,
+    #[serde(default)]
     profiles: Vec<ProfileEntry>,
+}
+
+/// The PCI device IDs of a model entry, checked (`0x` and eight hex digits) and upper-cased.
+fn pci_ids(ids: &[String], ctx: &str) -> anyhow::Result<Vec<String>> {
+    ids.iter()
+        .map(|id| {
+            normal_pci_id(id).ok_or_else(|| {
+                anyhow::anyhow!("{ctx}: pci_ids: `{id}` is not a PCI device ID such as 0x20B010DE")
+            })
+        })
+        .collect()
+}
+
+/// A PCI device ID as `0x` and eight upper-case hex digits, if `id` is one (any case).
+pub fn normal_pci_id(id: &str) -> Option<String> {
+    let hex = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))?;
+    (hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()))
+        .then(|| format!("0x{}", hex.to_ascii_uppercase()))
 }
 
 fn yes() -> bool {
@@ -297,6 +320,13 @@ impl Catalog {
                     );
                 }
             }
+            let pci_ids = pci_ids(&m.pci_ids, &ctx)?;
+            if let Some(o) = models
+                .iter()
+                .find(|o| o.pci_ids.iter().any(|x| pci_ids.contains(x)))
+            {
+                anyhow::bail!("{ctx}: pci_ids: an ID is also listed for `{}`", o.name);
+            }
             models.push(GpuModel {
                 name: m.name,
                 class,
@@ -307,6 +337,7 @@ impl Catalog {
                 max_w: m.max_w,
                 mig: m.mig,
                 mig_enable_reset: m.mig_enable_reset,
+                pci_ids,
                 profiles,
             });
         }

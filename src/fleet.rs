@@ -1234,6 +1234,36 @@ impl Fleet {
     /// instance limits hold, per-host cores and RAM are within capacity, and the bookkeeping
     /// (occupancy masks, resident lists, queue) agrees with the placements.
     pub fn check_invariants(&self) -> Result<(), String> {
+        let mut hosts = self.tally_vms()?;
+        for (h, (host, acc)) in self.hosts.iter().zip(&mut hosts).enumerate() {
+            if acc.0 > host.cores || acc.1 > host.ram_gb {
+                return Err(format!("host {h}: cores or RAM over capacity"));
+            }
+            if acc.0 != host.used_cores || acc.1 != host.used_ram {
+                return Err(format!("host {h}: used cores/RAM counters are stale"));
+            }
+            acc.2.sort_unstable();
+            if acc.2 != host.vms {
+                return Err(format!("host {h}: VM list is stale"));
+            }
+            for (k, gpu) in host.gpus.iter().enumerate() {
+                self.check_gpu(h, k, gpu, acc)?;
+            }
+        }
+        for id in &self.pending {
+            if !self.vms.contains_key(id) {
+                return Err(format!("pending VM {id} is unknown"));
+            }
+        }
+        if GapCounters::tally(self.catalog, &self.hosts, &self.vms) != self.gap {
+            return Err("the gap counters of §5.1 are stale".into());
+        }
+        Ok(())
+    }
+
+    /// Per host, what its VMs' placements add up to (cores, RAM, VMs, occupancy and GIs per GPU),
+    /// checking each placement on the way.
+    fn tally_vms(&self) -> Result<Vec<HostTally>, String> {
         let mut hosts: Vec<HostTally> = self
             .hosts
             .iter()
@@ -1265,50 +1295,7 @@ impl Fleet {
                 return Err(format!("VM {}: GI count mismatch", vm.id));
             }
             if vm.shape != Shape::Mig {
-                if !vm.gis.is_empty() {
-                    return Err(format!("VM {}: a share or gang lists GIs", vm.id));
-                }
-                let model = vm.model().unwrap_or(0);
-                for (n, slot) in p.gis.iter().enumerate() {
-                    let Some(gpu) = host.gpus.get(slot.gpu) else {
-                        return Err(format!("VM {}: no GPU {} on host {}", vm.id, slot.gpu, p.host));
-                    };
-                    if p.gis[..n].iter().any(|o| o.gpu == slot.gpu) {
-                        return Err(format!("VM {}: GPU {} listed twice", vm.id, slot.gpu));
-                    }
-                    if !self.catalog.same_class(model, gpu.model) {
-                        return Err(format!("VM {}: class mismatch on GPU {}", vm.id, slot.gpu));
-                    }
-                    if gpu.mode != vm.shape.gpu_mode() {
-                        return Err(format!(
-                            "VM {} on host {} GPU {}: a {} on a GPU in {} mode",
-                            vm.id,
-                            p.host,
-                            slot.gpu,
-                            shape_word(&vm.shape),
-                            gpu.mode
-                        ));
-                    }
-                    let resident = match vm.shape {
-                        Shape::Share {
-                            gb,
-                            weight,
-                            isolation: false,
-                            ..
-                        } => gpu.shares.iter().filter(|s| s.vm == vm.id).eq([&ResidentShare {
-                            vm: vm.id,
-                            gb,
-                            weight,
-                        }]),
-                        _ => gpu.holder == Some(vm.id),
-                    };
-                    if !resident {
-                        return Err(format!(
-                            "host {} GPU {}: VM {} is not resident where it is placed",
-                            p.host, slot.gpu, vm.id
-                        ));
-                    }
-                }
+                self.check_whole_gpus(vm, p, host)?;
             }
             let acc = &mut hosts[p.host];
             acc.0 += vm.cores;
@@ -1336,71 +1323,104 @@ impl Fleet {
                 acc.4[slot.gpu].push((vm.id, i, req.profile, slot.start));
             }
         }
-        for (h, (host, acc)) in self.hosts.iter().zip(&mut hosts).enumerate() {
-            if acc.0 > host.cores || acc.1 > host.ram_gb {
-                return Err(format!("host {h}: cores or RAM over capacity"));
+        Ok(hosts)
+    }
+
+    /// A share or gang: no GIs, distinct GPUs of its class in its mode, resident where placed.
+    fn check_whole_gpus(&self, vm: &Vm, p: &Placement, host: &Host) -> Result<(), String> {
+        if !vm.gis.is_empty() {
+            return Err(format!("VM {}: a share or gang lists GIs", vm.id));
+        }
+        let model = vm.model().unwrap_or(0);
+        for (n, slot) in p.gis.iter().enumerate() {
+            let Some(gpu) = host.gpus.get(slot.gpu) else {
+                return Err(format!("VM {}: no GPU {} on host {}", vm.id, slot.gpu, p.host));
+            };
+            if p.gis[..n].iter().any(|o| o.gpu == slot.gpu) {
+                return Err(format!("VM {}: GPU {} listed twice", vm.id, slot.gpu));
             }
-            if acc.0 != host.used_cores || acc.1 != host.used_ram {
-                return Err(format!("host {h}: used cores/RAM counters are stale"));
+            if !self.catalog.same_class(model, gpu.model) {
+                return Err(format!("VM {}: class mismatch on GPU {}", vm.id, slot.gpu));
             }
-            acc.2.sort_unstable();
-            if acc.2 != host.vms {
-                return Err(format!("host {h}: VM list is stale"));
+            if gpu.mode != vm.shape.gpu_mode() {
+                return Err(format!(
+                    "VM {} on host {} GPU {}: a {} on a GPU in {} mode",
+                    vm.id,
+                    p.host,
+                    slot.gpu,
+                    shape_word(&vm.shape),
+                    gpu.mode
+                ));
             }
-            for (k, gpu) in host.gpus.iter().enumerate() {
-                let in_mode = match gpu.mode {
-                    GpuMode::Mig => gpu.holder.is_none() && gpu.shares.is_empty(),
-                    GpuMode::Whole => gpu.gis.is_empty() && gpu.occ.is_empty() && gpu.shares.is_empty(),
-                    GpuMode::Shared => gpu.gis.is_empty() && gpu.occ.is_empty() && gpu.holder.is_none(),
-                };
-                if !in_mode {
-                    return Err(format!(
-                        "host {h} GPU {k}: residents of another mode on a {} GPU",
-                        gpu.mode
-                    ));
-                }
-                if gpu.mode == GpuMode::Mig && !self.catalog.model(gpu.model).mig {
-                    return Err(format!("host {h} GPU {k}: MIG mode on a model without MIG"));
-                }
-                if gpu.shared_gb() > gpu_gb(self.catalog, gpu.model) {
-                    return Err(format!("host {h} GPU {k}: shares exceed the GPU's memory"));
-                }
-                if !gpu.shares.windows(2).all(|w| w[0].vm < w[1].vm) {
-                    return Err(format!("host {h} GPU {k}: share list is not by VM id"));
-                }
-                let residents = gpu.shares.iter().map(|s| s.vm).chain(gpu.holder);
-                for v in residents {
-                    let placed_here = self
-                        .vms
-                        .get(&v)
-                        .and_then(|vm| vm.placement.as_ref())
-                        .is_some_and(|p| p.host == h && p.gis.iter().any(|s| s.gpu == k));
-                    if !placed_here {
-                        return Err(format!("host {h} GPU {k}: resident VM {v} is not placed here"));
-                    }
-                }
-                if gpu.occ != acc.3[k] {
-                    return Err(format!("host {h} GPU {k}: occupancy is stale"));
-                }
-                let mut want = acc.4[k].clone();
-                want.sort_by_key(|g| g.3);
-                let got: Vec<_> = gpu
-                    .gis
-                    .iter()
-                    .map(|g| (g.vm, g.index, g.profile, g.start))
-                    .collect();
-                if got != want {
-                    return Err(format!("host {h} GPU {k}: resident GI list is stale"));
-                }
+            let resident = match vm.shape {
+                Shape::Share {
+                    gb,
+                    weight,
+                    isolation: false,
+                    ..
+                } => gpu.shares.iter().filter(|s| s.vm == vm.id).eq([&ResidentShare {
+                    vm: vm.id,
+                    gb,
+                    weight,
+                }]),
+                _ => gpu.holder == Some(vm.id),
+            };
+            if !resident {
+                return Err(format!(
+                    "host {} GPU {}: VM {} is not resident where it is placed",
+                    p.host, slot.gpu, vm.id
+                ));
             }
         }
-        for id in &self.pending {
-            if !self.vms.contains_key(id) {
-                return Err(format!("pending VM {id} is unknown"));
+        Ok(())
+    }
+
+    /// GPU `k` of host `h` against the tally of its host: residents of its mode only, shares
+    /// within memory and by VM id, residents placed here, occupancy and GI list up to date.
+    fn check_gpu(&self, h: HostId, k: usize, gpu: &Gpu, acc: &HostTally) -> Result<(), String> {
+        let in_mode = match gpu.mode {
+            GpuMode::Mig => gpu.holder.is_none() && gpu.shares.is_empty(),
+            GpuMode::Whole => gpu.gis.is_empty() && gpu.occ.is_empty() && gpu.shares.is_empty(),
+            GpuMode::Shared => gpu.gis.is_empty() && gpu.occ.is_empty() && gpu.holder.is_none(),
+        };
+        if !in_mode {
+            return Err(format!(
+                "host {h} GPU {k}: residents of another mode on a {} GPU",
+                gpu.mode
+            ));
+        }
+        if gpu.mode == GpuMode::Mig && !self.catalog.model(gpu.model).mig {
+            return Err(format!("host {h} GPU {k}: MIG mode on a model without MIG"));
+        }
+        if gpu.shared_gb() > gpu_gb(self.catalog, gpu.model) {
+            return Err(format!("host {h} GPU {k}: shares exceed the GPU's memory"));
+        }
+        if !gpu.shares.windows(2).all(|w| w[0].vm < w[1].vm) {
+            return Err(format!("host {h} GPU {k}: share list is not by VM id"));
+        }
+        let residents = gpu.shares.iter().map(|s| s.vm).chain(gpu.holder);
+        for v in residents {
+            let placed_here = self
+                .vms
+                .get(&v)
+                .and_then(|vm| vm.placement.as_ref())
+                .is_some_and(|p| p.host == h && p.gis.iter().any(|s| s.gpu == k));
+            if !placed_here {
+                return Err(format!("host {h} GPU {k}: resident VM {v} is not placed here"));
             }
         }
-        if GapCounters::tally(self.catalog, &self.hosts, &self.vms) != self.gap {
-            return Err("the gap counters of §5.1 are stale".into());
+        if gpu.occ != acc.3[k] {
+            return Err(format!("host {h} GPU {k}: occupancy is stale"));
+        }
+        let mut want = acc.4[k].clone();
+        want.sort_by_key(|g| g.3);
+        let got: Vec<_> = gpu
+            .gis
+            .iter()
+            .map(|g| (g.vm, g.index, g.profile, g.start))
+            .collect();
+        if got != want {
+            return Err(format!("host {h} GPU {k}: resident GI list is stale"));
         }
         Ok(())
     }

@@ -452,6 +452,24 @@ pub fn read_trace(path: &Path, catalog: &Catalog, model: ModelId, window_days: f
     parse_trace(&text, &path.display().to_string(), catalog, model, window_days)
 }
 
+/// One checked row of a pod list.
+struct TraceRow {
+    line: usize,
+    num_gpu: u32,
+    milli: u32,
+    created: f64,
+    deleted: f64,
+}
+
+/// The column indices a pod list needs: num_gpu, gpu_milli, creation_time, deletion_time.
+struct TraceColumns<'a> {
+    names: Vec<&'a str>,
+    gpu: usize,
+    milli: usize,
+    create: usize,
+    delete: usize,
+}
+
 /// [`read_trace`] on text; `file` names it in errors.
 pub fn parse_trace(
     text: &str,
@@ -470,25 +488,26 @@ pub fn parse_trace(
             TRACE_COLUMNS.join(",")
         );
     };
-    let cols: Vec<&str> = header.trim().split(',').map(str::trim).collect();
+    let names: Vec<&str> = header.trim().split(',').map(str::trim).collect();
     let idx = |name: &str| -> anyhow::Result<usize> {
-        cols.iter()
+        names
+            .iter()
             .position(|c| *c == name)
             .with_context(|| format!("{file}:1: header has no column `{name}`"))
     };
-    let (i_gpu, i_milli, i_create, i_delete) = (
+    let (gpu, milli, create, delete) = (
         idx("num_gpu")?,
         idx("gpu_milli")?,
         idx("creation_time")?,
         idx("deletion_time")?,
     );
-    struct Row {
-        line: usize,
-        num_gpu: u32,
-        milli: u32,
-        created: f64,
-        deleted: f64,
-    }
+    let cols = TraceColumns {
+        names,
+        gpu,
+        milli,
+        create,
+        delete,
+    };
     let mut rows = Vec::new();
     for (i, raw) in lines {
         let line = i + 1;
@@ -501,65 +520,81 @@ pub fn parse_trace(
         if raw.trim().is_empty() {
             continue;
         }
-        let fields: Vec<&str> = raw.split(',').map(str::trim).collect();
-        if fields.len() != cols.len() {
-            bail!(
-                "{file}:{line}: expected {} fields, found {}",
-                cols.len(),
-                fields.len()
-            );
-        }
-        let num = |i: usize| -> anyhow::Result<f64> {
-            let v = fields[i];
-            match v.parse::<f64>() {
-                Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
-                _ => bail!(
-                    "{file}:{line}: field `{}`: `{v}` is not a non-negative number",
-                    cols[i]
-                ),
-            }
-        };
-        let num_gpu = num(i_gpu)?;
-        let milli = num(i_milli)?;
-        let created = num(i_create)?;
-        let deleted = num(i_delete)?;
-        if num_gpu.fract() != 0.0 {
-            bail!(
-                "{file}:{line}: field `num_gpu`: `{}` is not a whole number",
-                fields[i_gpu]
-            );
-        }
-        if milli.fract() != 0.0 || milli > 1000.0 {
-            bail!(
-                "{file}:{line}: field `gpu_milli`: `{}` is not a whole number within 0..1000",
-                fields[i_milli]
-            );
-        }
-        if deleted < created {
-            bail!("{file}:{line}: field `deletion_time`: {deleted} is before the creation time {created}");
-        }
-        let lifetime = deleted - created;
-        if lifetime > 0.0 && lifetime < crate::limits::MIN_TRACE_LIFETIME_S {
-            bail!(
-                "{file}:{line}: field `deletion_time`: `{}` makes the pod live {lifetime:.3e} s; a pod that ran lives at least {} s (docs/limits.md)",
-                fields[i_delete],
-                crate::limits::MIN_TRACE_LIFETIME_S
-            );
-        }
-        if num_gpu == 1.0 && milli == 0.0 {
-            bail!("{file}:{line}: field `gpu_milli`: a pod with one GPU asks for 0 thousandths of it");
-        }
-        rows.push(Row {
-            line,
-            num_gpu: num_gpu as u32,
-            milli: milli as u32,
-            created,
-            deleted,
-        });
+        rows.push(trace_row(raw, line, file, &cols)?);
     }
     if rows.is_empty() {
         bail!("{file}: no pods");
     }
+    trace_of_rows(&rows, file, catalog, model, window_days)
+}
+
+/// One line of a pod list, checked field by field.
+fn trace_row(raw: &str, line: usize, file: &str, cols: &TraceColumns) -> anyhow::Result<TraceRow> {
+    let fields: Vec<&str> = raw.split(',').map(str::trim).collect();
+    if fields.len() != cols.names.len() {
+        bail!(
+            "{file}:{line}: expected {} fields, found {}",
+            cols.names.len(),
+            fields.len()
+        );
+    }
+    let num = |i: usize| -> anyhow::Result<f64> {
+        let v = fields[i];
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => bail!(
+                "{file}:{line}: field `{}`: `{v}` is not a non-negative number",
+                cols.names[i]
+            ),
+        }
+    };
+    let num_gpu = num(cols.gpu)?;
+    let milli = num(cols.milli)?;
+    let created = num(cols.create)?;
+    let deleted = num(cols.delete)?;
+    if num_gpu.fract() != 0.0 {
+        bail!(
+            "{file}:{line}: field `num_gpu`: `{}` is not a whole number",
+            fields[cols.gpu]
+        );
+    }
+    if milli.fract() != 0.0 || milli > 1000.0 {
+        bail!(
+            "{file}:{line}: field `gpu_milli`: `{}` is not a whole number within 0..1000",
+            fields[cols.milli]
+        );
+    }
+    if deleted < created {
+        bail!("{file}:{line}: field `deletion_time`: {deleted} is before the creation time {created}");
+    }
+    let lifetime = deleted - created;
+    if lifetime > 0.0 && lifetime < crate::limits::MIN_TRACE_LIFETIME_S {
+        bail!(
+            "{file}:{line}: field `deletion_time`: `{}` makes the pod live {lifetime:.3e} s; a pod that ran lives at least {} s (docs/limits.md)",
+            fields[cols.delete],
+            crate::limits::MIN_TRACE_LIFETIME_S
+        );
+    }
+    if num_gpu == 1.0 && milli == 0.0 {
+        bail!("{file}:{line}: field `gpu_milli`: a pod with one GPU asks for 0 thousandths of it");
+    }
+    Ok(TraceRow {
+        line,
+        num_gpu: num_gpu as u32,
+        milli: milli as u32,
+        created,
+        deleted,
+    })
+}
+
+/// The pods of the last `window_days` with one or two GPUs, mapped to `model`'s profiles (§6.5).
+fn trace_of_rows(
+    rows: &[TraceRow],
+    file: &str,
+    catalog: &Catalog,
+    model: ModelId,
+    window_days: f64,
+) -> anyhow::Result<Trace> {
     let end = rows.iter().map(|r| r.deleted.max(r.created)).fold(0.0, f64::max);
     let w0 = end - window_days * 86400.0;
     let full = catalog
@@ -574,7 +609,7 @@ pub fn parse_trace(
         );
     };
     let mut pods = Vec::new();
-    for r in &rows {
+    for r in rows {
         if r.num_gpu == 0 || r.num_gpu > 2 || r.created < w0 {
             continue;
         }

@@ -369,12 +369,6 @@ fn host_devices(
     let mut devices: Vec<Option<DeviceLayout>> = vec![None; n];
     for (i, e) in entries.iter().enumerate() {
         let ectx = format!("{ctx}[{i}]");
-        if !e.device_filter.is_empty() {
-            return Err(ImportError::new(
-                format!("{ectx}.device-filter"),
-                "entries limited to PCI device IDs cannot be matched: the scenario's GPUs carry no device IDs",
-            ));
-        }
         let all = e.devices.is_none();
         let ks: Vec<usize> = match &e.devices {
             None => (0..n).collect(),
@@ -390,6 +384,10 @@ fn host_devices(
         };
         for k in ks {
             let model = fleet.catalog.model(host.gpus[k].model);
+            if !matches_filter(&e.device_filter, &model.pci_ids) {
+                // mig-parted applies an entry with a `device-filter` only to the GPUs it names.
+                continue;
+            }
             if !model.mig {
                 // mig-parted skips a GPU without MIG under `devices: all` or MIG off, and refuses
                 // to enable MIG on one it is given by index.
@@ -429,6 +427,15 @@ fn host_devices(
         }
     }
     Ok(devices)
+}
+
+/// Whether a GPU with device IDs `ids` passes an entry's `device-filter` (empty: every GPU).
+fn matches_filter(filter: &[String], ids: &[String]) -> bool {
+    filter.is_empty()
+        || filter
+            .iter()
+            .filter_map(|f| crate::catalog::normal_pci_id(f))
+            .any(|f| ids.contains(&f))
 }
 
 fn counts_for(model: &GpuModel, wanted: &[(String, u32)]) -> Result<Vec<u32>, String> {

@@ -451,3 +451,41 @@ fn batch_on_a_fleet_with_no_free_gpu_says_what_frees_one() {
         );
     }
 }
+
+#[test]
+fn device_filters_apply_an_entry_to_the_models_they_name() {
+    // As in the GPU operator's default config: one config, one entry per GPU family, each
+    // limited to its boards' PCI device IDs (A100-80GB/H100-80GB, then A100-40GB).
+    let text = "version: v1\nmig-configs:\n  all-1g.10gb:\n    - device-filter: [\"0x233010DE\", \"0x20B210DE\"]\n      devices: all\n      mig-enabled: true\n      mig-devices:\n        \"1g.10gb\": 7\n    - device-filter: [\"0x20b010de\", \"0x20F110DE\"]\n      devices: all\n      mig-enabled: true\n      mig-devices:\n        \"1g.10gb\": 4\n    - device-filter: \"0x99999999\"\n      devices: all\n      mig-enabled: true\n      mig-devices:\n        \"9g.99gb\": 1\n";
+    let s = scenario::load(Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/demo.toml"
+    )))
+    .unwrap();
+    let mut labels = export::NodeLabels::new();
+    labels.insert("a100-0".into(), ("all-1g.10gb".into(), 1));
+    let got = export::import_with_labels(&s.fleet, text, "c.yaml", Some((&labels, "l.sh"))).unwrap();
+    assert_eq!(got.len(), 1);
+    let model = s.fleet.catalog.model(s.fleet.hosts[got[0].host].gpus[0].model);
+    let p = model.profile("1g.10gb").unwrap();
+    // Every A100-40GB GPU takes the second entry (4 x 1g.10gb); the other entries match nothing.
+    for d in &got[0].devices {
+        let d = d.as_ref().unwrap();
+        assert!(d.mig_enabled);
+        assert_eq!(d.counts[p], 4);
+        assert_eq!(d.counts.iter().sum::<u32>(), 4);
+    }
+    // The catalog maps each ID to one model.
+    let c = migplan::catalog::embedded();
+    let of = |id: &str| {
+        c.models
+            .iter()
+            .find(|m| m.pci_ids.iter().any(|x| x == id))
+            .map(|m| m.name.as_str())
+    };
+    assert_eq!(of("0x20B010DE"), Some("a100-40gb"));
+    assert_eq!(of("0x20B210DE"), Some("a100-80gb"));
+    assert_eq!(of("0x233010DE"), Some("h100-80gb"));
+    assert_eq!(of("0x20B710DE"), Some("a30-24gb"));
+    assert_eq!(of("0x99999999"), None);
+}

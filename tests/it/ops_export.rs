@@ -82,7 +82,7 @@ fn import_errors_name_the_entry() {
         (doc("    - devices: [0]\n      mig-enabled: true\n    - devices: [0, 1]\n      mig-enabled: false\n"), "GPU 0 of host `gpu-node-07` is configured twice"),
         (doc("    - devices: [4]\n      mig-enabled: true\n"), "not a GPU index"),
         (doc("    - devices: all\n      mig-enabled: false\n      mig-devices:\n        \"1g.10gb\": 1\n"), "mig-enabled: false"),
-        (doc("    - devices: all\n      mig-enabled: true\n      device-filter: \"0x233010DE\"\n"), "device-filter: entries limited to PCI device IDs"),
+        (doc("    - devices: all\n      mig-enabled: true\n      device-filter: 7\n"), "device-filter: `7` is neither a device ID nor a list of them"),
         (doc("    - devices: all\n      mig-enabled: true\n      devices-filter: x\n"), "unknown key `devices-filter`"),
         (doc("    - devices: all\n"), "mig-configs.gpu-node-07[0].mig-enabled: missing"),
         ("version: v2\nmig-configs: {}\n".to_string(), "version: `v2` is not supported"),
