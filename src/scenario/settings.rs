@@ -111,10 +111,67 @@ pub(super) fn check(
     w: &WorkloadSettings,
     p: &PolicySettings,
 ) -> anyhow::Result<()> {
-    const NONE: f64 = f64::MAX;
+    let workload = workload_rules(w);
+    let policy = policy_rules(p);
+    let mix = [
+        ("share", Want::Share(w.mix.share)),
+        ("isolated", Want::Share(w.mix.isolated)),
+        ("gang", Want::Share(w.mix.gang)),
+        ("gang_gpus", Want::Within(i64::from(w.mix.gang_gpus), 1, 64)),
+    ];
+    let top = [(
+        "now_s",
+        Want::NonNegative(now_s.unwrap_or(0.0), limits::MAX_NOW_S),
+    )];
+    for (table, rules) in [
+        ("", &top[..]),
+        ("workload", &workload[..]),
+        ("workload.mix", &mix[..]),
+        ("policy", &policy[..]),
+    ] {
+        for (key, want) in rules {
+            if let Some(msg) = want.fails() {
+                let why = match *key {
+                    "theta" => " (§5.1: Γh = 0 proves that no GPU can be switched off)",
+                    "defrag_stranded_share" => " (0 = off)",
+                    _ => "",
+                };
+                return fail(cx, table, key, format!("{msg}{why}"));
+            }
+        }
+    }
+    if w.mix.share + w.mix.gang > 1.0 {
+        return fail(
+            cx,
+            "workload.mix",
+            "gang",
+            format!(
+                "share + gang must be at most 1 (the rest are MIG requests), not {}",
+                limits::show(w.mix.share + w.mix.gang)
+            ),
+        );
+    }
+    check_policy_extras(cx, p)?;
+    if catalog.model_id(&w.trace_model).is_none() {
+        return fail(
+            cx,
+            "workload",
+            "trace_model",
+            format!(
+                "unknown GPU model `{}` (known: {})",
+                w.trace_model,
+                catalog.model_names()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The range of each number of `[workload]` (a data table).
+fn workload_rules(w: &WorkloadSettings) -> Vec<(&'static str, Want)> {
     let hours = limits::MAX_SIM_HOURS;
     let weight = limits::MAX_WEIGHT;
-    let workload = [
+    vec![
         ("load", Want::NonNegative(w.load, limits::MAX_LOAD)),
         ("job_share", Want::Share(w.job_share)),
         ("job_mean_h", Want::Positive(w.job_mean_h, hours)),
@@ -131,10 +188,17 @@ pub(super) fn check(
             "trace_window_days",
             Want::Positive(w.trace_window_days, limits::MAX_TRACE_DAYS),
         ),
-    ];
+    ]
+}
+
+/// The range of each number of `[policy]` (a data table).
+fn policy_rules(p: &PolicySettings) -> Vec<(&'static str, Want)> {
+    const NONE: f64 = f64::MAX;
+    let hours = limits::MAX_SIM_HOURS;
+    let weight = limits::MAX_WEIGHT;
     // §4: a, b, e and w_p are rewards and costs, δ a penalty; a negative one turns the objective
     // of Eq. (5) around.
-    let policy = [
+    vec![
         ("weight_admit", Want::NonNegative(p.weight_admit, weight)),
         ("weight_host", Want::NonNegative(p.weight_host, weight)),
         ("weight_gpu", Want::NonNegative(p.weight_gpu, weight)),
@@ -203,45 +267,13 @@ pub(super) fn check(
                 limits::MAX_HOST_COLUMNS_BUDGET as i64,
             ),
         ),
-    ];
-    let mix = [
-        ("share", Want::Share(w.mix.share)),
-        ("isolated", Want::Share(w.mix.isolated)),
-        ("gang", Want::Share(w.mix.gang)),
-        ("gang_gpus", Want::Within(i64::from(w.mix.gang_gpus), 1, 64)),
-    ];
-    let top = [(
-        "now_s",
-        Want::NonNegative(now_s.unwrap_or(0.0), limits::MAX_NOW_S),
-    )];
-    for (table, rules) in [
-        ("", &top[..]),
-        ("workload", &workload[..]),
-        ("workload.mix", &mix[..]),
-        ("policy", &policy[..]),
-    ] {
-        for (key, want) in rules {
-            if let Some(msg) = want.fails() {
-                let why = match *key {
-                    "theta" => " (§5.1: Γh = 0 proves that no GPU can be switched off)",
-                    "defrag_stranded_share" => " (0 = off)",
-                    _ => "",
-                };
-                return fail(cx, table, key, format!("{msg}{why}"));
-            }
-        }
-    }
-    if w.mix.share + w.mix.gang > 1.0 {
-        return fail(
-            cx,
-            "workload.mix",
-            "gang",
-            format!(
-                "share + gang must be at most 1 (the rest are MIG requests), not {}",
-                limits::show(w.mix.share + w.mix.gang)
-            ),
-        );
-    }
+    ]
+}
+
+/// The `[policy]` settings whose rule is not a plain range: the packing score's signed weights,
+/// `merge_hosts`, `neighborhood_vms`, and `partitions` against `partition_hosts`.
+fn check_policy_extras(cx: &Ctx, p: &PolicySettings) -> anyhow::Result<()> {
+    let weight = limits::MAX_WEIGHT;
     for (key, v) in [
         ("packing_finish_gpu", p.packing_finish_gpu),
         ("packing_finish_host", p.packing_finish_host),
@@ -292,18 +324,6 @@ pub(super) fn check(
             format!(
                 "set either partitions ({}) or partition_hosts ({}), not both",
                 p.partitions, p.partition_hosts
-            ),
-        );
-    }
-    if catalog.model_id(&w.trace_model).is_none() {
-        return fail(
-            cx,
-            "workload",
-            "trace_model",
-            format!(
-                "unknown GPU model `{}` (known: {})",
-                w.trace_model,
-                catalog.model_names()
             ),
         );
     }
