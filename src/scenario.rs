@@ -779,6 +779,50 @@ fn curve_of(cx: &Ctx, catalog: &Catalog, s: &Option<Spanned<String>>) -> anyhow:
 
 fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -> anyhow::Result<Scenario> {
     let cx = Ctx { file, src };
+    let (hosts, groups) = build_hosts(&cx, &spec, catalog)?;
+    check_quotas(&cx, catalog, &spec.quotas)?;
+    let mut fleet = Fleet::new(catalog, hosts);
+    for (k, v) in spec.vms.iter().enumerate() {
+        add_vm(&cx, catalog, &mut fleet, k, v)?;
+    }
+    let start = start_of(&cx, &spec)?;
+    check_profile_mix(&cx, catalog, &spec)?;
+    let mut policy = spec.policy.clone();
+    let preset = policy.preset;
+    policy.apply_preset(preset, &|key| settings::key_span(src, "policy", key) != (0..0));
+    settings::check(&cx, catalog, spec.now_s, &spec.workload, &policy)?;
+    fleet
+        .check_invariants()
+        .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+    Ok(Scenario {
+        name: spec.name.clone().unwrap_or_else(|| {
+            Path::new(file)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        }),
+        description: spec.description.clone(),
+        start,
+        now_s: spec.now_s.unwrap_or(0.0),
+        fleet,
+        workload: spec.workload,
+        policy,
+        quotas: spec.quotas,
+        groups,
+    })
+}
+
+/// Each `[[host_group]]`'s prefix and count.
+type HostGroups = Vec<(String, u32)>;
+
+/// The hosts of the `[[host_group]]` and `[[host]]` tables, in that order, and each group's
+/// prefix and count.
+fn build_hosts(
+    cx: &Ctx,
+    spec: &ScenarioFile,
+    catalog: &'static Catalog,
+) -> anyhow::Result<(Vec<Host>, HostGroups)> {
+    let src = cx.src;
     let mut hosts: Vec<Host> = Vec::new();
     let mut groups = Vec::new();
     let mut names: BTreeMap<String, Range<usize>> = BTreeMap::new();
@@ -802,10 +846,10 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         let models = g
             .gpus
             .iter()
-            .map(|m| model_of(&cx, catalog, m, "gpus"))
+            .map(|m| model_of(cx, catalog, m, "gpus"))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let curve = curve_of(&cx, catalog, &g.curve)?;
-        let modes = modes_of(&cx, catalog, &models, &g.modes, g.prefix.span())?;
+        let curve = curve_of(cx, catalog, &g.curve)?;
+        let modes = modes_of(cx, catalog, &models, &g.modes, g.prefix.span())?;
         for i in 0..g.count {
             let name = format!("{}{i}", g.prefix.get_ref());
             if names.insert(name.clone(), g.prefix.span()).is_some() {
@@ -827,9 +871,9 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         let models = h
             .gpus
             .iter()
-            .map(|m| model_of(&cx, catalog, m, "gpus"))
+            .map(|m| model_of(cx, catalog, m, "gpus"))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let curve = curve_of(&cx, catalog, &h.curve)?;
+        let curve = curve_of(cx, catalog, &h.curve)?;
         if names.insert(h.name.get_ref().clone(), h.name.span()).is_some() {
             return cx.err(
                 h.name.span(),
@@ -837,7 +881,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                 format!("host name `{}` is used twice", h.name.get_ref()),
             );
         }
-        let modes = modes_of(&cx, catalog, &models, &h.modes, h.name.span())?;
+        let modes = modes_of(cx, catalog, &models, &h.modes, h.name.span())?;
         let mut host = Host::new(h.name.get_ref().clone(), h.cores, h.ram_gb, models, curve);
         for (gpu, &mode) in host.gpus.iter_mut().zip(&modes) {
             gpu.mode = mode;
@@ -866,135 +910,160 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             "the fleet has no GPUs: list a host's GPU models in `gpus`",
         );
     }
-    check_quotas(&cx, catalog, &spec.quotas)?;
-    let mut fleet = Fleet::new(catalog, hosts);
-    for (k, v) in spec.vms.iter().enumerate() {
-        check_vm_times(&cx, k, v)?;
-        if v.id == 0 {
-            return cx.err(
-                settings::array_key_span(src, "vm", k, "id"),
-                "id",
-                "VM ids start at 1",
-            );
+    Ok((hosts, groups))
+}
+
+/// Adds VM `k` of the `[[vm]]` tables to the fleet: placed where `host` and `at` say, else
+/// pending.
+fn add_vm(
+    cx: &Ctx,
+    catalog: &'static Catalog,
+    fleet: &mut Fleet,
+    k: usize,
+    v: &VmSpec,
+) -> anyhow::Result<()> {
+    let src = cx.src;
+    check_vm_times(cx, k, v)?;
+    if v.id == 0 {
+        return cx.err(
+            settings::array_key_span(src, "vm", k, "id"),
+            "id",
+            "VM ids start at 1",
+        );
+    }
+    let shape = shape_of(cx, catalog, fleet, k, v)?;
+    let gis = vm_gis(cx, catalog, v)?;
+    let arrival = v.arrival_h.unwrap_or(0.0) * 3600.0;
+    let vm = Vm {
+        kind: v.kind,
+        arrival,
+        lifetime: v.lifetime_h.map(|h| h * 3600.0),
+        tenant: v.tenant.clone(),
+        shape,
+        ..Vm::job(v.id, gis, v.cores, v.ram_gb)
+    };
+    let result = match &v.host {
+        None => {
+            if let Some(a) = v.at.first() {
+                return cx.err(a.span(), "at", format!("VM {} has `at` but no `host`", v.id));
+            }
+            fleet.add_pending(vm).map(|_| ())
         }
-        let shape = shape_of(&cx, catalog, &fleet, k, v)?;
-        let mut gis = Vec::new();
-        if let Some(gb) = &v.memory_gb {
-            // `shape_of` checked the model and that some profile holds the memory.
-            let m = v.model.as_ref().and_then(|ms| catalog.model_id(ms.get_ref()));
-            match m.and_then(|m| Some((m, catalog.smallest_profile_for(m, *gb.get_ref())?))) {
-                Some((model, profile)) => gis.push(GiRequest { model, profile }),
+        Some(hname) => {
+            let Some(h) = fleet.hosts.iter().position(|x| &x.name == hname.get_ref()) else {
+                return cx.err(
+                    hname.span(),
+                    "host",
+                    format!("no host named `{}`", hname.get_ref()),
+                );
+            };
+            let want = vm.shape.slots(vm.gis.len());
+            if v.at.len() != want {
+                let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
+                let what = if vm.is_mig() { "GIs" } else { "GPUs" };
+                let each = if vm.is_mig() { "GPU@START" } else { "GPU" };
+                return cx.err(
+                    span,
+                    "at",
+                    format!(
+                        "VM {} has {want} {what} but {} `at` entries ({each} each)",
+                        v.id,
+                        v.at.len()
+                    ),
+                );
+            }
+            let slots = vm_slots(cx, v, vm.is_mig())?;
+            let mut vm = vm;
+            vm.admitted_at = Some(v.admitted_h.map(|h| h * 3600.0).unwrap_or(arrival));
+            let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
+            match fleet.add_placed(vm, Placement { host: h, gis: slots }) {
+                Ok(_) => Ok(()),
+                Err(e) => return cx.err(span, "at", format!("VM {}: {e}", v.id)),
+            }
+        }
+    };
+    if let Err(e) = result {
+        let span = v.model.as_ref().map(|m| m.span()).unwrap_or(0..0);
+        return cx.err(span, "vm", format!("VM {}: {e}", v.id));
+    }
+    Ok(())
+}
+
+/// The GIs a VM asks for: from `memory_gb` (the smallest profile holding it) and `profiles`.
+fn vm_gis(cx: &Ctx, catalog: &'static Catalog, v: &VmSpec) -> anyhow::Result<Vec<GiRequest>> {
+    let mut gis = Vec::new();
+    if let Some(gb) = &v.memory_gb {
+        // `shape_of` checked the model and that some profile holds the memory.
+        let m = v.model.as_ref().and_then(|ms| catalog.model_id(ms.get_ref()));
+        match m.and_then(|m| Some((m, catalog.smallest_profile_for(m, *gb.get_ref())?))) {
+            Some((model, profile)) => gis.push(GiRequest { model, profile }),
+            None => {
+                return cx.err(
+                    gb.span(),
+                    "memory_gb",
+                    format!("VM {}: no MIG profile holds it", v.id),
+                )
+            }
+        }
+    }
+    if !v.profiles.is_empty() {
+        let Some(ms) = &v.model else {
+            let span = v.profiles[0].span();
+            return cx.err(
+                span,
+                "model",
+                format!("VM {} lists profiles but no `model`", v.id),
+            );
+        };
+        let m = model_of(cx, catalog, ms, "model")?;
+        let model = catalog.model(m);
+        for p in &v.profiles {
+            match model.profile(p.get_ref()) {
+                Some(pid) => gis.push(GiRequest {
+                    model: m,
+                    profile: pid,
+                }),
                 None => {
                     return cx.err(
-                        gb.span(),
-                        "memory_gb",
-                        format!("VM {}: no MIG profile holds it", v.id),
+                        p.span(),
+                        "profiles",
+                        format!(
+                            "unknown profile `{}` for {} (known: {})",
+                            p.get_ref(),
+                            model.name,
+                            model.profile_names()
+                        ),
                     )
                 }
             }
         }
-        if !v.profiles.is_empty() {
-            let Some(ms) = &v.model else {
-                let span = v.profiles[0].span();
-                return cx.err(
-                    span,
-                    "model",
-                    format!("VM {} lists profiles but no `model`", v.id),
-                );
-            };
-            let m = model_of(&cx, catalog, ms, "model")?;
-            let model = catalog.model(m);
-            for p in &v.profiles {
-                match model.profile(p.get_ref()) {
-                    Some(pid) => gis.push(GiRequest {
-                        model: m,
-                        profile: pid,
-                    }),
-                    None => {
-                        return cx.err(
-                            p.span(),
-                            "profiles",
-                            format!(
-                                "unknown profile `{}` for {} (known: {})",
-                                p.get_ref(),
-                                model.name,
-                                model.profile_names()
-                            ),
-                        )
-                    }
-                }
-            }
-        }
-        let arrival = v.arrival_h.unwrap_or(0.0) * 3600.0;
-        let vm = Vm {
-            kind: v.kind,
-            arrival,
-            lifetime: v.lifetime_h.map(|h| h * 3600.0),
-            tenant: v.tenant.clone(),
-            shape,
-            ..Vm::job(v.id, gis, v.cores, v.ram_gb)
+    }
+    Ok(gis)
+}
+
+/// A placed VM's `at` entries: `GPU@START` per GI, or a GPU index per GPU of a share or gang.
+fn vm_slots(cx: &Ctx, v: &VmSpec, is_mig: bool) -> anyhow::Result<Vec<GiSlot>> {
+    let mut slots = Vec::new();
+    for a in &v.at {
+        let text = a.get_ref();
+        let parsed = match text.split_once('@') {
+            Some((g, z)) => g.trim().parse().ok().zip(z.trim().parse().ok()),
+            None if !is_mig => text.trim().parse().ok().map(|g| (g, 0)),
+            None => None,
         };
-        let result = match &v.host {
-            None => {
-                if let Some(a) = v.at.first() {
-                    return cx.err(a.span(), "at", format!("VM {} has `at` but no `host`", v.id));
-                }
-                fleet.add_pending(vm).map(|_| ())
-            }
-            Some(hname) => {
-                let Some(h) = fleet.hosts.iter().position(|x| &x.name == hname.get_ref()) else {
-                    return cx.err(
-                        hname.span(),
-                        "host",
-                        format!("no host named `{}`", hname.get_ref()),
-                    );
-                };
-                let want = vm.shape.slots(vm.gis.len());
-                if v.at.len() != want {
-                    let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
-                    let what = if vm.is_mig() { "GIs" } else { "GPUs" };
-                    let each = if vm.is_mig() { "GPU@START" } else { "GPU" };
-                    return cx.err(
-                        span,
-                        "at",
-                        format!(
-                            "VM {} has {want} {what} but {} `at` entries ({each} each)",
-                            v.id,
-                            v.at.len()
-                        ),
-                    );
-                }
-                let mut slots = Vec::new();
-                for a in &v.at {
-                    let text = a.get_ref();
-                    let parsed = match text.split_once('@') {
-                        Some((g, z)) => g.trim().parse().ok().zip(z.trim().parse().ok()),
-                        None if !vm.is_mig() => text.trim().parse().ok().map(|g| (g, 0)),
-                        None => None,
-                    };
-                    match parsed {
-                        Some((gpu, start)) => slots.push(GiSlot { gpu, start }),
-                        None if vm.is_mig() => {
-                            return cx.err(a.span(), "at", format!("`{text}` is not GPU@START"))
-                        }
-                        None => return cx.err(a.span(), "at", format!("`{text}` is not a GPU index")),
-                    }
-                }
-                let mut vm = vm;
-                vm.admitted_at = Some(v.admitted_h.map(|h| h * 3600.0).unwrap_or(arrival));
-                let span = v.at.first().map(|a| a.span()).unwrap_or(hname.span());
-                match fleet.add_placed(vm, Placement { host: h, gis: slots }) {
-                    Ok(_) => Ok(()),
-                    Err(e) => return cx.err(span, "at", format!("VM {}: {e}", v.id)),
-                }
-            }
-        };
-        if let Err(e) = result {
-            let span = v.model.as_ref().map(|m| m.span()).unwrap_or(0..0);
-            return cx.err(span, "vm", format!("VM {}: {e}", v.id));
+        match parsed {
+            Some((gpu, start)) => slots.push(GiSlot { gpu, start }),
+            None if is_mig => return cx.err(a.span(), "at", format!("`{text}` is not GPU@START")),
+            None => return cx.err(a.span(), "at", format!("`{text}` is not a GPU index")),
         }
     }
-    let start = match &spec.start {
+    Ok(slots)
+}
+
+/// The scenario's `start` date (2026-01-01 when unset).
+fn start_of(cx: &Ctx, spec: &ScenarioFile) -> anyhow::Result<chrono::DateTime<chrono::Utc>> {
+    let src = cx.src;
+    Ok(match &spec.start {
         None => chrono::DateTime::parse_from_rfc3339("2026-01-01T00:00:00Z")
             .expect("a constant RFC 3339 date")
             .to_utc(),
@@ -1008,7 +1077,13 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
                 );
             }
         },
-    };
+    })
+}
+
+/// `[workload.profile_mix]`: known models and profiles, weights finite, non-negative and within
+/// the limit.
+fn check_profile_mix(cx: &Ctx, catalog: &'static Catalog, spec: &ScenarioFile) -> anyhow::Result<()> {
+    let src = cx.src;
     for (model, mix) in &spec.workload.profile_mix {
         let field_at = src.find("profile_mix").unwrap_or(0);
         let Some(m) = catalog.model_id(model) else {
@@ -1048,29 +1123,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
             }
         }
     }
-    let mut policy = spec.policy.clone();
-    let preset = policy.preset;
-    policy.apply_preset(preset, &|key| settings::key_span(src, "policy", key) != (0..0));
-    settings::check(&cx, catalog, spec.now_s, &spec.workload, &policy)?;
-    fleet
-        .check_invariants()
-        .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
-    Ok(Scenario {
-        name: spec.name.clone().unwrap_or_else(|| {
-            Path::new(file)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        }),
-        description: spec.description.clone(),
-        start,
-        now_s: spec.now_s.unwrap_or(0.0),
-        fleet,
-        workload: spec.workload,
-        policy,
-        quotas: spec.quotas,
-        groups,
-    })
+    Ok(())
 }
 
 /// The GPU modes of a host: one per GPU as written, or the default of each model (MIG, whole for
