@@ -197,3 +197,59 @@ fn arrivals_fill_a_partly_used_gpu_of_a_big_host() {
     let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
     assert_eq!((p.host, p.gis[0].gpu), (0, 0));
 }
+
+/// `experiment big-nodes` on a tiny grid: the journal gets one line a run, the Markdown the
+/// goal's table per part, and a second run with the same journal runs nothing and writes the
+/// same tables.
+#[test]
+fn experiment_big_nodes_resumes_from_its_journal() {
+    use crate::common::cli::migplan;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("runs.jsonl");
+    let md = dir.path().join("big.md");
+    let run = || {
+        let out = migplan()
+            .args([
+                "experiment",
+                "big-nodes",
+                "--scenarios",
+                "scenarios/hgx-a100.toml",
+                "--loads",
+                "1.0",
+                "--seeds",
+                "1",
+                "--holdout-loads",
+                "1.0",
+                "--holdout-seeds",
+                "2",
+                "--warmup",
+                "0.5",
+                "--hours",
+                "0.5",
+                "--journal",
+                journal.to_str().unwrap(),
+                "--markdown",
+                md.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (first, err) = run();
+    assert_eq!(err.lines().filter(|l| l.contains("CPU s")).count(), 8, "{err}");
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(lines.lines().count(), 8);
+    for p in ["\"ff\"", "\"tc\"", "\"packing\"", "\"origamig\""] {
+        assert_eq!(lines.matches(p).count(), 2, "{p}");
+    }
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("| tuned | hgx-a100 | 1 | 1 |"), "{text}");
+    assert!(text.contains("| held out | 1 |"), "{text}");
+    let (second, err) = run();
+    assert!(!err.contains("CPU s"), "nothing runs again: {err}");
+    assert_eq!(first, second);
+}

@@ -34,13 +34,13 @@ pub struct BigNodesArgs {
     #[arg(long, value_delimiter = ',', default_value = "0.9,1.0,1.1,1.2")]
     pub loads: Vec<f64>,
     /// Seeds of the tuned part.
-    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     pub seeds: Vec<u64>,
     /// Loads of the held-out part (run with `--holdout-seeds`).
-    #[arg(long, value_delimiter = ',', default_value = "0.95,1.15")]
+    #[arg(long, value_delimiter = ',', default_value = "0.95,1.05,1.15")]
     pub holdout_loads: Vec<f64>,
     /// Seeds of the held-out part, never tuned on.
-    #[arg(long, value_delimiter = ',', default_value = "7,8,9")]
+    #[arg(long, value_delimiter = ',', default_value = "4,5")]
     pub holdout_seeds: Vec<u64>,
     /// The policies OrigaMIG is compared with.
     #[arg(long, value_delimiter = ',', default_value = "ff,tc,packing")]
