@@ -451,6 +451,13 @@ pub struct PolicySettings {
     /// (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub arrival_gpu_best_fit: bool,
+    /// OrigaMIG's arrival rule on fleets with a host of more than two GPUs: with `true` (the
+    /// default) the host too is chosen by TC's best fit among the active hosts (the largest mean
+    /// joint utilization of the GPUs the VM would use), and FF switches a host on only when no
+    /// active host has room (docs/results/big-nodes-variants.md). Fleets of two-GPU hosts keep
+    /// FF; `false` (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub arrival_host_best_fit: bool,
 }
 
 /// When OrigaMIG enables again a class whose consolidation call changed nothing
@@ -609,7 +616,7 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`PolicySettings::apply_preset`],
 /// [`PolicySettings::preset_key_values`] (saves) and [`PolicySettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 11] = [
+const PRESET_FIELDS: [PresetField; 12] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
@@ -621,6 +628,7 @@ const PRESET_FIELDS: [PresetField; 11] = [
     preset_field!(host_scaled_budget, Bool, false),
     preset_field!(host_scaled_limits, Bool, false),
     preset_field!(arrival_gpu_best_fit, Bool, false),
+    preset_field!(arrival_host_best_fit, Bool, false),
 ];
 
 impl PolicySettings {
@@ -701,6 +709,7 @@ impl Default for PolicySettings {
             host_scaled_limits: true,
             host_scaled_budget: true,
             arrival_gpu_best_fit: true,
+            arrival_host_best_fit: true,
             reenable: Reenable::Neighborhood,
         }
     }

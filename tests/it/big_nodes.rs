@@ -253,3 +253,20 @@ fn experiment_big_nodes_resumes_from_its_journal() {
     assert!(!err.contains("CPU s"), "nothing runs again: {err}");
     assert_eq!(first, second);
 }
+
+/// The arrival rule on a fleet of big hosts chooses the host by TC's best fit among the active
+/// ones: a 3g.20gb goes beside a 4g.20gb (its GPU full after it) rather than beside a 1g.5gb on
+/// the first active host, where FF (the paper preset) puts it.
+#[test]
+fn arrivals_go_to_the_active_host_they_fill_best() {
+    let mut f = dgx_a100s(3);
+    put(&mut f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "4g.20gb"), at(1, &[(0, 0)]));
+    let vm = tenant(3, "3g.20gb");
+    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::default());
+    let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
+    assert_eq!((p.host, p.gis[0].gpu, p.gis[0].start), (1, 0, 4));
+    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::paper());
+    let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
+    assert_eq!(p.host, 0);
+}

@@ -352,6 +352,18 @@ impl Policy for Partitioned {
     /// running call.
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
         self.ensure_parts(fleet);
+        if self.settings.arrival_host_best_fit {
+            let held: std::collections::BTreeSet<HostId> = (0..fleet.hosts.len())
+                .filter(|&h| self.is_held(h, now_s))
+                .collect();
+            if let Some(p) =
+                super::policy::arrival_host_best_fit(&self.settings, &mut self.tables, fleet, vm, |h| {
+                    !held.contains(&h)
+                })
+            {
+                return Some(p);
+            }
+        }
         let p = fleet.ff_placement_arrival(vm, self.settings.ff_active_first, |h| !self.is_held(h, now_s))?;
         Some(super::policy::arrival_best_fit(
             &self.settings,

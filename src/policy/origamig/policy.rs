@@ -269,6 +269,29 @@ pub(super) fn arrival_best_fit(
     crate::policy::tc::placement(&t, fleet, vm, |h| h == p.host).unwrap_or(p)
 }
 
+/// `arrival_host_best_fit` on a fleet of big hosts: TC's placement among the active hosts that
+/// `open` allows, or `None` (then FF decides, switching a host on).
+pub(super) fn arrival_host_best_fit(
+    settings: &PolicySettings,
+    tables: &mut crate::policy::cache::Lazy,
+    fleet: &Fleet,
+    vm: &Vm,
+    open: impl Fn(HostId) -> bool,
+) -> Option<Placement> {
+    if !settings.arrival_host_best_fit || !vm.is_mig() {
+        return None;
+    }
+    let big = fleet
+        .hosts
+        .iter()
+        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+    if !big {
+        return None;
+    }
+    let t = tables.get(fleet.catalog);
+    crate::policy::tc::placement(&t, fleet, vm, |h| fleet.hosts[h].is_active() && open(h))
+}
+
 impl Origamig {
     /// The `origamig` policy.
     pub fn new(settings: &PolicySettings) -> Self {
@@ -432,6 +455,17 @@ impl Policy for Origamig {
     /// of a running call (§5.4).
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
         let settings = &self.settings;
+        if settings.arrival_host_best_fit {
+            let held: BTreeSet<HostId> = (0..fleet.hosts.len())
+                .filter(|&h| self.is_held(h, now_s))
+                .collect();
+            let mut tables = self.tables.clone();
+            let p = arrival_host_best_fit(settings, &mut tables, fleet, vm, |h| !held.contains(&h));
+            self.tables = tables;
+            if let Some(p) = p {
+                return Some(p);
+            }
+        }
         let p = fleet.ff_placement_arrival(vm, settings.ff_active_first, |h| !self.is_held(h, now_s))?;
         Some(arrival_best_fit(settings, &mut self.tables, fleet, vm, p))
     }
