@@ -428,7 +428,7 @@ pub struct PolicySettings {
     /// Neighborhood limits that count GPUs instead of hosts (docs/policies.md, "Limits that
     /// scale with the host"): on a fleet whose largest MIG host has g GPUs, g > 2, a call takes
     /// at most ceil(`m_max` × 2 / g) hosts (the GPUs of `m_max` two-GPU hosts) and `n_max` × g / 2
-    /// VMs. Two-GPU fleets are unchanged. On by default; `false` (`preset = "paper"`) keeps
+    /// VMs, and a merge call takes ceil(`merge_hosts` × 2 / g) hosts, at least 2. Two-GPU fleets are unchanged. On by default; `false` (`preset = "paper"`) keeps
     /// `m_max` and `n_max` as written. Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub host_scaled_limits: bool,

@@ -73,6 +73,10 @@ fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
     };
     assert_eq!(scaled_limits(&one, 8).0, 2);
     assert_eq!(neighborhood::most_gpus(&dgx_a100s(2), &(0..2)), 8);
+    assert_eq!(neighborhood::scaled_merge(4, 2), 4);
+    assert_eq!(neighborhood::scaled_merge(4, 8), 2);
+    assert_eq!(neighborhood::scaled_merge(8, 4), 4);
+    assert_eq!(neighborhood::scaled_merge(0, 8), 0);
 }
 
 #[test]

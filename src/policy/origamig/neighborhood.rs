@@ -446,6 +446,16 @@ pub fn most_gpus(fleet: &Fleet, hosts: &Range<HostId>) -> usize {
         .max(1)
 }
 
+/// The hosts of a merge call counted in GPUs for hosts of `g` GPUs (`host_scaled_limits`): the
+/// GPUs of `k` paper hosts, ceil(k × 2 / g) hosts, at least 2 (2 DGX hosts for the default 4).
+/// Hosts of two GPUs or fewer keep `k`, and so does `k` = 0 (merge calls off).
+pub fn scaled_merge(k: usize, g: usize) -> usize {
+    if g <= PAPER_HOST_GPUS || k < 2 {
+        return k;
+    }
+    (k * PAPER_HOST_GPUS).div_ceil(g).max(2)
+}
+
 /// Mmax and Nmax counted in GPUs for hosts of `g` GPUs: ceil(`m_max` × 2 / g) hosts (at least
 /// 2) hold the GPUs of `m_max` paper hosts, and `n_max` × g / 2 VMs as many VMs per GPU as
 /// `n_max` gives a paper host. Hosts of two GPUs or fewer keep the settings' values.
@@ -607,6 +617,11 @@ pub fn merge_in(
     hosts: &Range<HostId>,
 ) -> Neighborhood {
     let (_, n_max) = limits(fleet, settings, hosts);
+    let merge_k = if settings.host_scaled_limits && settings.neighborhood_vms == 0 {
+        scaled_merge(settings.merge_hosts, most_gpus(fleet, hosts))
+    } else {
+        settings.merge_hosts
+    };
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let mut of_class: Vec<HostId> = hosts
         .clone()
@@ -626,7 +641,7 @@ pub fn merge_in(
     });
     let mut b = Builder::new();
     for h in of_class {
-        if b.hosts.len() >= settings.merge_hosts {
+        if b.hosts.len() >= merge_k {
             break;
         }
         if b.n + nvms(h) <= n_max {
