@@ -418,6 +418,46 @@ pub struct PolicySettings {
     /// over every host in fleet order. Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub ff_active_first: bool,
+    /// b_j from the host's power (docs/policies.md, "Weights from power"): with `true` (the
+    /// default) the cost of an active host is `weight_host` × its curve's idle watts / the idle
+    /// watts of the catalog's default curve (the paper's server, 127 W), rounded: 50 on the
+    /// paper's hosts, about 266 on a DGX A100 without its GPUs. `false` (`preset = "paper"`)
+    /// charges every host `weight_host`. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub host_weight_from_power: bool,
+    /// Neighborhood limits that count GPUs instead of hosts (docs/policies.md, "Limits that
+    /// scale with the host"): on a fleet whose largest MIG host has g GPUs, g > 2, a call takes
+    /// at most ceil(`m_max` × 2 / g) hosts (the GPUs of `m_max` two-GPU hosts) and `n_max` × g / 2
+    /// VMs, and a merge call takes ceil(`merge_hosts` × 2 / g) hosts, at least 2. Two-GPU fleets are unchanged. On by default; `false` (`preset = "paper"`) keeps
+    /// `m_max` and `n_max` as written. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub host_scaled_limits: bool,
+    /// The simulated call's work budget on big hosts (docs/optimizer.md, "Call budget"): with
+    /// `true` (the default) a simulated call whose neighborhood holds a host of more than two
+    /// GPUs stops at the root's first check (a node budget of 0): the greedy placement, or the
+    /// current one, evaluated by Eq. (5) and applied when better. Deterministic, and about 80
+    /// times cheaper there than the full search, whose root cut rounds reached the 10 s safety
+    /// clock on eight-GPU nodes (docs/results/big-nodes-variants.md). Calls a user waits for
+    /// and two-GPU fleets are unchanged; `false` (`preset = "paper"`) keeps `node_limit`
+    /// everywhere. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub host_scaled_budget: bool,
+    /// OrigaMIG's arrival rule on hosts of more than two GPUs: FF chooses the host (§5.1, with
+    /// `ff_active_first`), and with `true` (the default) the VM's GIs go to that host's GPUs by
+    /// best fit (TC's rule: the GPU whose joint slice utilization after the GI is the largest, at
+    /// the default start) instead of the first GPU where they fit, so that arrivals fill
+    /// partly used GPUs and leave whole GPUs free; a call's greedy placement puts the VMs it
+    /// admits or moves on such hosts by the same rule. Two-GPU hosts keep FF's GPU order; `false`
+    /// (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub arrival_gpu_best_fit: bool,
+    /// OrigaMIG's arrival rule on fleets with a host of more than two GPUs: with `true` (the
+    /// default) the host too is chosen by TC's best fit among the active hosts (the largest mean
+    /// joint utilization of the GPUs the VM would use), and FF switches a host on only when no
+    /// active host has room (docs/results/big-nodes-variants.md). Fleets of two-GPU hosts keep
+    /// FF; `false` (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub arrival_host_best_fit: bool,
 }
 
 /// When OrigaMIG enables again a class whose consolidation call changed nothing
@@ -576,7 +616,7 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`PolicySettings::apply_preset`],
 /// [`PolicySettings::preset_key_values`] (saves) and [`PolicySettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 7] = [
+const PRESET_FIELDS: [PresetField; 12] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
@@ -584,6 +624,11 @@ const PRESET_FIELDS: [PresetField; 7] = [
     preset_field!(reenable, Reenable, Reenable::Departure),
     preset_field!(delta_job_extra, Number, 0.0),
     preset_field!(ff_active_first, Bool, false),
+    preset_field!(host_weight_from_power, Bool, false),
+    preset_field!(host_scaled_budget, Bool, false),
+    preset_field!(host_scaled_limits, Bool, false),
+    preset_field!(arrival_gpu_best_fit, Bool, false),
+    preset_field!(arrival_host_best_fit, Bool, false),
 ];
 
 impl PolicySettings {
@@ -660,6 +705,11 @@ impl Default for PolicySettings {
             neighborhood_vms: 0,
             consolidation_hold_s: 0.0,
             ff_active_first: true,
+            host_weight_from_power: true,
+            host_scaled_limits: true,
+            host_scaled_budget: true,
+            arrival_gpu_best_fit: true,
+            arrival_host_best_fit: true,
             reenable: Reenable::Neighborhood,
         }
     }

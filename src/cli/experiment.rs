@@ -14,6 +14,8 @@
 //! - `table9` (§6.5, Table 9): FF, TC and OrigaMIG under the variants where the paper lost to TC.
 //! - `fig7` (§6.5, Fig. 7): FF, TC and OrigaMIG, one instance and partitioned, on fleets of
 //!   128 to 4096 hosts.
+//! - `big-nodes`: OrigaMIG on fleets of eight-GPU nodes against FF, TC and packing, with a
+//!   held-out part.
 //!
 //! They take minutes to hours: run them on an idle machine, one at a time, in a release build.
 
@@ -58,6 +60,9 @@ pub enum Which {
     /// Table 9 (§6.5): FF, TC and OrigaMIG under the variants where the paper's OrigaMIG lost to
     /// TC (larger profiles, two GIs per VM, A30 hosts only), beside the paper.
     Table9(table9::Table9Args),
+    /// OrigaMIG on fleets of eight-GPU nodes against FF, TC and packing, paired by seed, with a
+    /// held-out part (docs/results/big-nodes.md).
+    BigNodes(big_nodes::BigNodesArgs),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -164,6 +169,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::Fig7(f) => fig7::fig7(&f),
         Which::Paired(p) => paired::paired(&p),
         Which::Table9(t) => table9::table9(&t),
+        Which::BigNodes(b) => big_nodes::big_nodes(&b),
     }
 }
 
@@ -928,6 +934,7 @@ fn runs_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
         .map_err(|e| anyhow::anyhow!("--threads: {e}"))
 }
 
+pub(crate) mod big_nodes;
 pub(crate) mod fig7;
 pub(crate) mod markdown;
 pub(crate) mod paired;

@@ -7,6 +7,7 @@
 
 mod bad_input;
 mod batch_cli;
+mod big_nodes;
 mod call_budget;
 mod cli_rules;
 mod common;

@@ -44,6 +44,11 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
             reenable: Reenable::Neighborhood,
             delta_job_extra: 15.0,
             ff_active_first: true,
+            host_weight_from_power: true,
+            host_scaled_limits: true,
+            host_scaled_budget: true,
+            arrival_gpu_best_fit: true,
+            arrival_host_best_fit: true,
             ..p.clone()
         },
         d

@@ -413,6 +413,14 @@ pub fn solve(
     solve_with(fleet, hosts, pending, settings, &SolveControl::default())
 }
 
+/// Whether a host of `hosts` has more GPUs than the paper's host (§6.1: two).
+pub fn big_hosts(fleet: &Fleet, hosts: &[HostId]) -> bool {
+    hosts
+        .iter()
+        .filter_map(|&h| fleet.hosts.get(h))
+        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS)
+}
+
 /// [`solve`] with progress reports, cancellation and a choice of formulation.
 pub fn solve_with(
     fleet: &Fleet,
@@ -470,7 +478,8 @@ pub fn solve_with(
     // without presolve in the time left.
     let greedy = match (&control.hint, control.formulation) {
         (None, Formulation::Pattern | Formulation::Host) if control.greedy_start => {
-            super::greedy::start(fleet, hosts, pending, &w).map(|s| s.targets)
+            super::greedy::start_with(fleet, hosts, pending, &w, settings.arrival_gpu_best_fit)
+                .map(|s| s.targets)
         }
         _ => None,
     };
@@ -497,7 +506,12 @@ pub fn solve_with(
         let highs_model = problem
             .try_into_inner()
             .map_err(|e| anyhow::anyhow!("building the HiGHS model: {e}"))?;
-        let (wall_s, node_limit) = control.limit.limits(settings);
+        let (wall_s, mut node_limit) = control.limit.limits(settings);
+        if node_limit.is_some() && settings.host_scaled_budget && big_hosts(fleet, hosts) {
+            // docs/optimizer.md, "Call budget": on big hosts a simulated call keeps the root's
+            // first check (the greedy or current placement).
+            node_limit = Some(0);
+        }
         let opts = run::RunOptions {
             time_limit_s: remaining(wall_s, t0),
             node_limit,

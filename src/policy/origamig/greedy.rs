@@ -31,6 +31,34 @@ pub struct Start {
 /// The greedy placement of the neighborhood, or `None` when it does not beat the current
 /// placement.
 pub fn start(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], w: &Weights) -> Option<Start> {
+    start_with(fleet, hosts, pending, w, false)
+}
+
+thread_local! {
+    static TABLES: std::cell::RefCell<crate::policy::cache::Lazy> = Default::default();
+}
+
+/// Where `vm` goes on host `h`: the default GI placement (first GPU where each GI fits), or,
+/// with `best_fit_big` on a host of more than two GPUs, TC's best fit over its GPUs (the
+/// arrival rule's `arrival_gpu_best_fit`), which fills partly used GPUs first.
+fn place_on(fleet: &Fleet, vm: &crate::fleet::Vm, h: HostId, best_fit_big: bool) -> Option<Placement> {
+    let big = fleet.hosts[h].gpus.len() > super::neighborhood::PAPER_HOST_GPUS;
+    if best_fit_big && big && vm.is_mig() {
+        let t = TABLES.with(|t| t.borrow_mut().get(fleet.catalog));
+        return crate::policy::tc::placement(&t, fleet, vm, |x| x == h);
+    }
+    fleet.host_placement_default(vm, h)
+}
+
+/// [`start`], with `best_fit_big`: on hosts of more than two GPUs, VMs go to the GPUs by best
+/// fit ([`place_on`]).
+pub fn start_with(
+    fleet: &Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    w: &Weights,
+    best_fit_big: bool,
+) -> Option<Start> {
     let value = |f: &Fleet| objective::evaluate(fleet, f, hosts, w).total;
     let mut best = fleet.clone();
     let mut best_v = value(&best);
@@ -44,7 +72,7 @@ pub fn start(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], w: &Weights) -> 
         }
         let mut order: Vec<HostId> = hosts.to_vec();
         order.sort_by_key(|&h| !best.hosts[h].is_active());
-        if let Some(p) = order.iter().find_map(|&h| best.host_placement_default(&vm, h)) {
+        if let Some(p) = order.iter().find_map(|&h| place_on(&best, &vm, h, best_fit_big)) {
             let mut trial = best.clone();
             if trial.place(id, p).is_ok() {
                 let v = value(&trial);
@@ -87,7 +115,7 @@ pub fn start(fleet: &Fleet, hosts: &[HostId], pending: &[VmId], w: &Weights) -> 
                 .iter()
                 .copied()
                 .filter(|&h| h != s && trial.hosts[h].is_active())
-                .filter_map(|h| Some((h, trial.host_placement_default(&vm, h)?)))
+                .filter_map(|h| Some((h, place_on(&trial, &vm, h, best_fit_big)?)))
                 .min_by_key(|(h, _)| (free_slices(&trial, *h), *h));
             let placed = match target {
                 Some((_, p)) => trial.place(id, p).is_ok(),

@@ -265,7 +265,7 @@ pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
 /// whether any host of the fleet could ever take a VM: one that only another partition can take
 /// waits for it.
 pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> Neighborhood {
-    let (m_max, n_max) = limits(settings, scope.hosts);
+    let (m_max, n_max) = limits(fleet, settings, scope.hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let active: Vec<HostId> = scope
         .hosts
@@ -420,13 +420,51 @@ pub fn consolidation_in(
 }
 
 /// Mmax and Nmax of a call on `hosts`: the settings', or, with `neighborhood_vms` (§7), as many
-/// hosts as the VM bound lets in.
-fn limits(settings: &PolicySettings, hosts: &Range<HostId>) -> (usize, usize) {
+/// hosts as the VM bound lets in; with `host_scaled_limits`, counted in GPUs ([`scaled_limits`]).
+fn limits(fleet: &Fleet, settings: &PolicySettings, hosts: &Range<HostId>) -> (usize, usize) {
     if settings.neighborhood_vms > 0 {
         (hosts.len().max(1), settings.neighborhood_vms)
+    } else if settings.host_scaled_limits {
+        scaled_limits(settings, most_gpus(fleet, hosts))
     } else {
         (settings.m_max.max(1), settings.n_max.max(1))
     }
+}
+
+/// The GPUs of the paper's host (§6.1), on which `m_max` and `n_max` were set.
+pub const PAPER_HOST_GPUS: usize = 2;
+
+/// The most GPUs on one MIG host of `hosts` (at least 1).
+pub fn most_gpus(fleet: &Fleet, hosts: &Range<HostId>) -> usize {
+    hosts
+        .clone()
+        .filter_map(|h| fleet.hosts.get(h))
+        .filter(|h| all_mig(h))
+        .map(|h| h.gpus.len())
+        .max()
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// The hosts of a merge call counted in GPUs for hosts of `g` GPUs (`host_scaled_limits`): the
+/// GPUs of `k` paper hosts, ceil(k × 2 / g) hosts, at least 2 (2 DGX hosts for the default 4).
+/// Hosts of two GPUs or fewer keep `k`, and so does `k` = 0 (merge calls off).
+pub fn scaled_merge(k: usize, g: usize) -> usize {
+    if g <= PAPER_HOST_GPUS || k < 2 {
+        return k;
+    }
+    (k * PAPER_HOST_GPUS).div_ceil(g).max(2)
+}
+
+/// Mmax and Nmax counted in GPUs for hosts of `g` GPUs: ceil(`m_max` × 2 / g) hosts (at least
+/// 2) hold the GPUs of `m_max` paper hosts, and `n_max` × g / 2 VMs as many VMs per GPU as
+/// `n_max` gives a paper host. Hosts of two GPUs or fewer keep the settings' values.
+pub fn scaled_limits(settings: &PolicySettings, g: usize) -> (usize, usize) {
+    let (m, n) = (settings.m_max.max(1), settings.n_max.max(1));
+    if g <= PAPER_HOST_GPUS {
+        return (m, n);
+    }
+    ((m * PAPER_HOST_GPUS).div_ceil(g).max(2), n * g / PAPER_HOST_GPUS)
 }
 
 /// Algorithm 1, ConsolidationCall(h), with the module's readings.
@@ -436,7 +474,7 @@ fn algorithm1_consolidation(
     settings: &PolicySettings,
     hosts: &Range<HostId>,
 ) -> Neighborhood {
-    let (m_max, n_max) = limits(settings, hosts);
+    let (m_max, n_max) = limits(fleet, settings, hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let of_class: Vec<HostId> = hosts
         .clone()
@@ -465,7 +503,7 @@ fn algorithm1_consolidation(
     s.retain(|&h| {
         let host = &fleet.hosts[h];
         let active_gpus = host.gpus.iter().filter(|g| !g.occ.is_empty()).count() as f64;
-        let value = settings.weight_host + settings.weight_gpu * active_gpus;
+        let value = w.host_of(host, fleet.catalog) + w.gpu * active_gpus;
         let cost = settings.weight_free_start * host_cf(fleet, host) as f64 + moves_cost(host);
         value > cost
     });
@@ -492,7 +530,12 @@ fn algorithm1_consolidation(
     sort_by_free(fleet, &mut r, &classes);
     // Line 20: at most Mmax / 2 sources; fill M̂ with S, then R.
     let r_empty = r.is_empty();
-    s.truncate(settings.m_max.max(1) / 2);
+    let half = if settings.host_scaled_limits && settings.neighborhood_vms == 0 {
+        (m_max / 2).max(1)
+    } else {
+        settings.m_max.max(1) / 2
+    };
+    s.truncate(half);
     let mut b = Builder::new();
     let mut sources = Vec::new();
     for h in s {
@@ -573,7 +616,12 @@ pub fn merge_in(
     settings: &PolicySettings,
     hosts: &Range<HostId>,
 ) -> Neighborhood {
-    let (_, n_max) = limits(settings, hosts);
+    let (_, n_max) = limits(fleet, settings, hosts);
+    let merge_k = if settings.host_scaled_limits && settings.neighborhood_vms == 0 {
+        scaled_merge(settings.merge_hosts, most_gpus(fleet, hosts))
+    } else {
+        settings.merge_hosts
+    };
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let mut of_class: Vec<HostId> = hosts
         .clone()
@@ -593,7 +641,7 @@ pub fn merge_in(
     });
     let mut b = Builder::new();
     for h in of_class {
-        if b.hosts.len() >= settings.merge_hosts {
+        if b.hosts.len() >= merge_k {
             break;
         }
         if b.n + nvms(h) <= n_max {

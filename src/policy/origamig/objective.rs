@@ -35,6 +35,10 @@ pub struct Weights {
     /// are short-lived, so a host emptied of jobs would soon empty itself).
     #[serde(skip_serializing_if = "is_zero")]
     pub delta_job_extra: f64,
+    /// b_j from the host's power (`policy.host_weight_from_power`): [`Weights::host_of`] scales
+    /// `host` by the host curve's idle watts against the catalog's default curve's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub host_from_power: bool,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -59,7 +63,36 @@ impl Weights {
             delta_new: 0.0,
             delta_per_gb: s.delta_per_gb,
             delta_job_extra: s.delta_job_extra,
+            host_from_power: s.host_weight_from_power,
         }
+    }
+
+    /// b_j of `host`: `host`, or with [`Weights::host_from_power`] `host` × the idle watts of the
+    /// host's curve / the idle watts of the catalog's default curve (the paper's server), rounded
+    /// so that Eq. (5) stays integer-valued. A host on the default curve costs `host` exactly.
+    ///
+    /// Why: §6.1's b = 50 and e = 20 stand for the paper's server (127 W idle without GPUs) and
+    /// an A100 (50 W idle): about 0.39 and 0.40 per idle watt, one rate. An eight-GPU node's
+    /// chassis idles at several times the paper's server, and switching it off is worth that
+    /// much more (docs/policies.md, "Weights from power").
+    pub fn host_of(&self, host: &crate::fleet::Host, catalog: &Catalog) -> f64 {
+        let reference = catalog.default_curve();
+        if !self.host_from_power || host.curve == reference {
+            return self.host;
+        }
+        let idle = |c: usize| catalog.curves[c].watts(0.0);
+        let r = idle(reference);
+        if r <= 0.0 {
+            return self.host;
+        }
+        (self.host * idle(host.curve) / r).round()
+    }
+
+    /// The rate of Eq. (5) per idle watt that `host` and `gpu` give on the paper's server: b over
+    /// the default curve's idle watts. With it, e of a GPU model is its idle watts times this
+    /// rate (tests compare it with §6.1's e = 20 for the A100).
+    pub fn per_idle_watt(&self, catalog: &Catalog) -> f64 {
+        self.host / catalog.curves[catalog.default_curve()].watts(0.0)
     }
 
     /// What a running VM copying `gb` GB per move pays beyond `delta_running`:
@@ -190,7 +223,16 @@ pub fn evaluate(before: &Fleet, after: &Fleet, hosts: &[HostId], w: &Weights) ->
             }
         }
     }
-    t.hosts = w.host * t.n_hosts as f64;
+    t.hosts = if w.host_from_power {
+        hosts
+            .iter()
+            .filter_map(|&h| after.hosts.get(h))
+            .filter(|host| host.is_active())
+            .map(|host| w.host_of(host, catalog))
+            .sum()
+    } else {
+        w.host * t.n_hosts as f64
+    };
     t.gpus = w.gpu * t.n_gpus as f64;
     t.free_starts = w.free_start * t.n_free_starts as f64;
     t.total = t.admitted - t.hosts - t.gpus - t.migrations + t.free_starts;

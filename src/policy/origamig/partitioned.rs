@@ -74,6 +74,8 @@ pub struct Partitioned {
     cancel: CancelFlag,
     /// For tests: solve the repeats anyway and panic if one would change the fleet.
     check_repeats: bool,
+    /// TC's tables for the arrival rule's best fit on big hosts (`arrival_gpu_best_fit`).
+    tables: crate::policy::cache::Lazy,
 }
 
 /// Whether a call's steps reach outside its partition's hosts.
@@ -120,6 +122,7 @@ impl Partitioned {
             stats: CallStats::default(),
             cancel: CancelFlag::default(),
             check_repeats: false,
+            tables: Default::default(),
         }
     }
 
@@ -349,7 +352,26 @@ impl Policy for Partitioned {
     /// running call.
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
         self.ensure_parts(fleet);
-        fleet.ff_placement_arrival(vm, self.settings.ff_active_first, |h| !self.is_held(h, now_s))
+        if self.settings.arrival_host_best_fit {
+            let held: std::collections::BTreeSet<HostId> = (0..fleet.hosts.len())
+                .filter(|&h| self.is_held(h, now_s))
+                .collect();
+            if let Some(p) =
+                super::policy::arrival_host_best_fit(&self.settings, &mut self.tables, fleet, vm, |h| {
+                    !held.contains(&h)
+                })
+            {
+                return Some(p);
+            }
+        }
+        let p = fleet.ff_placement_arrival(vm, self.settings.ff_active_first, |h| !self.is_held(h, now_s))?;
+        Some(super::policy::arrival_best_fit(
+            &self.settings,
+            &mut self.tables,
+            fleet,
+            vm,
+            p,
+        ))
     }
 
     fn queues_unplaced(&self) -> bool {

@@ -245,6 +245,51 @@ pub struct Origamig {
     /// Set by the planner while it steps time on a worker thread, so that a cancel stops a
     /// running solve instead of waiting for its time limit.
     cancel: crate::policy::CancelFlag,
+    /// TC's tables for the arrival rule's best fit on big hosts (`arrival_gpu_best_fit`).
+    tables: crate::policy::cache::Lazy,
+}
+
+/// The arrival rule's GPUs on a big host (`arrival_gpu_best_fit`): FF chose `p`'s host; on a
+/// host of more than two GPUs the VM's GIs go to its GPUs by TC's best fit, else `p` stands.
+pub(super) fn arrival_best_fit(
+    settings: &PolicySettings,
+    tables: &mut crate::policy::cache::Lazy,
+    fleet: &Fleet,
+    vm: &Vm,
+    p: Placement,
+) -> Placement {
+    let big = fleet
+        .hosts
+        .get(p.host)
+        .is_some_and(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+    if !settings.arrival_gpu_best_fit || !big || !vm.is_mig() {
+        return p;
+    }
+    let t = tables.get(fleet.catalog);
+    crate::policy::tc::placement(&t, fleet, vm, |h| h == p.host).unwrap_or(p)
+}
+
+/// `arrival_host_best_fit` on a fleet of big hosts: TC's placement among the active hosts that
+/// `open` allows, or `None` (then FF decides, switching a host on).
+pub(super) fn arrival_host_best_fit(
+    settings: &PolicySettings,
+    tables: &mut crate::policy::cache::Lazy,
+    fleet: &Fleet,
+    vm: &Vm,
+    open: impl Fn(HostId) -> bool,
+) -> Option<Placement> {
+    if !settings.arrival_host_best_fit || !vm.is_mig() {
+        return None;
+    }
+    let big = fleet
+        .hosts
+        .iter()
+        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+    if !big {
+        return None;
+    }
+    let t = tables.get(fleet.catalog);
+    crate::policy::tc::placement(&t, fleet, vm, |h| fleet.hosts[h].is_active() && open(h))
 }
 
 impl Origamig {
@@ -266,6 +311,7 @@ impl Origamig {
             running: BTreeSet::new(),
             running_until: f64::NEG_INFINITY,
             cancel: Default::default(),
+            tables: Default::default(),
         }
     }
 
@@ -408,7 +454,20 @@ impl Policy for Origamig {
     /// The arrival rule of §5.1: FF with the default GI placement, on the hosts outside the M̂
     /// of a running call (§5.4).
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
-        fleet.ff_placement_arrival(vm, self.settings.ff_active_first, |h| !self.is_held(h, now_s))
+        let settings = &self.settings;
+        if settings.arrival_host_best_fit {
+            let held: BTreeSet<HostId> = (0..fleet.hosts.len())
+                .filter(|&h| self.is_held(h, now_s))
+                .collect();
+            let mut tables = self.tables.clone();
+            let p = arrival_host_best_fit(settings, &mut tables, fleet, vm, |h| !held.contains(&h));
+            self.tables = tables;
+            if let Some(p) = p {
+                return Some(p);
+            }
+        }
+        let p = fleet.ff_placement_arrival(vm, settings.ff_active_first, |h| !self.is_held(h, now_s))?;
+        Some(arrival_best_fit(settings, &mut self.tables, fleet, vm, p))
     }
 
     fn queues_unplaced(&self) -> bool {

@@ -513,7 +513,7 @@ fn memo_enumerate(x: &HostIn) -> Result<Vec<Content>, Over> {
         own: own.to_vec(),
         exact: ex,
         weights: [
-            inst.w.host.to_bits(),
+            inst.w.host_of(host, inst.fleet.catalog).to_bits(),
             inst.w.gpu.to_bits(),
             inst.w.free_start.to_bits(),
             delta.to_bits(),
@@ -837,7 +837,7 @@ fn cut_search_with(
             st.gi_cands.push(i);
         }
         if !st.gis.is_empty() {
-            st.base = -w.host - w.gpu * active as f64 + w.free_start * cf as f64;
+            st.base = -w.host_of(host, cat) - w.gpu * active as f64 + w.free_start * cf as f64;
             st.used.clear();
             st.used.resize(st.gis.len(), false);
             st.seen.clear();

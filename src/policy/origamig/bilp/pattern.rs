@@ -104,7 +104,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
             } else {
                 cols.bin(fleet.hosts[hid].is_active(), || format!("phi[{h}]"))
             };
-            obj.push((-w.host, c));
+            obj.push((-w.host_of(&fleet.hosts[hid], fleet.catalog), c));
             c
         })
         .collect();

@@ -94,7 +94,7 @@ pub(crate) fn build(inst: &Inst, form: Formulation, relax: bool, named: bool) ->
         } else {
             cols.bin(active, || format!("phi[{h}]"))
         };
-        obj.push((-w.host, c));
+        obj.push((-w.host_of(&fleet.hosts[hid], fleet.catalog), c));
         phi.push(c);
     }
 

@@ -235,7 +235,7 @@ pub(crate) fn forced_on(inst: &Inst) -> Vec<bool> {
                 g += 1.0;
                 f += w.free_start * mig::cf(cat.model(gpu.model), &gpu.occ) as f64;
             }
-            d + f >= w.host + w.gpu * g
+            d + f >= w.host_of(host, cat) + w.gpu * g
         })
         .collect()
 }

@@ -425,7 +425,8 @@ pub(super) fn enumerate(
             continue;
         }
         let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
-        let base = -w.host - w.gpu * a.active as f64 + w.free_start * a.cf as f64;
+        let base =
+            -w.host_of(host, inst.fleet.catalog) - w.gpu * a.active as f64 + w.free_start * a.cf as f64;
         let value = base
             + delta * (kh as f64 + a.kept as f64)
             + super::stay_surcharges(extra, &counts, own, a.kept_extra);

@@ -1,0 +1,464 @@
+//! `migplan experiment big-nodes`: the default OrigaMIG against FF, TC and packing on fleets of
+//! eight-GPU nodes (`scenarios/hgx-a100.toml`, `scenarios/dgx-h100.toml`), paired by scenario,
+//! load and seed, with a tuned part and a held-out part (seeds and loads never tuned on).
+//!
+//! Per run: active hosts (time average), acceptance, migrations per hour, whole GPUs free (the
+//! fleet's GPUs holding no GI, time average, switched-off hosts' GPUs included), and for OrigaMIG
+//! its solved calls with their median and 95th percentile (one thread: each call's wall clock,
+//! at least its CPU time) and the run's CPU seconds.
+//!
+//! Runs are appended to a journal (`--journal`, one JSON object a line) as they end; a run found
+//! there with the same scenario, policy, load, seed, windows and OrigaMIG settings is not run
+//! again, so a grid is run part by part (`--max-runs`) within a bounded time and the table is
+//! written from the journal each time.
+
+use super::markdown::{self, Provenance};
+use crate::cli::simulate;
+use crate::cli::sweep::mean_ci95;
+use crate::scenario::{self, Scenario};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct BigNodesArgs {
+    /// The fleets.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "scenarios/hgx-a100.toml,scenarios/dgx-h100.toml"
+    )]
+    pub scenarios: Vec<PathBuf>,
+    /// Loads of the tuned part.
+    #[arg(long, value_delimiter = ',', default_value = "0.9,1.0,1.1,1.2")]
+    pub loads: Vec<f64>,
+    /// Seeds of the tuned part.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+    pub seeds: Vec<u64>,
+    /// Loads of the held-out part (run with `--holdout-seeds`).
+    #[arg(long, value_delimiter = ',', default_value = "0.95,1.05,1.15")]
+    pub holdout_loads: Vec<f64>,
+    /// Seeds of the held-out part, never tuned on.
+    #[arg(long, value_delimiter = ',', default_value = "4,5")]
+    pub holdout_seeds: Vec<u64>,
+    /// The policies OrigaMIG is compared with.
+    #[arg(long, value_delimiter = ',', default_value = "ff,tc,packing")]
+    pub others: Vec<String>,
+    /// A `[policy]` setting of OrigaMIG as KEY=VALUE in TOML (a variant; none for the default).
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
+    #[arg(long, default_value_t = 12.0)]
+    pub warmup: f64,
+    #[arg(long, default_value_t = 12.0)]
+    pub hours: f64,
+    /// The journal of finished runs (JSON lines): read first, appended to as runs end.
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Run at most this many runs not in the journal, then write the table of what is there.
+    #[arg(long)]
+    pub max_runs: Option<usize>,
+    /// Write the table as Markdown to this file (command line, commit and date), atomically.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// One finished run, as the journal keeps it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Run {
+    pub scenario: String,
+    pub policy: String,
+    pub load: f64,
+    pub seed: u64,
+    /// What else decides the run: the windows and OrigaMIG's settings ("" for the others).
+    pub config: String,
+    pub active_hosts: f64,
+    pub acceptance_pct: f64,
+    pub migrations_per_h: f64,
+    /// Time average of the fleet's GPUs that hold no GI.
+    pub free_gpus: f64,
+    pub calls: u64,
+    pub call_s_median: f64,
+    pub call_s_p95: f64,
+    pub cpu_s: f64,
+}
+
+impl Run {
+    fn key(&self) -> (String, String, u64, u64, String) {
+        (
+            self.scenario.clone(),
+            self.policy.clone(),
+            self.load.to_bits(),
+            self.seed,
+            self.config.clone(),
+        )
+    }
+}
+
+/// One planned run: its scenario ready to simulate.
+struct Job {
+    part: Part,
+    scenario: Scenario,
+    policy: String,
+    load: f64,
+    seed: u64,
+    config: String,
+}
+
+/// Tuned or held out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Part {
+    Tuned,
+    HeldOut,
+}
+
+impl Part {
+    fn name(self) -> &'static str {
+        match self {
+            Part::Tuned => "tuned",
+            Part::HeldOut => "held out",
+        }
+    }
+}
+
+fn config_of(s: &Scenario, policy: &str, warmup: f64, hours: f64) -> anyhow::Result<String> {
+    let mut c = format!("warmup {warmup} h, measured {hours} h");
+    if policy == "origamig" {
+        let mut table = toml::Table::try_from(&s.policy)?;
+        for (k, v) in s.policy.preset_key_values() {
+            table.insert(k.into(), v);
+        }
+        table.remove("arrival");
+        let _ = write!(c, "; {}", toml::to_string(&table)?.replace('\n', "; "));
+    }
+    Ok(c)
+}
+
+fn plan(a: &BigNodesArgs) -> anyhow::Result<Vec<Job>> {
+    let mut policies: Vec<String> = a
+        .others
+        .iter()
+        .filter(|p| !p.is_empty())
+        .map(|p| p.to_ascii_lowercase())
+        .collect();
+    policies.push("origamig".into());
+    let mut jobs = Vec::new();
+    let parts = [
+        (Part::Tuned, &a.loads, &a.seeds),
+        (Part::HeldOut, &a.holdout_loads, &a.holdout_seeds),
+    ];
+    for path in &a.scenarios {
+        let base = scenario::load(path)?;
+        for (part, loads, seeds) in parts {
+            for &load in loads.iter() {
+                for &seed in seeds.iter() {
+                    for p in &policies {
+                        let mut s = base.clone();
+                        crate::policy::by_name(p, &s.policy)?;
+                        if p == "origamig" {
+                            super::set_policy(&mut s, &a.policy_set)?;
+                        }
+                        let name = simulate::apply(
+                            &mut s,
+                            &simulate::Overrides {
+                                policy: Some(p.clone()),
+                                seed: Some(seed),
+                                load: Some(load),
+                                hours: Some(a.hours),
+                                warmup: Some(a.warmup),
+                            },
+                        )?;
+                        let config = config_of(&s, &name, a.warmup, a.hours)?;
+                        jobs.push(Job {
+                            part,
+                            scenario: s,
+                            policy: name,
+                            load,
+                            seed,
+                            config,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+fn read_journal(path: &std::path::Path) -> anyhow::Result<Vec<Run>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = crate::fsutil::read_text(path)?;
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Run>(line) {
+            Ok(r) => out.push(r),
+            // A line cut short by a kill is the last one; it is run again.
+            Err(e) => eprintln!("{}:{}: skipped ({e})", path.display(), n + 1),
+        }
+    }
+    Ok(out)
+}
+
+fn run_job(j: &Job) -> anyhow::Result<Run> {
+    let c0 = super::speed::process_cpu_s();
+    let row = simulate::run_one(&j.scenario, &j.policy, &mut |_| {})?;
+    let cpu_s = match (super::speed::process_cpu_s(), c0) {
+        (Some(b), Some(a)) => b - a,
+        _ => f64::NAN,
+    };
+    let gpus: usize = j.scenario.fleet.hosts.iter().map(|h| h.gpus.len()).sum();
+    let s = &row.summary;
+    Ok(Run {
+        scenario: j.scenario.name.clone(),
+        policy: j.policy.clone(),
+        load: j.load,
+        seed: j.seed,
+        config: j.config.clone(),
+        active_hosts: s.active_hosts,
+        acceptance_pct: s.acceptance_pct,
+        migrations_per_h: s.migrations_per_h,
+        free_gpus: gpus as f64 * (1.0 - s.active_gpus_pct / 100.0),
+        calls: s.calls,
+        call_s_median: s.call_s_median,
+        call_s_p95: s.call_s_p95,
+        cpu_s,
+    })
+}
+
+pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
+    if let Some(path) = &a.markdown {
+        markdown::check_target(path)?;
+    }
+    anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
+    let jobs = plan(a)?;
+    let mut done: BTreeMap<_, Run> = BTreeMap::new();
+    if let Some(j) = &a.journal {
+        for r in read_journal(j)? {
+            done.insert(r.key(), r);
+        }
+    }
+    let key = |j: &Job| {
+        (
+            j.scenario.name.clone(),
+            j.policy.clone(),
+            j.load.to_bits(),
+            j.seed,
+            j.config.clone(),
+        )
+    };
+    let mut ran = 0usize;
+    for j in &jobs {
+        if done.contains_key(&key(j)) {
+            continue;
+        }
+        if a.max_runs.is_some_and(|m| ran >= m) {
+            break;
+        }
+        let r = run_job(j)?;
+        eprintln!(
+            "{} {} load {} seed {}: {:.2} hosts, {:.1} CPU s",
+            r.scenario, r.policy, r.load, r.seed, r.active_hosts, r.cpu_s
+        );
+        if let Some(path) = &a.journal {
+            let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
+            writeln!(f, "{}", serde_json::to_string(&r)?)?;
+            f.sync_all()?;
+        }
+        done.insert(key(j), r);
+        ran += 1;
+    }
+    let missing = jobs.iter().filter(|j| !done.contains_key(&key(j))).count();
+    let rows: Vec<(Part, &Run)> = jobs
+        .iter()
+        .filter_map(|j| done.get(&key(j)).map(|r| (j.part, r)))
+        .collect();
+    let text = render(&rows, &a.others, missing, jobs.len());
+    if let Some(path) = &a.markdown {
+        let p = Provenance::now();
+        let mut md = String::new();
+        let _ = writeln!(md, "# OrigaMIG on eight-GPU nodes\n");
+        p.header(&mut md);
+        let variant = if a.policy_set.is_empty() {
+            "the default".to_string()
+        } else {
+            format!("the default with {}", a.policy_set.join(", "))
+        };
+        let _ = writeln!(
+            md,
+            "\nOrigaMIG: {variant}. Every run {} h warm-up + {} h measured, one at a time on one \
+             thread. Tuned part: loads {:?}, seeds {:?}; held out (never tuned on): loads {:?}, \
+             seeds {:?}.\n",
+            a.warmup, a.hours, a.loads, a.seeds, a.holdout_loads, a.holdout_seeds
+        );
+        md.push_str(&text);
+        markdown::write(path, &md)?;
+    }
+    print!("{text}");
+    Ok(())
+}
+
+/// The per-(scenario, load) table with paired counts and intervals, then the goal per part.
+fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize) -> String {
+    let mut out = String::new();
+    if missing > 0 {
+        let _ = writeln!(
+            out,
+            "**Partial: {} of {total} runs done, {missing} to run.**\n",
+            total - missing
+        );
+    }
+    // (part, scenario, load, seed) -> policy -> run
+    type Key = (Part, String, u64, u64);
+    let mut by: BTreeMap<Key, BTreeMap<String, &Run>> = BTreeMap::new();
+    for (part, r) in rows {
+        by.entry((*part, r.scenario.clone(), r.load.to_bits(), r.seed))
+            .or_default()
+            .insert(r.policy.clone(), r);
+    }
+    let complete: Vec<(&Key, &BTreeMap<String, &Run>)> = by
+        .iter()
+        .filter(|(_, m)| m.contains_key("origamig") && others.iter().all(|p| m.contains_key(p)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "| part | fleet | load | seeds | FF hosts | TC hosts | packing hosts | OrigaMIG hosts | O < FF | O < TC | O < packing | hosts O − TC ± 95 % | acc. O − TC (points) ± 95 % | acc. O ≥ TC | moves/h O | moves/h TC | moves O < TC | free GPUs O − TC ± 95 % | calls | call s median / p95 (max) | OrigaMIG CPU s |"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    type Group<'a> = Vec<&'a BTreeMap<String, &'a Run>>;
+    let mut groups: BTreeMap<(Part, String, u64), Group> = BTreeMap::new();
+    for (k, m) in &complete {
+        groups.entry((k.0, k.1.clone(), k.2)).or_default().push(m);
+    }
+    let get = |m: &BTreeMap<String, &Run>, p: &str, f: fn(&Run) -> f64| m.get(p).map_or(f64::NAN, |r| f(r));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let mut groups_sorted: Vec<_> = groups.iter().collect();
+    groups_sorted.sort_by(|a, b| {
+        (a.0 .0, &a.0 .1)
+            .cmp(&(b.0 .0, &b.0 .1))
+            .then(f64::from_bits(a.0 .2).total_cmp(&f64::from_bits(b.0 .2)))
+    });
+    for ((part, name, load), ms) in groups_sorted {
+        let n = ms.len();
+        let col = |p: &str, f: fn(&Run) -> f64| -> Vec<f64> { ms.iter().map(|m| get(m, p, f)).collect() };
+        let hosts = |r: &Run| r.active_hosts;
+        let o = col("origamig", hosts);
+        let fewer = |p: &str| -> String {
+            if !others.iter().any(|x| x == p) {
+                return "-".into();
+            }
+            let c = col(p, hosts);
+            format!("{}/{n}", o.iter().zip(&c).filter(|(a, b)| a < b).count())
+        };
+        let dh: Vec<f64> = o.iter().zip(col("tc", hosts)).map(|(a, b)| a - b).collect();
+        let acc_o = col("origamig", |r| r.acceptance_pct);
+        let acc_t = col("tc", |r| r.acceptance_pct);
+        let da: Vec<f64> = acc_o.iter().zip(&acc_t).map(|(a, b)| a - b).collect();
+        let mo = col("origamig", |r| r.migrations_per_h);
+        let mt = col("tc", |r| r.migrations_per_h);
+        let fo = col("origamig", |r| r.free_gpus);
+        let ft = col("tc", |r| r.free_gpus);
+        let df: Vec<f64> = fo.iter().zip(&ft).map(|(a, b)| a - b).collect();
+        let calls = col("origamig", |r| r.calls as f64);
+        let med = col("origamig", |r| r.call_s_median);
+        let p95 = col("origamig", |r| r.call_s_p95);
+        let cpu = col("origamig", |r| r.cpu_s);
+        let (dh_m, dh_ci) = mean_ci95(&dh);
+        let (da_m, da_ci) = mean_ci95(&da);
+        let (df_m, df_ci) = mean_ci95(&df);
+        let _ = writeln!(
+            out,
+            "| {} | {name} | {} | {n} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} | {:+.2} ± {:.2} | {:+.2} ± {:.2} | {}/{n} | {:.2} | {:.2} | {}/{n} | {:+.2} ± {:.2} | {:.0} | {:.3} / {:.3} | {:.0} |",
+            part.name(),
+            f64::from_bits(*load),
+            mean(&col("ff", hosts)),
+            mean(&col("tc", hosts)),
+            mean(&col("packing", hosts)),
+            mean(&o),
+            fewer("ff"),
+            fewer("tc"),
+            fewer("packing"),
+            dh_m,
+            dh_ci,
+            da_m,
+            da_ci,
+            da.iter().filter(|d| **d >= 0.0).count(),
+            mean(&mo),
+            mean(&mt),
+            mo.iter().zip(&mt).filter(|(a, b)| a < b).count(),
+            df_m,
+            df_ci,
+            mean(&calls),
+            med.iter().copied().fold(0.0, f64::max),
+            p95.iter().copied().fold(0.0, f64::max),
+            mean(&cpu),
+        );
+    }
+    // The goal per part: counts over every paired run of the part.
+    let _ = writeln!(out, "\n## The goal, paired runs per part\n");
+    let _ = writeln!(
+        out,
+        "A run counts when OrigaMIG keeps fewer active hosts than each of FF, TC and packing, admits at least as much as TC and migrates less per hour than TC; whole GPUs free are compared on average (OrigaMIG's mean over the part against TC's). The goal asks 90 % of the runs (9 of 10) in each part.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| part | runs | fewer hosts than FF | than TC | than packing | admits ≥ TC | moves < TC | all five | free GPUs O / TC (mean) | calls: median of run medians / max p95 (s) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for part in [Part::Tuned, Part::HeldOut] {
+        let ms: Vec<&BTreeMap<String, &Run>> = complete
+            .iter()
+            .filter(|(k, _)| k.0 == part)
+            .map(|(_, m)| *m)
+            .collect();
+        if ms.is_empty() {
+            continue;
+        }
+        let n = ms.len();
+        fn o<'a>(m: &BTreeMap<String, &'a Run>) -> &'a Run {
+            m["origamig"]
+        }
+        let lt =
+            |p: &str, m: &BTreeMap<String, &Run>| m.get(p).is_none_or(|r| o(m).active_hosts < r.active_hosts);
+        let acc = |m: &BTreeMap<String, &Run>| {
+            m.get("tc")
+                .is_none_or(|r| o(m).acceptance_pct >= r.acceptance_pct)
+        };
+        let mv = |m: &BTreeMap<String, &Run>| {
+            m.get("tc")
+                .is_none_or(|r| o(m).migrations_per_h < r.migrations_per_h)
+        };
+        let count = |f: &dyn Fn(&BTreeMap<String, &Run>) -> bool| ms.iter().filter(|m| f(m)).count();
+        let pct = |c: usize| format!("{c}/{n} ({:.0} %)", 100.0 * c as f64 / n as f64);
+        let all = count(&|m| lt("ff", m) && lt("tc", m) && lt("packing", m) && acc(m) && mv(m));
+        let fo = mean(&ms.iter().map(|m| o(m).free_gpus).collect::<Vec<_>>());
+        let ft = mean(
+            &ms.iter()
+                .map(|m| get(m, "tc", |r| r.free_gpus))
+                .collect::<Vec<_>>(),
+        );
+        let mut meds: Vec<f64> = ms.iter().map(|m| o(m).call_s_median).collect();
+        meds.sort_by(f64::total_cmp);
+        let p95 = ms.iter().map(|m| o(m).call_s_p95).fold(0.0, f64::max);
+        let _ = writeln!(
+            out,
+            "| {} | {n} | {} | {} | {} | {} | {} | {} | {:.2} / {:.2} | {:.3} / {:.3} |",
+            part.name(),
+            pct(count(&|m| lt("ff", m))),
+            pct(count(&|m| lt("tc", m))),
+            pct(count(&|m| lt("packing", m))),
+            pct(count(&acc)),
+            pct(count(&mv)),
+            pct(all),
+            fo,
+            ft,
+            meds[meds.len() / 2],
+            p95
+        );
+    }
+    out
+}

@@ -1,0 +1,276 @@
+//! OrigaMIG on eight-GPU nodes: b_j from the host's power, limits counted in GPUs, the
+//! deterministic budget of big neighborhoods, best fit on a big host's GPUs at arrival, and the
+//! paper preset, which turns all four off (docs/policies.md, "Eight-GPU hosts").
+
+use crate::common::fleet::{at, mig_vm, put};
+use migplan::catalog::embedded;
+use migplan::fleet::{Fleet, Host, Vm, VmId};
+use migplan::policy::origamig::bilp::{CallLimit, SolveControl, SolveStatus};
+use migplan::policy::origamig::call::{propose_with, CallMode};
+use migplan::policy::origamig::neighborhood::{self, scaled_limits};
+use migplan::policy::origamig::objective::Weights;
+use migplan::policy::origamig::triggers::Class;
+use migplan::scenario::{self, PolicySettings};
+
+/// `n` DGX A100 hosts: 8 A100-40GB, 256 cores, 2 TB, the `dgx-a100` curve.
+fn dgx_a100s(n: usize) -> Fleet {
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let curve = c.curve_id("dgx-a100").expect("the dgx-a100 curve");
+    let hs = (0..n)
+        .map(|i| Host::new(format!("dgx{i}"), 256, 2048, vec![a100; 8], curve))
+        .collect();
+    Fleet::new(c, hs)
+}
+
+fn tenant(id: VmId, profile: &str) -> Vm {
+    Vm {
+        kind: migplan::fleet::VmKind::Tenant,
+        ..mig_vm(id, "a100-40gb", &[profile])
+    }
+}
+
+fn a100() -> Class {
+    Class::Gpu("a100-40gb".into())
+}
+
+/// §6.1's b = 50 and e = 20 are one rate per idle watt of the paper's server (127 W without
+/// GPUs) and of an A100 (50 W): derived from the power curves, the paper's host keeps b = 50
+/// exactly, e comes out within 2 % of 20, and a DGX chassis costs its own idle power.
+#[test]
+fn weights_from_power_give_the_papers_constants_on_its_host_and_more_on_a_dgx() {
+    let c = embedded();
+    let w = Weights::default();
+    assert!(w.host_from_power);
+    let rate = w.per_idle_watt(c);
+    let a100 = c.model(c.model_id("a100-40gb").unwrap());
+    let e = rate * a100.idle_w;
+    assert!((e - 20.0).abs() / 20.0 < 0.02, "e from power: {e}");
+    let paper = crate::common::fleet::a100s(1);
+    assert_eq!(w.host_of(&paper.hosts[0], c), 50.0);
+    let dgx = dgx_a100s(1);
+    // 50 × 677 / 127 = 266.5, rounded: integer weights keep Eq. (5) integral.
+    assert_eq!(w.host_of(&dgx.hosts[0], c), 267.0);
+    let h100 = c.curve_id("dgx-h100").unwrap();
+    let host = Host::new("h", 224, 2048, vec![c.model_id("h100-80gb").unwrap(); 8], h100);
+    assert_eq!(w.host_of(&host, c), 372.0);
+    // Off, and under the paper preset: every host costs weight_host.
+    let off = Weights::from_settings(&PolicySettings::paper());
+    assert!(!off.host_from_power);
+    assert_eq!(off.host_of(&dgx.hosts[0], c), 50.0);
+}
+
+#[test]
+fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
+    let d = PolicySettings::default();
+    assert_eq!(scaled_limits(&d, 2), (16, 64));
+    assert_eq!(scaled_limits(&d, 1), (16, 64));
+    assert_eq!(scaled_limits(&d, 4), (8, 128));
+    assert_eq!(scaled_limits(&d, 8), (4, 256));
+    let one = PolicySettings {
+        m_max: 1,
+        ..d.clone()
+    };
+    assert_eq!(scaled_limits(&one, 8).0, 2);
+    assert_eq!(neighborhood::most_gpus(&dgx_a100s(2), &(0..2)), 8);
+    assert_eq!(neighborhood::scaled_merge(4, 2), 4);
+    assert_eq!(neighborhood::scaled_merge(4, 8), 2);
+    assert_eq!(neighborhood::scaled_merge(8, 4), 4);
+    assert_eq!(neighborhood::scaled_merge(0, 8), 0);
+}
+
+#[test]
+fn the_paper_preset_turns_the_big_host_settings_off_and_a_written_one_wins() {
+    let d = PolicySettings::default();
+    assert!(
+        d.host_weight_from_power && d.host_scaled_limits && d.host_scaled_budget && d.arrival_gpu_best_fit
+    );
+    let p = PolicySettings::paper();
+    assert!(
+        !p.host_weight_from_power
+            && !p.host_scaled_limits
+            && !p.host_scaled_budget
+            && !p.arrival_gpu_best_fit
+    );
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/hgx-a100.toml")).unwrap();
+    let s = scenario::parse(&src, "hgx.toml").unwrap();
+    assert_eq!(s.policy, PolicySettings::default());
+    assert_eq!(s.fleet.hosts.len(), 16);
+    assert!(s.fleet.hosts.iter().all(|h| h.gpus.len() == 8));
+    let with = format!(
+        "{}\npreset = \"paper\"\nhost_weight_from_power = true\n",
+        src.trim_end()
+    );
+    let s = scenario::parse(&with, "hgx.toml").unwrap();
+    assert!(s.policy.host_weight_from_power && !s.policy.host_scaled_limits);
+    // A save leaves the defaults out and reads back the same.
+    let back = scenario::parse(&s.to_toml().unwrap(), "back.toml").unwrap();
+    assert_eq!(back.policy, s.policy);
+}
+
+/// Three DGX A100 hosts: dgx0 and dgx2 with a 3g.20gb tenant at slice 0 of each GPU (half
+/// full), dgx1 with six 1g.5gb tenants on two GPUs. Emptying dgx1 moves 6 tenants across hosts
+/// (6 × 2δ = 180) and switches off a host worth b + 2e: 90 with the paper's constants (the call
+/// keeps it on), 267 + 40 = 307 with b from the DGX's power (the call empties it).
+fn small_host_beside_two_big_ones() -> Fleet {
+    let mut f = dgx_a100s(3);
+    let mut id = 1;
+    for h in [0, 2] {
+        for g in 0..8 {
+            put(&mut f, tenant(id, "3g.20gb"), at(h, &[(g, 0)]));
+            id += 1;
+        }
+    }
+    for g in 0..2 {
+        for z in 0..3 {
+            put(&mut f, tenant(id, "1g.5gb"), at(1, &[(g, z)]));
+            id += 1;
+        }
+    }
+    f.check_invariants().unwrap();
+    f
+}
+
+fn consolidate(f: &Fleet, s: &PolicySettings) -> migplan::policy::origamig::call::Proposal {
+    let control = SolveControl {
+        limit: CallLimit::Budget,
+        ..SolveControl::default()
+    };
+    propose_with(f, CallMode::Consolidation, Some(&a100()), s, &control).unwrap()
+}
+
+#[test]
+fn a_simulated_call_empties_a_nearly_empty_dgx_host_only_with_weights_from_power() {
+    let f = small_host_beside_two_big_ones();
+    let d = PolicySettings::default();
+    let p = consolidate(&f, &d);
+    assert!(p.improves, "the call must switch dgx1 off: {:?}", p.discarded);
+    assert_eq!(p.neighborhood.sources, vec![1]);
+    assert!(
+        p.neighborhood.hosts.len() <= 4,
+        "Mmax counts GPUs: {:?}",
+        p.neighborhood.hosts
+    );
+    assert_eq!(p.footprint_before.active_hosts, 3);
+    assert_eq!(p.footprint_after.active_hosts, 2);
+    let mut g = f.clone();
+    p.apply(&mut g).unwrap();
+    g.check_invariants().unwrap();
+    assert!(!g.hosts[1].is_active());
+    assert_eq!(g.vms().count(), f.vms().count());
+    // With the paper's constants the same call keeps dgx1 on.
+    let constants = PolicySettings {
+        host_weight_from_power: false,
+        ..d
+    };
+    let p = consolidate(&f, &constants);
+    let mut g = f.clone();
+    if p.improves {
+        p.apply(&mut g).unwrap();
+    }
+    g.check_invariants().unwrap();
+    assert!(g.hosts[1].is_active());
+}
+
+/// The budget of a simulated call on big hosts decides without the clock: the same call twice
+/// gives the same plan, and no clock ends it.
+#[test]
+fn a_simulated_call_on_big_hosts_is_deterministic_and_stops_at_the_root() {
+    let f = small_host_beside_two_big_ones();
+    let d = PolicySettings::default();
+    let a = consolidate(&f, &d);
+    let b = consolidate(&f, &d);
+    assert_eq!(a.plan, b.plan);
+    assert_eq!(a.value_after, b.value_after);
+    assert_ne!(a.status, Some(SolveStatus::TimeLimit));
+    assert!(a.improves);
+}
+
+/// The arrival rule on a big host: FF's host, GIs by best fit over its GPUs (the fullest GPU
+/// where the GI fits), where FF alone takes the first GPU with room.
+#[test]
+fn arrivals_fill_a_partly_used_gpu_of_a_big_host() {
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(3, 0)]));
+    let vm = tenant(2, "3g.20gb");
+    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::default());
+    let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
+    assert_eq!((p.host, p.gis[0].gpu, p.gis[0].start), (0, 3, 4));
+    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::paper());
+    let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
+    assert_eq!((p.host, p.gis[0].gpu), (0, 0));
+}
+
+/// `experiment big-nodes` on a tiny grid: the journal gets one line a run, the Markdown the
+/// goal's table per part, and a second run with the same journal runs nothing and writes the
+/// same tables.
+#[test]
+fn experiment_big_nodes_resumes_from_its_journal() {
+    use crate::common::cli::migplan;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("runs.jsonl");
+    let md = dir.path().join("big.md");
+    let run = || {
+        let out = migplan()
+            .args([
+                "experiment",
+                "big-nodes",
+                "--scenarios",
+                "scenarios/hgx-a100.toml",
+                "--loads",
+                "1.0",
+                "--seeds",
+                "1",
+                "--holdout-loads",
+                "1.0",
+                "--holdout-seeds",
+                "2",
+                "--warmup",
+                "0.5",
+                "--hours",
+                "0.5",
+                "--journal",
+                journal.to_str().unwrap(),
+                "--markdown",
+                md.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (first, err) = run();
+    assert_eq!(err.lines().filter(|l| l.contains("CPU s")).count(), 8, "{err}");
+    let lines = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(lines.lines().count(), 8);
+    for p in ["\"ff\"", "\"tc\"", "\"packing\"", "\"origamig\""] {
+        assert_eq!(lines.matches(p).count(), 2, "{p}");
+    }
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("| tuned | hgx-a100 | 1 | 1 |"), "{text}");
+    assert!(text.contains("| held out | 1 |"), "{text}");
+    let (second, err) = run();
+    assert!(!err.contains("CPU s"), "nothing runs again: {err}");
+    assert_eq!(first, second);
+}
+
+/// The arrival rule on a fleet of big hosts chooses the host by TC's best fit among the active
+/// ones: a 3g.20gb goes beside a 4g.20gb (its GPU full after it) rather than beside a 1g.5gb on
+/// the first active host, where FF (the paper preset) puts it.
+#[test]
+fn arrivals_go_to_the_active_host_they_fill_best() {
+    let mut f = dgx_a100s(3);
+    put(&mut f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "4g.20gb"), at(1, &[(0, 0)]));
+    let vm = tenant(3, "3g.20gb");
+    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::default());
+    let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
+    assert_eq!((p.host, p.gis[0].gpu, p.gis[0].start), (1, 0, 4));
+    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::paper());
+    let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
+    assert_eq!(p.host, 0);
+}
