@@ -13,8 +13,8 @@
 //! written from the journal each time.
 
 use super::markdown::{self, Provenance};
+use crate::cli::runstats::mean_ci95;
 use crate::cli::simulate;
-use crate::cli::sweep::mean_ci95;
 use crate::scenario::{self, Scenario};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
