@@ -302,6 +302,12 @@ pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The runs of one (part, scenario, load, seed), by policy.
+type RunsByPolicy<'a> = BTreeMap<String, &'a Run>;
+
+/// (part, scenario, load bits, seed).
+type RunKey = (Part, String, u64, u64);
+
 /// The per-(scenario, load) table with paired counts and intervals, then the goal per part.
 fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize) -> String {
     let mut out = String::new();
@@ -312,18 +318,33 @@ fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize
             total - missing
         );
     }
-    // (part, scenario, load, seed) -> policy -> run
-    type Key = (Part, String, u64, u64);
-    let mut by: BTreeMap<Key, BTreeMap<String, &Run>> = BTreeMap::new();
+    let mut by: BTreeMap<RunKey, RunsByPolicy> = BTreeMap::new();
     for (part, r) in rows {
         by.entry((*part, r.scenario.clone(), r.load.to_bits(), r.seed))
             .or_default()
             .insert(r.policy.clone(), r);
     }
-    let complete: Vec<(&Key, &BTreeMap<String, &Run>)> = by
+    let complete: Vec<(&RunKey, &RunsByPolicy)> = by
         .iter()
         .filter(|(_, m)| m.contains_key("origamig") && others.iter().all(|p| m.contains_key(p)))
         .collect();
+    fleet_rows(&mut out, &complete, others);
+    goal_rows(&mut out, &complete);
+    out
+}
+
+/// A policy's figure in one paired run (NaN when the policy did not run).
+fn figure(m: &RunsByPolicy, p: &str, f: fn(&Run) -> f64) -> f64 {
+    m.get(p).map_or(f64::NAN, |r| f(r))
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
+}
+
+/// One row per part, fleet and load: mean hosts per policy, paired counts and intervals.
+fn fleet_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)], others: &[String]) {
+    let get = figure;
     let _ = writeln!(
         out,
         "| part | fleet | load | seeds | FF hosts | TC hosts | packing hosts | OrigaMIG hosts | O < FF | O < TC | O < packing | hosts O − TC ± 95 % | acc. O − TC (points) ± 95 % | acc. O ≥ TC | moves/h O | moves/h TC | moves O < TC | free GPUs O − TC ± 95 % | calls | call s median / p95 (max) | OrigaMIG CPU s |"
@@ -331,11 +352,9 @@ fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize
     let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     type Group<'a> = Vec<&'a BTreeMap<String, &'a Run>>;
     let mut groups: BTreeMap<(Part, String, u64), Group> = BTreeMap::new();
-    for (k, m) in &complete {
+    for (k, m) in complete {
         groups.entry((k.0, k.1.clone(), k.2)).or_default().push(m);
     }
-    let get = |m: &BTreeMap<String, &Run>, p: &str, f: fn(&Run) -> f64| m.get(p).map_or(f64::NAN, |r| f(r));
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let mut groups_sorted: Vec<_> = groups.iter().collect();
     groups_sorted.sort_by(|a, b| {
         (a.0 .0, &a.0 .1)
@@ -398,6 +417,11 @@ fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize
             mean(&cpu),
         );
     }
+}
+
+/// The goal counted over every paired run of each part.
+fn goal_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)]) {
+    let get = figure;
     // The goal per part: counts over every paired run of the part.
     let _ = writeln!(out, "\n## The goal, paired runs per part\n");
     let _ = writeln!(
@@ -460,5 +484,4 @@ fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize
             p95
         );
     }
-    out
 }
