@@ -377,81 +377,7 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
         anyhow::ensure!(n > 0, "--sizes: a fleet needs at least one host");
         let mut worst: Option<GapRow> = None;
         for &seed in &a.seeds {
-            let sc = gap_scenario(n, a.load, seed, a.to_h, &a.policy_set)?;
-            let mut sim = Simulator::new(&sc, Box::new(Origamig::new(&sc.policy)))?;
-            let t0 = sim.time();
-            let opt_settings = PolicySettings {
-                time_limit_s: a.opt_time_limit,
-                ..sc.policy.clone()
-            };
-            let w = Weights::from_settings(&sc.policy);
-            let mut snaps = Vec::new();
-            let mut k = 0;
-            loop {
-                let t = a.from_h + k as f64 * a.every_h;
-                if t > a.to_h + 1e-9 {
-                    break;
-                }
-                k += 1;
-                sim.step_until(t0 + t * 3600.0)?;
-                let fleet = sim.fleet();
-                let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
-                let (after, out) = opt_of(fleet, &opt_settings)?;
-                // §6.8: both placements are compared in Eq. (5) from the same state.
-                let s = Snapshot {
-                    hosts: n,
-                    seed,
-                    t_h: t,
-                    vms: fleet.vms().filter(|v| v.placement.is_some()).count(),
-                    origamig_active: fleet.active_hosts(),
-                    opt_active: after.active_hosts(),
-                    origamig_eq5: evaluate(fleet, fleet, &hosts, &w).total,
-                    opt_eq5: out.objective,
-                    opt_status: out.status,
-                    opt_gap: out.gap,
-                    opt_s: out.solve_s,
-                };
-                if !a.json {
-                    eprintln!(
-                        "{n} hosts seed {seed} t {t:.0} h: {} VMs; active hosts OrigaMIG {} OPT {} (OPT {}, gap {:.2} %, {:.1} s); Eq. 5 {:.0} vs {:.0}",
-                        s.vms,
-                        s.origamig_active,
-                        s.opt_active,
-                        s.opt_status,
-                        100.0 * s.opt_gap,
-                        s.opt_s,
-                        s.origamig_eq5,
-                        s.opt_eq5
-                    );
-                }
-                snaps.push(s);
-            }
-            let sum_o: usize = snaps.iter().map(|s| s.origamig_active).sum();
-            let sum_p: usize = snaps.iter().map(|s| s.opt_active).sum();
-            let (eq5_gap, eq5_gap_max) = eq5_gaps(&snaps);
-            let calls = sim.policy().call_times_s();
-            let mut opts: Vec<f64> = snaps.iter().map(|s| s.opt_s).collect();
-            let row = GapRow {
-                hosts: n,
-                seeds: a.seeds.len(),
-                snapshots: snaps.len(),
-                mean_vms: snaps.iter().map(|s| s.vms as f64).sum::<f64>() / snaps.len().max(1) as f64,
-                extra_active_pct: if sum_p > 0 {
-                    100.0 * (sum_o as f64 - sum_p as f64) / sum_p as f64
-                } else {
-                    0.0
-                },
-                eq5_gap_pct: 100.0 * eq5_gap,
-                eq5_gap_max_pct: 100.0 * eq5_gap_max,
-                origamig_call_median_s: quantile(&mut calls.clone(), 0.5),
-                origamig_call_p95_s: quantile(&mut calls.clone(), 0.95),
-                opt_median_s: quantile(&mut opts, 0.5),
-                opt_proven: snaps
-                    .iter()
-                    .filter(|s| s.opt_status == SolveStatus::Optimal)
-                    .count(),
-                opt_max_mip_gap: snaps.iter().map(|s| s.opt_gap).fold(0.0, f64::max),
-            };
+            let (row, snaps) = gap_run(a, n, seed)?;
             if worst
                 .as_ref()
                 .is_none_or(|w| row.extra_active_pct > w.extra_active_pct)
@@ -475,6 +401,93 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    print_gap_rows(&rows);
+    Ok(())
+}
+
+/// One seed of the gap-to-OPT experiment on `n` hosts: OrigaMIG simulated, OPT solved at each
+/// snapshot, and the seed's row.
+fn gap_run(a: &GapArgs, n: usize, seed: u64) -> anyhow::Result<(GapRow, Vec<Snapshot>)> {
+    let sc = gap_scenario(n, a.load, seed, a.to_h, &a.policy_set)?;
+    let mut sim = Simulator::new(&sc, Box::new(Origamig::new(&sc.policy)))?;
+    let t0 = sim.time();
+    let opt_settings = PolicySettings {
+        time_limit_s: a.opt_time_limit,
+        ..sc.policy.clone()
+    };
+    let w = Weights::from_settings(&sc.policy);
+    let mut snaps = Vec::new();
+    let mut k = 0;
+    loop {
+        let t = a.from_h + k as f64 * a.every_h;
+        if t > a.to_h + 1e-9 {
+            break;
+        }
+        k += 1;
+        sim.step_until(t0 + t * 3600.0)?;
+        let fleet = sim.fleet();
+        let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
+        let (after, out) = opt_of(fleet, &opt_settings)?;
+        // §6.8: both placements are compared in Eq. (5) from the same state.
+        let s = Snapshot {
+            hosts: n,
+            seed,
+            t_h: t,
+            vms: fleet.vms().filter(|v| v.placement.is_some()).count(),
+            origamig_active: fleet.active_hosts(),
+            opt_active: after.active_hosts(),
+            origamig_eq5: evaluate(fleet, fleet, &hosts, &w).total,
+            opt_eq5: out.objective,
+            opt_status: out.status,
+            opt_gap: out.gap,
+            opt_s: out.solve_s,
+        };
+        if !a.json {
+            eprintln!(
+                "{n} hosts seed {seed} t {t:.0} h: {} VMs; active hosts OrigaMIG {} OPT {} (OPT {}, gap {:.2} %, {:.1} s); Eq. 5 {:.0} vs {:.0}",
+                s.vms,
+                s.origamig_active,
+                s.opt_active,
+                s.opt_status,
+                100.0 * s.opt_gap,
+                s.opt_s,
+                s.origamig_eq5,
+                s.opt_eq5
+            );
+        }
+        snaps.push(s);
+    }
+    let sum_o: usize = snaps.iter().map(|s| s.origamig_active).sum();
+    let sum_p: usize = snaps.iter().map(|s| s.opt_active).sum();
+    let (eq5_gap, eq5_gap_max) = eq5_gaps(&snaps);
+    let calls = sim.policy().call_times_s();
+    let mut opts: Vec<f64> = snaps.iter().map(|s| s.opt_s).collect();
+    let row = GapRow {
+        hosts: n,
+        seeds: a.seeds.len(),
+        snapshots: snaps.len(),
+        mean_vms: snaps.iter().map(|s| s.vms as f64).sum::<f64>() / snaps.len().max(1) as f64,
+        extra_active_pct: if sum_p > 0 {
+            100.0 * (sum_o as f64 - sum_p as f64) / sum_p as f64
+        } else {
+            0.0
+        },
+        eq5_gap_pct: 100.0 * eq5_gap,
+        eq5_gap_max_pct: 100.0 * eq5_gap_max,
+        origamig_call_median_s: quantile(&mut calls.clone(), 0.5),
+        origamig_call_p95_s: quantile(&mut calls.clone(), 0.95),
+        opt_median_s: quantile(&mut opts, 0.5),
+        opt_proven: snaps
+            .iter()
+            .filter(|s| s.opt_status == SolveStatus::Optimal)
+            .count(),
+        opt_max_mip_gap: snaps.iter().map(|s| s.opt_gap).fold(0.0, f64::max),
+    };
+    Ok((row, snaps))
+}
+
+/// The gap-to-OPT rows as a text table beside the paper's Table 12.
+fn print_gap_rows(rows: &[GapRow]) {
     println!(
         "Gap to OPT (§6.8), worst seed. Paper (Table 12, additional active PMs / Eq. 5 gap / median call / median OPT): \
          8 PMs 3.9 % / 0.54 % / 0.3 s / 0.3 s, 16 PMs 4.1 % / 0.43 % / 0.9 s / 1.7 s, 32 PMs 3.4 % / 0.33 % / 1.1 s / 1692 s"
@@ -492,7 +505,7 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
         "OPT proven",
         "OPT max gap"
     );
-    for r in &rows {
+    for r in rows {
         println!(
             "{:>5} {:>6} {:>6.1} {:>13.1} {:>10.2} {:>14.2} {:>8.2} / {:<7.2} {:>10.1} {:>7}/{:<2} {:>11.2}%",
             r.hosts,
@@ -509,7 +522,6 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
             100.0 * r.opt_max_mip_gap
         );
     }
-    Ok(())
 }
 
 /// One row of the paper's Table 8 (128 PMs, five seeds).
