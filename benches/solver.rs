@@ -20,7 +20,8 @@ use migplan::fleet::{Fleet, HostId, VmId};
 use migplan::policy::origamig::bilp::{self, CallLimit, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{self, CallKind, Class};
-use migplan::scenario::{self, PolicySettings};
+use migplan::policy_settings::OrigamigSettings;
+use migplan::scenario;
 use migplan::sim::Simulator;
 use migplan::workload::Workload;
 use std::path::PathBuf;
@@ -132,7 +133,7 @@ struct Instance {
 }
 
 /// Simulates the scenario under FF and builds the calls described in the module notes.
-fn generate(args: &Args, settings: &PolicySettings) -> Vec<Instance> {
+fn generate(args: &Args, settings: &OrigamigSettings) -> Vec<Instance> {
     let mut sc = scenario::load(&args.scenario).unwrap_or_else(|e| panic!("{e:#}"));
     sc.workload.load = args.load;
     sc.workload.seed = args.seed;
@@ -217,7 +218,7 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 
 /// Diagnostics: phase-1 optimum (active hosts kept on), root LP, and the LP with each active
 /// host forced off.
-fn probe(inst: &Instance, settings: &PolicySettings) {
+fn probe(inst: &Instance, settings: &OrigamigSettings) {
     let active: Vec<HostId> = inst
         .hosts
         .iter()
@@ -268,7 +269,7 @@ fn probe(inst: &Instance, settings: &PolicySettings) {
 
 fn main() {
     let args = parse_args();
-    let settings = PolicySettings {
+    let settings = OrigamigSettings {
         time_limit_s: args.limit,
         threads: args.threads,
         ..Default::default()

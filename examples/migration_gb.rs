@@ -1,6 +1,6 @@
 //! What a live migration of each VM of a scenario's synthetic workload copies (GB_i: RAM plus
 //! the memory of its GIs, `Vm::migration_gb`), as a distribution over the requests of the warm-up
-//! and measured window, and the δ_i that `policy.delta_per_gb` values give them (§7).
+//! and measured window, and the δ_i that `policy.origamig.delta_per_gb` values give them (§7).
 //!
 //! `cargo run --release --example migration_gb -- SCENARIO [SEED] [X,X,...]`
 
@@ -44,7 +44,7 @@ fn main() -> anyhow::Result<()> {
     for (gb, k) in &by_gb {
         print!("| {gb} | {k} | {:.1} |", 100.0 * *k as f64 / n as f64);
         for x in &xs {
-            print!(" {} |", sc.policy.delta + (x * *gb as f64).round());
+            print!(" {} |", sc.policy.origamig.delta + (x * *gb as f64).round());
         }
         println!();
     }

@@ -1143,14 +1143,14 @@ impl Fleet {
 
     /// [`Fleet::ff_placement_where`] over the active hosts first, then, when none takes the VM,
     /// over the switched-off ones: a request never switches a host on while an active host has
-    /// room for it (OrigaMIG's arrival rule with `policy.ff_active_first`).
+    /// room for it (OrigaMIG's arrival rule with `policy.origamig.ff_active_first`).
     pub fn ff_placement_active_first(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
         self.ff_placement_where(vm, |h| self.hosts[h].is_active() && allowed(h))
             .or_else(|| self.ff_placement_where(vm, |h| !self.hosts[h].is_active() && allowed(h)))
     }
 
     /// OrigaMIG's arrival rule (§5.1): [`Fleet::ff_placement_active_first`] when `active_first`
-    /// (`policy.ff_active_first`), else [`Fleet::ff_placement_where`] over every allowed host.
+    /// (`policy.origamig.ff_active_first`), else [`Fleet::ff_placement_where`] over every allowed host.
     pub fn ff_placement_arrival(
         &self,
         vm: &Vm,

@@ -6,6 +6,7 @@
 //!
 //! - `catalog`: GPU models and their MIG profiles.
 //! - `policy_kind`: the names of the placement policies.
+//! - `policy_settings`: the settings of each placement policy, one type per policy.
 //! - `limits`: the upper bounds of every input that sets an amount of work.
 //! - `fsutil`: kill-safe file writes (temporary file, sync, rename).
 //!
@@ -49,6 +50,7 @@ pub mod ops;
 pub mod plan;
 pub mod policy;
 pub mod policy_kind;
+pub mod policy_settings;
 pub mod scenario;
 pub mod session;
 pub mod sim;

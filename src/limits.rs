@@ -16,18 +16,18 @@ pub const MAX_HOSTS: u64 = 1_000_000;
 /// Most seeds in one sweep (`--seeds`).
 pub const MAX_SEEDS: u64 = 10_000;
 
-/// Most solver threads (`policy.threads`).
+/// Most solver threads (`policy.origamig.threads`).
 pub const MAX_THREADS: u32 = 64;
-/// `policy.host_columns_budget`: the multiplier of the host-content enumeration's limits (at
+/// `policy.origamig.host_columns_budget`: the multiplier of the host-content enumeration's limits (at
 /// 32, up to 12.8 million cutting steps per host and 1.92 million columns per model).
 pub const MAX_HOST_COLUMNS_BUDGET: u32 = 32;
-/// `policy.merge_hosts`: the hosts of a merge neighborhood (Mmax of §6.7's largest variant, 32,
+/// `policy.origamig.merge_hosts`: the hosts of a merge neighborhood (Mmax of §6.7's largest variant, 32,
 /// already takes calls to the time limit in the paper).
 pub const MAX_MERGE_HOSTS: usize = 32;
-/// `policy.neighborhood_vms`: the VMs of a VM-bounded neighborhood (twice the paper's Nmax).
+/// `policy.origamig.neighborhood_vms`: the VMs of a VM-bounded neighborhood (twice the paper's Nmax).
 pub const MAX_NEIGHBORHOOD_VMS: usize = 128;
 
-/// `policy.delta_per_gb`: the migration penalty per GB a move copies. At 1000 a VM of 1 TB
+/// `policy.origamig.delta_per_gb`: the migration penalty per GB a move copies. At 1000 a VM of 1 TB
 /// costs 1e6 per move, [`MAX_WEIGHT`].
 pub const MAX_DELTA_PER_GB: f64 = 1000.0;
 

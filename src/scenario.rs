@@ -6,6 +6,10 @@
 use crate::catalog::{embedded, Catalog};
 use crate::fleet::{Fleet, GiRequest, GiSlot, GpuMode, Host, Placement, Shape, Vm, VmKind};
 use crate::policy_kind::PolicyKind;
+pub use crate::policy_settings::{
+    OrigamigSettings, PackingSettings, Preset, PresetValue, Reenable, TcSettings, DEFAULT_DELTA_JOB_EXTRA,
+    DEFAULT_MERGE_HOSTS, DEFAULT_NODE_LIMIT, DEFAULT_SIM_TIME_LIMIT_S,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -282,354 +286,55 @@ impl Default for WorkloadSettings {
     }
 }
 
-/// Policy settings (§6.1 defaults).
+/// Policy settings (§6.1 defaults): the arrival policy, the preset and what every policy shares
+/// in `[policy]`, and each policy's own settings in its sub-table (`[policy.origamig]`,
+/// `[policy.tc]`, `[policy.packing]`). Files that earlier versions saved wrote every setting flat
+/// in `[policy]`; those keys are still read ([`LEGACY_POLICY_KEYS`]) and `check` says where each
+/// one moved. Saves write the new form.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "PolicyFile")]
 pub struct PolicySettings {
     /// Arrival policy: ff, mfi, tc, origamig, opt, packing (any case).
     pub arrival: PolicyKind,
-    /// a_i: reward per admitted VM.
-    pub weight_admit: f64,
-    /// b_j: cost of an active host.
-    pub weight_host: f64,
-    /// e_jk: cost of an active GPU.
-    pub weight_gpu: f64,
-    /// w_p: reward per free permitted start.
-    pub weight_free_start: f64,
-    /// delta_i: migration penalty of a running VM.
-    pub delta: f64,
-    /// Penalty per GB a migration copies (§7): with X > 0 a running VM i costs
-    /// δ_i = δ + round(X × GB_i) per move, GB_i its RAM plus its GIs' memory
-    /// ([`crate::fleet::Vm::migration_gb`]). 0 (the default) charges δ to every VM; at most
-    /// `limits::MAX_DELTA_PER_GB`. Saves leave out 0.
-    #[serde(skip_serializing_if = "is_zero_f64")]
-    pub delta_per_gb: f64,
-    /// What δ_i adds for a running VM declared a job (`kind = "job"`; §6.2: jobs live 2 h on
-    /// average, tenants 24 h), so a call moves a job only where it pays this much more. The
-    /// default is 15 (docs/results/origamig-candidate-128-grid.md); 0 (`preset = "paper"`)
-    /// charges jobs and tenants alike. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_default_job_extra")]
-    pub delta_job_extra: f64,
-    pub m_max: usize,
-    pub n_max: usize,
-    /// Wall-clock limit in seconds of an optimizer call a user waits for (`migplan solve`, the
-    /// planner's solve, `experiment`'s OPT snapshots). Simulated calls are bounded by
-    /// `node_limit` and `sim_time_limit_s` instead (docs/optimizer.md, "Call budget").
-    pub time_limit_s: f64,
-    /// The deterministic budget of a simulated call (policies `origamig`, `opt`, `packing`):
-    /// HiGHS branch-and-bound nodes per call (`mip_max_nodes`). It ends a call at the same point
-    /// on any machine at any load, so a seed gives the same figures everywhere. 0 stops at the
-    /// root node's first check (the start placement or the greedy one is returned). Saves leave
-    /// out the default.
-    #[serde(skip_serializing_if = "is_default_node_limit")]
-    pub node_limit: u64,
-    /// Wall-clock safety limit in seconds of a simulated call, far above what `node_limit`
-    /// takes. A call that reaches it depends on the machine's speed: it is counted
-    /// (`calls_wall_limited` in `simulate --json`) and reported. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_default_sim_time_limit")]
-    pub sim_time_limit_s: f64,
-    pub threads: u32,
-    /// Consolidation threshold theta on the gap Gamma_h.
-    pub theta: i64,
-    /// Seconds between trigger checks.
-    pub check_every_s: f64,
-    /// TC's compaction period in minutes.
-    pub compaction_min: f64,
-    /// Live-migration bandwidth in Gbit/s (GB copied and migration time).
-    pub migration_gbps: f64,
-    /// The multi-tenant admission rule (docs/operations.md): refuse a multi-GPU VM (two or more
-    /// GIs) unless every GI is a whole GPU (7g); off by default, since the paper's workload puts
-    /// two-GI VMs on slices.
-    pub multi_gpu_whole_only: bool,
-    /// Algorithm 1, lines 21-22: a source removed from S stays in M̂ as a receiver (the
-    /// default, with δ = 15) instead of leaving M̂ with it (as written; `preset = "paper"`).
-    /// Figures: docs/results/origamig-default.md.
-    pub keep_removed_sources: bool,
     /// A named set of OrigaMIG settings: `default` (no preset) or `paper`, the literal reading of
     /// Algorithm 1 with the paper's δ = 10 (`keep_removed_sources = false`, `delta = 10`), kept to
     /// reproduce the paper's tables. Settings written beside the preset win over it. Saves leave
     /// out the default.
     #[serde(skip_serializing_if = "Preset::is_default")]
     pub preset: Preset,
+    /// Live-migration bandwidth in Gbit/s (GB copied and migration time), for every policy that
+    /// migrates (TC, OrigaMIG, OPT, packing).
+    pub migration_gbps: f64,
+    /// The multi-tenant admission rule (docs/operations.md): refuse a multi-GPU VM (two or more
+    /// GIs) unless every GI is a whole GPU (7g); off by default, since the paper's workload puts
+    /// two-GI VMs on slices.
+    pub multi_gpu_whole_only: bool,
     /// Read from files that earlier versions saved (they wrote every setting) so that they still
     /// load; nothing uses it and saves leave it out.
-    #[serde(default, skip_serializing, rename = "layout_hysteresis")]
+    #[serde(skip_serializing)]
     pub legacy_layout_hysteresis: Option<u32>,
-    /// Packing policy weight w1: placing the GI leaves its GPU with no free capacity.
-    pub packing_finish_gpu: f64,
-    /// Packing policy weight w2: the host already runs work (finish a host before opening one).
-    pub packing_finish_host: f64,
-    /// Packing policy weight w3: penalty for taking a host whose GPUs are all free (kept for
-    /// whole-host gangs).
-    pub packing_protect_host: f64,
-    /// Packing policy's defragmentation trigger: when, for a GPU model, this share
-    /// (0..1) or more of the free memory slices is stranded for the model's largest profile (a
-    /// whole-GPU request cannot use it without moving anything), the policy asks OrigaMIG for a
-    /// consolidation of that class. 0 turns the trigger off.
-    pub defrag_stranded_share: f64,
-    /// OrigaMIG partitions: the fleet splits into this many contiguous host ranges in fleet order
-    /// (racks), each with its own OrigaMIG instance (triggers, calls, neighborhoods within its
-    /// hosts); calls of different partitions run in parallel. 1 (the default) is one instance over
-    /// the whole fleet, as in the paper. Only `origamig` reads it; saves leave out the default.
-    #[serde(skip_serializing_if = "is_one")]
-    pub partitions: usize,
-    /// OrigaMIG partitions given by size instead of count: a fleet of n hosts splits into
-    /// ceil(n / N) partitions (sizes as equal as possible, none above N). 0 (the default) leaves
-    /// the count to `partitions`; setting both is refused. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub partition_hosts: usize,
-    /// OrigaMIG's host-content budget, a multiplier (1 ..= `limits::MAX_HOST_COLUMNS_BUDGET`) of
-    /// the enumeration's limits per call (configuration combinations and cutting steps per host,
-    /// content columns per model); a call over it builds the pattern formulation instead
-    /// (docs/optimizer.md). Both formulations are exact, but ties may resolve differently, so
-    /// figures can change with it. Saves leave out the default 1.
-    #[serde(skip_serializing_if = "is_one_u32")]
-    pub host_columns_budget: u32,
-    /// OrigaMIG's merge neighborhood (docs/policies.md): when Algorithm 1 finds no source for a
-    /// consolidation call, the call takes the `merge_hosts` least-loaded active hosts of the
-    /// class, each a source and a receiver, so the BILP may empty one into the others; the
-    /// consolidation trigger then also counts the active hosts above what the placed slices need.
-    /// 0 is off; otherwise 2 ..= `limits::MAX_MERGE_HOSTS`. The default is 4
-    /// (docs/results/origamig-variants.md); `preset = "paper"` sets 0. Saves leave out 4.
-    #[serde(skip_serializing_if = "is_default_merge")]
-    pub merge_hosts: usize,
-    /// OrigaMIG's neighborhoods bounded by their VMs instead of their hosts (§7): when > 0, a
-    /// call takes hosts until its VMs would exceed this many (it replaces both `m_max` and
-    /// `n_max`; a consolidation call still takes at most ½`m_max` sources). 0 (the default) is
-    /// off; otherwise 1 ..= `limits::MAX_NEIGHBORHOOD_VMS`. Saves leave out 0.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub neighborhood_vms: usize,
-    /// When a class whose consolidation call changed nothing is enabled again (docs/policies.md):
-    /// `neighborhood` (the default) when Γh rises or a VM leaves a host of that call's
-    /// neighborhood M̂; `departure` (`preset = "paper"`) when Γh rises or any VM of the class
-    /// leaves. Saves leave out the default.
-    #[serde(skip_serializing_if = "Reenable::is_default")]
-    pub reenable: Reenable,
-    /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
-    /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
-    /// arrival rule could not place a request, so a host switched off now would soon be needed
-    /// again). 0 (the default) is off. Saves leave out 0.
-    #[serde(skip_serializing_if = "is_zero_f64")]
-    pub consolidation_hold_s: f64,
-    /// OrigaMIG's arrival rule (§5.1 places an arrival by FF): with `true`, FF tries the active
-    /// hosts first, in host order, and switches a host on only when none has room, so a host a
-    /// call emptied is not switched on again while an active host could take the request. TC's
-    /// best fit already prefers active hosts. On by default; `false` (`preset = "paper"`) is FF
-    /// over every host in fleet order. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_true")]
-    pub ff_active_first: bool,
-    /// b_j from the host's power (docs/policies.md, "Weights from power"): with `true` (the
-    /// default) the cost of an active host is `weight_host` × its curve's idle watts / the idle
-    /// watts of the catalog's default curve (the paper's server, 127 W), rounded: 50 on the
-    /// paper's hosts, about 266 on a DGX A100 without its GPUs. `false` (`preset = "paper"`)
-    /// charges every host `weight_host`. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_true")]
-    pub host_weight_from_power: bool,
-    /// Neighborhood limits that count GPUs instead of hosts (docs/policies.md, "Limits that
-    /// scale with the host"): on a fleet whose largest MIG host has g GPUs, g > 2, a call takes
-    /// at most ceil(`m_max` × 2 / g) hosts (the GPUs of `m_max` two-GPU hosts) and `n_max` × g / 2
-    /// VMs, and a merge call takes ceil(`merge_hosts` × 2 / g) hosts, at least 2. Two-GPU fleets are unchanged. On by default; `false` (`preset = "paper"`) keeps
-    /// `m_max` and `n_max` as written. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_true")]
-    pub host_scaled_limits: bool,
-    /// The simulated call's work budget on big hosts (docs/optimizer.md, "Call budget"): with
-    /// `true` (the default) a simulated call whose neighborhood holds a host of more than two
-    /// GPUs stops at the root's first check (a node budget of 0): the greedy placement, or the
-    /// current one, evaluated by Eq. (5) and applied when better. Deterministic, and about 80
-    /// times cheaper there than the full search, whose root cut rounds reached the 10 s safety
-    /// clock on eight-GPU nodes (docs/results/big-nodes-variants.md). Calls a user waits for
-    /// and two-GPU fleets are unchanged; `false` (`preset = "paper"`) keeps `node_limit`
-    /// everywhere. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_true")]
-    pub host_scaled_budget: bool,
-    /// OrigaMIG's arrival rule on hosts of more than two GPUs: FF chooses the host (§5.1, with
-    /// `ff_active_first`), and with `true` (the default) the VM's GIs go to that host's GPUs by
-    /// best fit (TC's rule: the GPU whose joint slice utilization after the GI is the largest, at
-    /// the default start) instead of the first GPU where they fit, so that arrivals fill
-    /// partly used GPUs and leave whole GPUs free; a call's greedy placement puts the VMs it
-    /// admits or moves on such hosts by the same rule. Two-GPU hosts keep FF's GPU order; `false`
-    /// (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_true")]
-    pub arrival_gpu_best_fit: bool,
-    /// OrigaMIG's arrival rule on fleets with a host of more than two GPUs: with `true` (the
-    /// default) the host too is chosen by TC's best fit among the active hosts (the largest mean
-    /// joint utilization of the GPUs the VM would use), and FF switches a host on only when no
-    /// active host has room (docs/results/big-nodes-variants.md). Fleets of two-GPU hosts keep
-    /// FF; `false` (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_true")]
-    pub arrival_host_best_fit: bool,
+    /// `[policy.origamig]`: OrigaMIG's settings, also OPT's and packing's calls'.
+    pub origamig: OrigamigSettings,
+    /// `[policy.tc]`: TC's settings.
+    pub tc: TcSettings,
+    /// `[policy.packing]`: the packing policy's settings.
+    pub packing: PackingSettings,
 }
 
-/// When OrigaMIG enables again a class whose consolidation call changed nothing
-/// (`[policy] reenable`).
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum Reenable {
-    /// When Γh rises above its lowest value since, or any VM of the class leaves the fleet
-    /// (the paper's reading, `preset = "paper"`).
-    Departure,
-    /// When Γh rises above its lowest value since, or a VM leaves a host of the neighborhood M̂
-    /// of the call that changed nothing (the default).
-    #[default]
-    Neighborhood,
-}
-
-impl Reenable {
-    fn is_default(&self) -> bool {
-        *self == Reenable::Neighborhood
-    }
-
-    /// The name a scenario file gives it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Reenable::Departure => "departure",
-            Reenable::Neighborhood => "neighborhood",
+impl Default for PolicySettings {
+    fn default() -> Self {
+        PolicySettings {
+            arrival: PolicyKind::Ff,
+            preset: Preset::Default,
+            migration_gbps: crate::policy_settings::DEFAULT_MIGRATION_GBPS,
+            multi_gpu_whole_only: false,
+            legacy_layout_hysteresis: None,
+            origamig: OrigamigSettings::default(),
+            tc: TcSettings::default(),
+            packing: PackingSettings::default(),
         }
     }
 }
-
-/// The default `merge_hosts`.
-pub const DEFAULT_MERGE_HOSTS: usize = 4;
-
-/// The default `node_limit`: HiGHS nodes per simulated call (docs/optimizer.md, "Call budget").
-pub const DEFAULT_NODE_LIMIT: u64 = 10_000;
-
-/// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call, the paper's
-/// 10 s per call (§6.1). A degenerate neighborhood (δ = 0 in `experiment fig6`) can spend minutes
-/// in the root's cut rounds, which no node budget bounds; 10 s keeps such runs as long as before
-/// and reports them (`calls_wall_limited`).
-pub const DEFAULT_SIM_TIME_LIMIT_S: f64 = 10.0;
-
-fn is_default_node_limit(n: &u64) -> bool {
-    *n == DEFAULT_NODE_LIMIT
-}
-
-fn is_default_sim_time_limit(s: &f64) -> bool {
-    *s == DEFAULT_SIM_TIME_LIMIT_S
-}
-
-fn is_default_merge(n: &usize) -> bool {
-    *n == DEFAULT_MERGE_HOSTS
-}
-
-fn is_true(b: &bool) -> bool {
-    *b
-}
-
-/// The default `delta_job_extra`.
-pub const DEFAULT_DELTA_JOB_EXTRA: f64 = 15.0;
-
-fn is_default_job_extra(x: &f64) -> bool {
-    *x == DEFAULT_DELTA_JOB_EXTRA
-}
-
-fn is_zero_f64(x: &f64) -> bool {
-    *x == 0.0
-}
-
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-fn is_one_u32(n: &u32) -> bool {
-    *n == 1
-}
-
-fn is_one(n: &usize) -> bool {
-    *n == 1
-}
-
-/// Named sets of OrigaMIG settings (`[policy] preset`).
-#[derive(Debug, Clone, Copy, Default, Deserialize, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Preset {
-    /// The defaults of [`PolicySettings`]: removed sources stay receivers, δ = 15 (30 for a
-    /// job), merge neighborhoods of 4 hosts, FF over active hosts first.
-    #[default]
-    Default,
-    /// Algorithm 1 as written (lines 21-22 drop a removed source from M̂) with the paper's δ = 10
-    /// for every VM and §5.1's FF over all hosts.
-    Paper,
-}
-
-impl Preset {
-    fn is_default(&self) -> bool {
-        *self == Preset::Default
-    }
-
-    /// The settings the preset fixes, as (key, value) for the scenario's `[policy]` table.
-    pub fn keys(self) -> Vec<(&'static str, PresetValue)> {
-        match self {
-            Preset::Default => Vec::new(),
-            Preset::Paper => PRESET_FIELDS.iter().map(|f| (f.key, f.paper)).collect(),
-        }
-    }
-}
-
-/// A value a preset gives a setting.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum PresetValue {
-    Bool(bool),
-    Number(f64),
-    Count(usize),
-    Reenable(Reenable),
-}
-
-impl PresetValue {
-    /// The value as the scenario file writes it.
-    fn to_toml(self) -> toml::Value {
-        match self {
-            PresetValue::Bool(b) => b.into(),
-            PresetValue::Number(x) => x.into(),
-            PresetValue::Count(n) => (n as i64).into(),
-            PresetValue::Reenable(r) => r.name().into(),
-        }
-    }
-}
-
-/// A setting that a preset fixes: its `[policy]` key, its value under `preset = "paper"`, and how
-/// to read and write it in [`PolicySettings`].
-struct PresetField {
-    key: &'static str,
-    paper: PresetValue,
-    get: fn(&PolicySettings) -> PresetValue,
-    set: fn(&mut PolicySettings, PresetValue),
-}
-
-/// One [`PresetField`]: the key, the [`PresetValue`] variant, the field of [`PolicySettings`]
-/// (named like the key) and its value under `preset = "paper"`.
-macro_rules! preset_field {
-    ($field:ident, $variant:ident, $paper:expr) => {
-        PresetField {
-            key: stringify!($field),
-            paper: PresetValue::$variant($paper),
-            get: |s| PresetValue::$variant(s.$field),
-            set: |s, v| {
-                if let PresetValue::$variant(x) = v {
-                    s.$field = x;
-                }
-            },
-        }
-    };
-}
-
-/// The settings a preset fixes, listed once: [`Preset::keys`], [`PolicySettings::apply_preset`],
-/// [`PolicySettings::preset_key_values`] (saves) and [`PolicySettings::reset_preset_keys`]
-/// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 12] = [
-    preset_field!(keep_removed_sources, Bool, false),
-    preset_field!(delta, Number, 10.0),
-    preset_field!(merge_hosts, Count, 0),
-    preset_field!(neighborhood_vms, Count, 0),
-    preset_field!(reenable, Reenable, Reenable::Departure),
-    preset_field!(delta_job_extra, Number, 0.0),
-    preset_field!(ff_active_first, Bool, false),
-    preset_field!(host_weight_from_power, Bool, false),
-    preset_field!(host_scaled_budget, Bool, false),
-    preset_field!(host_scaled_limits, Bool, false),
-    preset_field!(arrival_gpu_best_fit, Bool, false),
-    preset_field!(arrival_host_best_fit, Bool, false),
-];
 
 impl PolicySettings {
     /// The literal reading of Algorithm 1 with the paper's δ (`preset = "paper"`), the other
@@ -640,79 +345,136 @@ impl PolicySettings {
         s
     }
 
-    /// Every setting that a preset fixes, with its value here, as the scenario file writes it.
-    pub fn preset_key_values(&self) -> Vec<(&'static str, toml::Value)> {
-        PRESET_FIELDS
-            .iter()
-            .map(|f| (f.key, (f.get)(self).to_toml()))
-            .collect()
-    }
-
-    /// Gives every setting that a preset fixes its default value (`--preset default` on a
-    /// scenario written with another preset).
-    pub fn reset_preset_keys(&mut self) {
-        let d = PolicySettings::default();
-        for f in &PRESET_FIELDS {
-            (f.set)(self, (f.get)(&d));
-        }
-    }
-
-    /// Sets `preset` and the values it fixes, leaving out the keys for which `written` is true
-    /// (settings written beside the preset win).
+    /// Sets `preset` and the values of `[policy.origamig]` it fixes, leaving out the keys for
+    /// which `written` is true (settings written beside the preset win).
     pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
         self.preset = preset;
-        if preset == Preset::Paper {
-            for f in PRESET_FIELDS.iter().filter(|f| !written(f.key)) {
-                (f.set)(self, f.paper);
-            }
-        }
+        self.origamig.apply_preset(preset, written);
     }
 }
 
-impl Default for PolicySettings {
-    fn default() -> Self {
-        PolicySettings {
-            arrival: PolicyKind::Ff,
-            weight_admit: 100.0,
-            weight_host: 50.0,
-            weight_gpu: 20.0,
-            weight_free_start: 1.0,
-            delta: 15.0,
-            delta_per_gb: 0.0,
-            delta_job_extra: DEFAULT_DELTA_JOB_EXTRA,
-            m_max: 16,
-            n_max: 64,
-            time_limit_s: 10.0,
-            node_limit: DEFAULT_NODE_LIMIT,
-            sim_time_limit_s: DEFAULT_SIM_TIME_LIMIT_S,
-            threads: 1,
-            theta: 1,
-            check_every_s: 10.0,
-            compaction_min: 15.0,
-            migration_gbps: 12.5,
-            multi_gpu_whole_only: false,
-            keep_removed_sources: true,
-            preset: Preset::Default,
-            legacy_layout_hysteresis: None,
-            packing_finish_gpu: 1.0,
-            packing_finish_host: 1.0,
-            packing_protect_host: 2.0,
-            defrag_stranded_share: 0.0,
-            partitions: 1,
-            partition_hosts: 0,
-            host_columns_budget: 1,
-            merge_hosts: DEFAULT_MERGE_HOSTS,
-            neighborhood_vms: 0,
-            consolidation_hold_s: 0.0,
-            ff_active_first: true,
-            host_weight_from_power: true,
-            host_scaled_limits: true,
-            host_scaled_budget: true,
-            arrival_gpu_best_fit: true,
-            arrival_host_best_fit: true,
-            reenable: Reenable::Neighborhood,
+/// Declares [`PolicyFile`], `[policy]` as a file may write it: the new form and, as options, the
+/// flat keys of earlier versions, each with the sub-table and key it moved to
+/// ([`LEGACY_POLICY_KEYS`]).
+macro_rules! policy_file {
+    ($( $old:ident => $section:ident . $new:ident : $ty:ty ),* $(,)?) => {
+        /// `[policy]` as read from a file: [`PolicySettings`]' fields, and the flat keys of
+        /// earlier versions, which win over the sub-table's default (a file writing both is
+        /// refused when it is loaded).
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields, default)]
+        struct PolicyFile {
+            arrival: PolicyKind,
+            preset: Preset,
+            migration_gbps: f64,
+            multi_gpu_whole_only: bool,
+            layout_hysteresis: Option<u32>,
+            origamig: OrigamigSettings,
+            tc: TcSettings,
+            packing: PackingSettings,
+            $( $old: Option<$ty>, )*
         }
+
+        impl Default for PolicyFile {
+            fn default() -> Self {
+                let d = PolicySettings::default();
+                PolicyFile {
+                    arrival: d.arrival,
+                    preset: d.preset,
+                    migration_gbps: d.migration_gbps,
+                    multi_gpu_whole_only: d.multi_gpu_whole_only,
+                    layout_hysteresis: None,
+                    origamig: d.origamig,
+                    tc: d.tc,
+                    packing: d.packing,
+                    $( $old: None, )*
+                }
+            }
+        }
+
+        impl From<PolicyFile> for PolicySettings {
+            fn from(f: PolicyFile) -> Self {
+                let mut s = PolicySettings {
+                    arrival: f.arrival,
+                    preset: f.preset,
+                    migration_gbps: f.migration_gbps,
+                    multi_gpu_whole_only: f.multi_gpu_whole_only,
+                    legacy_layout_hysteresis: f.layout_hysteresis,
+                    origamig: f.origamig,
+                    tc: f.tc,
+                    packing: f.packing,
+                };
+                $( if let Some(v) = f.$old { s.$section.$new = v; } )*
+                s
+            }
+        }
+
+        /// The flat `[policy]` keys of earlier versions: (old key, sub-table, new key).
+        pub const LEGACY_POLICY_KEYS: &[(&str, &str, &str)] = &[
+            $( (stringify!($old), stringify!($section), stringify!($new)), )*
+        ];
+    };
+}
+
+policy_file! {
+    weight_admit => origamig.weight_admit: f64,
+    weight_host => origamig.weight_host: f64,
+    weight_gpu => origamig.weight_gpu: f64,
+    weight_free_start => origamig.weight_free_start: f64,
+    delta => origamig.delta: f64,
+    delta_per_gb => origamig.delta_per_gb: f64,
+    delta_job_extra => origamig.delta_job_extra: f64,
+    m_max => origamig.m_max: usize,
+    n_max => origamig.n_max: usize,
+    time_limit_s => origamig.time_limit_s: f64,
+    node_limit => origamig.node_limit: u64,
+    sim_time_limit_s => origamig.sim_time_limit_s: f64,
+    threads => origamig.threads: u32,
+    theta => origamig.theta: i64,
+    check_every_s => origamig.check_every_s: f64,
+    keep_removed_sources => origamig.keep_removed_sources: bool,
+    partitions => origamig.partitions: usize,
+    partition_hosts => origamig.partition_hosts: usize,
+    host_columns_budget => origamig.host_columns_budget: u32,
+    merge_hosts => origamig.merge_hosts: usize,
+    neighborhood_vms => origamig.neighborhood_vms: usize,
+    reenable => origamig.reenable: Reenable,
+    consolidation_hold_s => origamig.consolidation_hold_s: f64,
+    ff_active_first => origamig.ff_active_first: bool,
+    host_weight_from_power => origamig.host_weight_from_power: bool,
+    host_scaled_limits => origamig.host_scaled_limits: bool,
+    host_scaled_budget => origamig.host_scaled_budget: bool,
+    arrival_gpu_best_fit => origamig.arrival_gpu_best_fit: bool,
+    arrival_host_best_fit => origamig.arrival_host_best_fit: bool,
+    compaction_min => tc.compaction_min: f64,
+    packing_finish_gpu => packing.finish_gpu: f64,
+    packing_finish_host => packing.finish_host: f64,
+    packing_protect_host => packing.protect_host: f64,
+    defrag_stranded_share => packing.defrag_stranded_share: f64,
+}
+
+/// Where a `[policy]` key lives now: (`""` for `[policy]` itself or the sub-table, the key), for
+/// a key of `[policy]`, a flat key of earlier versions or `SUBTABLE.KEY`; `None` when no setting
+/// has that name.
+pub fn policy_key_path(key: &str) -> Option<(&'static str, &'static str)> {
+    const TOP: [&str; 5] = [
+        "arrival",
+        "preset",
+        "migration_gbps",
+        "multi_gpu_whole_only",
+        "layout_hysteresis",
+    ];
+    if let Some(k) = TOP.iter().find(|k| **k == key) {
+        return Some(("", k));
     }
+    if let Some(&(_, section, new)) = LEGACY_POLICY_KEYS.iter().find(|(old, _, _)| *old == key) {
+        return Some((section, new));
+    }
+    let (section, k) = key.split_once('.')?;
+    LEGACY_POLICY_KEYS
+        .iter()
+        .find(|(_, s, n)| *s == section && *n == k)
+        .map(|&(_, s, n)| (s, n))
 }
 
 /// A loaded scenario: the fleet state plus its settings.
@@ -728,6 +490,9 @@ pub struct Scenario {
     pub quotas: BTreeMap<String, BTreeMap<String, u32>>,
     /// The host groups as written, so a save keeps them grouped.
     groups: Vec<(String, u32)>,
+    /// One line per flat `[policy]` key of earlier versions that the file wrote, naming where it
+    /// lives now (`migplan check` prints them).
+    pub moved_keys: Vec<String>,
 }
 
 /// Where a scenario error is: 1-based line and column.
@@ -839,7 +604,10 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
     check_profile_mix(&cx, catalog, &spec)?;
     let mut policy = spec.policy.clone();
     let preset = policy.preset;
-    policy.apply_preset(preset, &|key| settings::key_span(src, "policy", key) != (0..0));
+    policy.apply_preset(preset, &|key| {
+        settings::locate(src, "policy.origamig", key).0 != (0..0)
+    });
+    let moved = settings::legacy_keys(&cx)?;
     settings::check(&cx, catalog, spec.now_s, &spec.workload, &policy)?;
     fleet
         .check_invariants()
@@ -859,6 +627,12 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         policy,
         quotas: spec.quotas,
         groups,
+        moved_keys: moved
+            .into_iter()
+            .map(|(l, c, old, new)| {
+                format!("{file}:{l}:{c}: `{old}` is now `{new}` (read as before; a save writes the new form)")
+            })
+            .collect(),
     })
 }
 
@@ -1617,19 +1391,22 @@ impl Scenario {
         // Saves leave out default values, but a key left out beside a preset takes the preset's
         // value when read back: write every key the preset fixes, after the preset's line.
         let read: toml::Table = toml::from_str(&text)?;
-        let written = read.get("policy").and_then(|p| p.as_table());
+        let written = read
+            .get("policy")
+            .and_then(|p| p.get("origamig"))
+            .and_then(|p| p.as_table());
         let missing: String = self
             .policy
+            .origamig
             .preset_key_values()
             .into_iter()
             .filter(|(k, _)| !written.is_some_and(|t| t.contains_key(*k)))
             .map(|(k, v)| format!("{k} = {v}\n"))
             .collect();
-        let policy_at = text.find("\n[policy]\n").map_or(0, |i| i + 1);
-        let Some(line) = text[policy_at..].find("\npreset = ").map(|i| policy_at + i + 1) else {
-            anyhow::bail!("internal: the saved [policy] table has no preset line");
+        const HEADER: &str = "\n[policy.origamig]\n";
+        let Some(end) = text.find(HEADER).map(|i| i + HEADER.len()) else {
+            anyhow::bail!("internal: the saved scenario has no [policy.origamig] table");
         };
-        let end = text[line..].find('\n').map_or(text.len(), |i| line + i + 1);
         Ok(format!("{}{missing}{}", &text[..end], &text[end..]))
     }
 }

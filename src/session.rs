@@ -320,7 +320,7 @@ pub struct SolveProgress {
 pub struct SolveRequest {
     pub mode: CallMode,
     pub fleet: Fleet,
-    pub settings: PolicySettings,
+    pub settings: crate::policy_settings::OrigamigSettings,
     /// The session revision the fleet was copied from; a stale result is refused.
     pub revision: u64,
 }
@@ -873,7 +873,7 @@ impl Session {
             if proposal.plan.targets.is_empty() {
                 self.note(EventKind::Plan, "plan dropped: its VMs have left".into());
             } else {
-                match build_preview(fleet, proposal, p.horizon_h, self.scenario.policy.delta) {
+                match build_preview(fleet, proposal, p.horizon_h, self.scenario.policy.origamig.delta) {
                     Ok(rebuilt) if rebuilt.schedule.steps.is_empty() => self.note(
                         EventKind::Plan,
                         "plan dropped: nothing of it is left to do".into(),

@@ -794,7 +794,7 @@ impl Simulator {
         } else {
             p.origin.clone()
         };
-        let schedule = match executor::schedule_with(&self.fleet, p, self.settings.delta) {
+        let schedule = match executor::schedule_with(&self.fleet, p, self.settings.origamig.delta) {
             Ok(s) => s,
             Err(e) => {
                 self.log(

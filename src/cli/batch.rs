@@ -35,7 +35,7 @@ struct Report {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let sc = scenario::load(&a.scenario)?;
     let file = a.scenario.display().to_string();
-    let plan = serving::plan_pending(&sc.fleet, &sc.policy, ExactSettings::default())
+    let plan = serving::plan_pending(&sc.fleet, &sc.policy.packing, ExactSettings::default())
         .map_err(|e| {
             anyhow::anyhow!(
                 "{file}: the batch cannot be planned: {e}; `migplan defrag {file}` or `migplan solve {file}` may free GPUs"

@@ -1,4 +1,5 @@
-//! `migplan check FILE`: validate a scenario and print a one-line summary.
+//! `migplan check FILE`: validate a scenario and print a one-line summary, after a line for each
+//! flat `[policy]` key of earlier versions saying where it lives now.
 
 use std::path::PathBuf;
 
@@ -10,6 +11,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let s = crate::scenario::load(&a.file)?;
+    for note in &s.moved_keys {
+        println!("{note}");
+    }
     println!("{}", crate::scenario::summary(&s));
     Ok(())
 }

@@ -25,7 +25,8 @@ use crate::metrics::Summary;
 use crate::policy::origamig::bilp::{self, SolveControl, SolveStatus};
 use crate::policy::origamig::objective::{evaluate, Weights};
 use crate::policy::{self, origamig::Origamig};
-use crate::scenario::{self, PolicySettings, Scenario};
+use crate::policy_settings::OrigamigSettings;
+use crate::scenario::{self, Scenario};
 use crate::sim::Simulator;
 use std::path::PathBuf;
 
@@ -216,23 +217,34 @@ fn policy_set_text(policy: &[String], lead: &str) -> String {
     }
 }
 
-/// `--policy-set KEY=VALUE` arguments as lines of a `[policy]` table.
+/// `--policy-set KEY=VALUE` arguments as the lines of a `[policy]` table followed by its
+/// sub-tables: each key where it lives now (a key of `[policy]`, a flat key of earlier versions,
+/// or `SUBTABLE.KEY` such as `origamig.delta`).
 fn policy_lines(policy: &[String]) -> anyhow::Result<String> {
-    let mut src = String::new();
+    let mut sections: std::collections::BTreeMap<&str, String> = Default::default();
     for kv in policy {
         let (k, v) = kv
             .split_once('=')
             .ok_or_else(|| anyhow::anyhow!("--policy-set: `{kv}` is not KEY=VALUE"))?;
         let k = k.trim();
         anyhow::ensure!(
-            !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
             "--policy-set: `{k}` is not a setting name"
         );
         anyhow::ensure!(
             !v.contains('\n'),
             "--policy-set: the value of `{k}` must be on one line"
         );
-        src.push_str(&format!("{k} = {}\n", v.trim()));
+        let (section, key) = scenario::policy_key_path(k)
+            .ok_or_else(|| anyhow::anyhow!("--policy-set: unknown setting `{k}`"))?;
+        let lines = sections.entry(section).or_default();
+        lines.push_str(&format!("{key} = {}\n", v.trim()));
+    }
+    let mut src = sections.remove("").unwrap_or_default();
+    for (section, lines) in sections {
+        src.push_str(&format!("\n[policy.{section}]\n{lines}"));
     }
     Ok(src)
 }
@@ -243,20 +255,42 @@ pub(crate) fn set_policy(s: &mut Scenario, policy: &[String]) -> anyhow::Result<
     if policy.is_empty() {
         return Ok(());
     }
-    let given: toml::Table = toml::from_str(&policy_lines(policy)?)
+    let mut given: toml::Table = toml::from_str(&format!("[policy]\n{}", policy_lines(policy)?))
         .map_err(|e| anyhow::anyhow!("--policy-set: {}", e.message()))?;
+    let given = match given.remove("policy") {
+        Some(toml::Value::Table(t)) => t,
+        _ => toml::Table::new(),
+    };
     let mut table = toml::Table::try_from(&s.policy)?;
     // Saves leave out some defaults; written out, a preset cannot overwrite them on the way back.
-    for (k, v) in s.policy.preset_key_values() {
-        table.insert(k.into(), v);
-    }
+    let preset_keys = s.policy.origamig.preset_key_values();
+    given_into(
+        &mut table,
+        "origamig",
+        preset_keys.into_iter().map(|(k, v)| (k.to_string(), v)),
+    );
     for (k, v) in given {
-        table.insert(k, v);
+        match v {
+            toml::Value::Table(sub) => given_into(&mut table, &k, sub),
+            v => {
+                table.insert(k, v);
+            }
+        }
     }
     let mut file: toml::Table = toml::from_str(&s.to_toml()?)?;
     file.insert("policy".into(), toml::Value::Table(table));
     s.policy = scenario::parse(&toml::to_string(&file)?, "<--policy-set>")?.policy;
     Ok(())
+}
+
+/// Sets `entries` in the sub-table `name` of `table`, which it makes when missing.
+fn given_into(table: &mut toml::Table, name: &str, entries: impl IntoIterator<Item = (String, toml::Value)>) {
+    let sub = table
+        .entry(name)
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if let toml::Value::Table(sub) = sub {
+        sub.extend(entries);
+    }
 }
 
 /// One snapshot compared with OPT.
@@ -329,7 +363,7 @@ fn quantile(xs: &mut [f64], q: f64) -> f64 {
 
 /// OPT from the fleet's current state: the BILP over every host and every pending VM. Returns
 /// OPT's fleet and its solve outcome.
-fn opt_of(fleet: &Fleet, settings: &PolicySettings) -> anyhow::Result<(Fleet, bilp::SolveOutcome)> {
+fn opt_of(fleet: &Fleet, settings: &OrigamigSettings) -> anyhow::Result<(Fleet, bilp::SolveOutcome)> {
     let hosts: Vec<usize> = (0..fleet.hosts.len()).collect();
     // OPT with `--opt-time-limit` of wall clock (§6.8 compares it with OrigaMIG as a timed solve).
     let control = SolveControl {
@@ -409,13 +443,15 @@ fn gap_to_opt(a: &GapArgs) -> anyhow::Result<()> {
 /// snapshot, and the seed's row.
 fn gap_run(a: &GapArgs, n: usize, seed: u64) -> anyhow::Result<(GapRow, Vec<Snapshot>)> {
     let sc = gap_scenario(n, a.load, seed, a.to_h, &a.policy_set)?;
-    let mut sim = Simulator::new(&sc, Box::new(Origamig::new(&sc.policy)))?;
+    let o = &sc.policy.origamig;
+    let origamig = Origamig::new(o).with_migration_gbps(sc.policy.migration_gbps);
+    let mut sim = Simulator::new(&sc, Box::new(origamig))?;
     let t0 = sim.time();
-    let opt_settings = PolicySettings {
+    let opt_settings = OrigamigSettings {
         time_limit_s: a.opt_time_limit,
-        ..sc.policy.clone()
+        ..o.clone()
     };
-    let w = Weights::from_settings(&sc.policy);
+    let w = Weights::from_settings(o);
     let mut snaps = Vec::new();
     let mut k = 0;
     loop {
@@ -813,8 +849,8 @@ fn fig6(a: &Fig6Args) -> anyhow::Result<()> {
     let mut rows: Vec<Fig6Row> = Vec::new();
     for (p, setting) in &settings {
         let tweak = |s: &mut Scenario| match p.as_str() {
-            "tc" => s.policy.compaction_min = *setting,
-            "origamig" => s.policy.delta = *setting,
+            "tc" => s.policy.tc.compaction_min = *setting,
+            "origamig" => s.policy.origamig.delta = *setting,
             _ => {}
         };
         let (ms, wall) = runs(&base, p, a.load, &a.runs, &tweak, &format!("{p} {setting}"))?;

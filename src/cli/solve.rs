@@ -36,7 +36,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Some(name) => Some(Class::parse(&sc.fleet, name).map_err(|e| anyhow::anyhow!("--class: {e}"))?),
         None => None,
     };
-    let p = propose(&sc.fleet, a.mode, class.as_ref(), &sc.policy)?;
+    let p = propose(&sc.fleet, a.mode, class.as_ref(), &sc.policy.origamig)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&to_json(&sc.fleet, &p))?);
     } else {

@@ -9,7 +9,7 @@ use super::layouts::{self, arrange};
 use super::planner::{self, ExactSettings, PlanError};
 use crate::fleet::{Fleet, FleetError, GiSlot, GpuMode, Placement, VmId};
 use crate::policy::packing::Packing;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::PackingSettings;
 use std::collections::BTreeMap;
 
 /// Why a batch could not be planned.
@@ -62,7 +62,7 @@ pub fn used_gpus_by_mode(fleet: &Fleet) -> (usize, usize, usize) {
 /// stay pending.
 pub fn plan_pending(
     fleet: &Fleet,
-    settings: &PolicySettings,
+    settings: &PackingSettings,
     exact: ExactSettings,
 ) -> Result<BatchPlan, BatchError> {
     let catalog = fleet.catalog;
@@ -137,7 +137,7 @@ pub fn plan_pending(
         }
     }
     // Everything else, oldest first, through the packing score.
-    let packing = Packing::new(settings);
+    let packing = Packing::new(settings, &Default::default());
     let rest: Vec<VmId> = after.pending().to_vec();
     for id in rest {
         let Some(vm) = after.vm(id).cloned() else { continue };

@@ -27,18 +27,19 @@ pub fn by_name(name: &str, settings: &PolicySettings) -> anyhow::Result<Box<dyn 
 
 /// The policy `kind`, configured from `settings`.
 pub fn build(kind: PolicyKind, settings: &PolicySettings) -> anyhow::Result<Box<dyn Policy>> {
+    let (o, gbps) = (&settings.origamig, settings.migration_gbps);
     Ok(match kind {
         PolicyKind::Ff => Box::new(ff::FirstFit),
         PolicyKind::Mfi => Box::new(mfi::Mfi::new()),
-        PolicyKind::Tc => Box::new(tc::Tc::new(settings)),
-        PolicyKind::Origamig if settings.partitions > 1 || settings.partition_hosts > 0 => {
-            Box::new(origamig::Partitioned::new(settings))
+        PolicyKind::Tc => Box::new(tc::Tc::new(&settings.tc, gbps)),
+        PolicyKind::Origamig if o.partitions > 1 || o.partition_hosts > 0 => {
+            Box::new(origamig::Partitioned::new(o).with_migration_gbps(gbps))
         }
-        PolicyKind::Origamig => Box::new(origamig::Origamig::new(settings)),
-        PolicyKind::Opt => Box::new(origamig::Origamig::opt(settings)),
+        PolicyKind::Origamig => Box::new(origamig::Origamig::new(o).with_migration_gbps(gbps)),
+        PolicyKind::Opt => Box::new(origamig::Origamig::opt(o).with_migration_gbps(gbps)),
         PolicyKind::Packing => {
-            packing::Packing::validate(settings)?;
-            Box::new(packing::Packing::new(settings))
+            packing::Packing::validate(&settings.packing)?;
+            Box::new(packing::Packing::new(&settings.packing, o))
         }
     })
 }

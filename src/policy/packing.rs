@@ -38,7 +38,7 @@ use crate::policy::origamig::bilp::SolveControl;
 use crate::policy::origamig::triggers::{CallKind, Class};
 use crate::policy::origamig::CallMode;
 use crate::policy::Policy;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::{OrigamigSettings, PackingSettings};
 
 /// The packing policy with its three weights and its optional defragmentation trigger.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,7 +48,8 @@ pub struct Packing {
     pub protect_host: f64,
     /// Stranded share that triggers a consolidation call (0: off).
     pub defrag_share: f64,
-    settings: PolicySettings,
+    /// The settings of the trigger's OrigaMIG calls.
+    settings: OrigamigSettings,
     last_check: Option<f64>,
     /// Set after a call that changed nothing; cleared when a VM leaves.
     idle: bool,
@@ -64,10 +65,10 @@ pub struct Packing {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PackingSettingsError {
     /// A weight is infinite or NaN.
-    #[error("policy.{name} must be a finite number, not {value}")]
+    #[error("policy.packing.{name} must be a finite number, not {value}")]
     NotFinite { name: &'static str, value: f64 },
     /// The defragmentation threshold is outside 0..1.
-    #[error("policy.defrag_stranded_share must be within 0..1 (0 = off), not {0}")]
+    #[error("policy.packing.defrag_stranded_share must be within 0..1 (0 = off), not {0}")]
     ShareOutOfRange(f64),
 }
 
@@ -88,11 +89,11 @@ fn no_capacity(model: &crate::catalog::GpuModel, occ: &Occupancy) -> bool {
 
 impl Packing {
     /// Checks the policy's settings: finite weights, a trigger share within 0..1.
-    pub fn validate(settings: &PolicySettings) -> Result<(), PackingSettingsError> {
+    pub fn validate(settings: &PackingSettings) -> Result<(), PackingSettingsError> {
         for (name, w) in [
-            ("packing_finish_gpu", settings.packing_finish_gpu),
-            ("packing_finish_host", settings.packing_finish_host),
-            ("packing_protect_host", settings.packing_protect_host),
+            ("finish_gpu", settings.finish_gpu),
+            ("finish_host", settings.finish_host),
+            ("protect_host", settings.protect_host),
         ] {
             if !w.is_finite() {
                 return Err(PackingSettingsError::NotFinite { name, value: w });
@@ -105,14 +106,15 @@ impl Packing {
         Ok(())
     }
 
-    /// The policy with the weights and trigger of `settings` (see [`Packing::validate`]).
-    pub fn new(settings: &PolicySettings) -> Self {
+    /// The policy with the weights and trigger of `settings` (see [`Packing::validate`]), its
+    /// trigger's calls made with `origamig`.
+    pub fn new(settings: &PackingSettings, origamig: &OrigamigSettings) -> Self {
         Packing {
-            finish_gpu: settings.packing_finish_gpu,
-            finish_host: settings.packing_finish_host,
-            protect_host: settings.packing_protect_host,
+            finish_gpu: settings.finish_gpu,
+            finish_host: settings.finish_host,
+            protect_host: settings.protect_host,
             defrag_share: settings.defrag_stranded_share,
-            settings: settings.clone(),
+            settings: origamig.clone(),
             last_check: None,
             idle: false,
             defrag_calls: 0,

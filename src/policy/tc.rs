@@ -23,7 +23,7 @@ use crate::executor;
 use crate::fleet::{Fleet, GiSlot, GpuMode, HostId, Placement, Vm, VmId};
 use crate::mig::Occupancy;
 use crate::plan::Plan;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::TcSettings;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What the placement rule needs to know of one GPU.
@@ -508,11 +508,13 @@ pub struct Tc {
 }
 
 impl Tc {
-    pub fn new(settings: &PolicySettings) -> Self {
+    /// TC with its compactions every `settings.compaction_min`, their moves timed at `gbps`
+    /// Gbit/s (`[policy] migration_gbps`).
+    pub fn new(settings: &TcSettings, gbps: f64) -> Self {
         Tc {
             tables: Lazy::default(),
             period_s: settings.compaction_min * 60.0,
-            gbps: settings.migration_gbps,
+            gbps,
             next_compaction: None,
             busy: BTreeSet::new(),
             busy_until: f64::NEG_INFINITY,

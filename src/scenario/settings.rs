@@ -7,6 +7,7 @@
 use super::{Ctx, PolicySettings, WorkloadSettings};
 use crate::catalog::Catalog;
 use crate::limits::{self, show};
+use crate::policy_settings::OrigamigSettings;
 use std::ops::Range;
 
 /// Byte span of `key` in table `table` of `src` ("" for the top level), or `0..0` when the key
@@ -112,7 +113,7 @@ pub(super) fn check(
     p: &PolicySettings,
 ) -> anyhow::Result<()> {
     let workload = workload_rules(w);
-    let policy = policy_rules(p);
+    let origamig = origamig_rules(&p.origamig);
     let mix = [
         ("share", Want::Share(w.mix.share)),
         ("isolated", Want::Share(w.mix.isolated)),
@@ -127,7 +128,25 @@ pub(super) fn check(
         ("", &top[..]),
         ("workload", &workload[..]),
         ("workload.mix", &mix[..]),
-        ("policy", &policy[..]),
+        (
+            "policy",
+            &[("migration_gbps", Want::Positive(p.migration_gbps, f64::MAX))][..],
+        ),
+        ("policy.origamig", &origamig[..]),
+        (
+            "policy.tc",
+            &[(
+                "compaction_min",
+                Want::Positive(p.tc.compaction_min, limits::MAX_SIM_HOURS * 60.0),
+            )][..],
+        ),
+        (
+            "policy.packing",
+            &[(
+                "defrag_stranded_share",
+                Want::Share(p.packing.defrag_stranded_share),
+            )][..],
+        ),
     ] {
         for (key, want) in rules {
             if let Some(msg) = want.fails() {
@@ -191,9 +210,8 @@ fn workload_rules(w: &WorkloadSettings) -> Vec<(&'static str, Want)> {
     ]
 }
 
-/// The range of each number of `[policy]` (a data table).
-fn policy_rules(p: &PolicySettings) -> Vec<(&'static str, Want)> {
-    const NONE: f64 = f64::MAX;
+/// The range of each number of `[policy.origamig]` (a data table).
+fn origamig_rules(p: &OrigamigSettings) -> Vec<(&'static str, Want)> {
     let hours = limits::MAX_SIM_HOURS;
     let weight = limits::MAX_WEIGHT;
     // §4: a, b, e and w_p are rewards and costs, δ a penalty; a negative one turns the objective
@@ -240,9 +258,6 @@ fn policy_rules(p: &PolicySettings) -> Vec<(&'static str, Want)> {
             "consolidation_hold_s",
             Want::NonNegative(p.consolidation_hold_s, hours * 3600.0),
         ),
-        ("compaction_min", Want::Positive(p.compaction_min, hours * 60.0)),
-        ("migration_gbps", Want::Positive(p.migration_gbps, NONE)),
-        ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),
         (
             "partitions",
             Want::Within(
@@ -275,14 +290,14 @@ fn policy_rules(p: &PolicySettings) -> Vec<(&'static str, Want)> {
 fn check_policy_extras(cx: &Ctx, p: &PolicySettings) -> anyhow::Result<()> {
     let weight = limits::MAX_WEIGHT;
     for (key, v) in [
-        ("packing_finish_gpu", p.packing_finish_gpu),
-        ("packing_finish_host", p.packing_finish_host),
-        ("packing_protect_host", p.packing_protect_host),
+        ("finish_gpu", p.packing.finish_gpu),
+        ("finish_host", p.packing.finish_host),
+        ("protect_host", p.packing.protect_host),
     ] {
         if !(v.is_finite() && v.abs() <= weight) {
             return fail(
                 cx,
-                "policy",
+                "policy.packing",
                 key,
                 format!(
                     "must be a finite number within ±{}, not {}",
@@ -292,10 +307,11 @@ fn check_policy_extras(cx: &Ctx, p: &PolicySettings) -> anyhow::Result<()> {
             );
         }
     }
+    let p = &p.origamig;
     if p.merge_hosts == 1 || p.merge_hosts > limits::MAX_MERGE_HOSTS {
         return fail(
             cx,
-            "policy",
+            "policy.origamig",
             "merge_hosts",
             format!(
                 "must be 0 (off) or within 2..={} (docs/limits.md), not {}",
@@ -307,7 +323,7 @@ fn check_policy_extras(cx: &Ctx, p: &PolicySettings) -> anyhow::Result<()> {
     if p.neighborhood_vms > limits::MAX_NEIGHBORHOOD_VMS {
         return fail(
             cx,
-            "policy",
+            "policy.origamig",
             "neighborhood_vms",
             format!(
                 "must be 0 (off) or within 1..={} (docs/limits.md), not {}",
@@ -319,7 +335,7 @@ fn check_policy_extras(cx: &Ctx, p: &PolicySettings) -> anyhow::Result<()> {
     if p.partition_hosts > 0 && p.partitions > 1 {
         return fail(
             cx,
-            "policy",
+            "policy.origamig",
             "partition_hosts",
             format!(
                 "set either partitions ({}) or partition_hosts ({}), not both",
@@ -331,12 +347,68 @@ fn check_policy_extras(cx: &Ctx, p: &PolicySettings) -> anyhow::Result<()> {
 }
 
 pub(super) fn fail(cx: &Ctx, table: &str, key: &str, msg: String) -> anyhow::Result<()> {
+    let (span, field) = locate(cx.src, table, key);
+    cx.err(span, &field, msg)
+}
+
+/// Where `key` of `table` is written in `src`, and the field's name as written there: in its
+/// table, as a dotted key of `[policy]` (`origamig.delta = 10`), or as the flat `[policy]` key of
+/// earlier versions (`delta = 10`, named `policy.origamig.delta`); `0..0` and the new name when it is not
+/// written (a default value).
+pub(super) fn locate(src: &str, table: &str, key: &str) -> (Range<usize>, String) {
     let field = if table.is_empty() {
         key.to_string()
     } else {
         format!("{table}.{key}")
     };
-    cx.err(key_span(cx.src, table, key), &field, msg)
+    let at = key_span(src, table, key);
+    if at != (0..0) {
+        return (at, field);
+    }
+    if let Some(section) = table.strip_prefix("policy.") {
+        let dotted = key_span(src, "policy", &format!("{section}.{key}"));
+        if dotted != (0..0) {
+            return (dotted, field);
+        }
+        let old = super::LEGACY_POLICY_KEYS
+            .iter()
+            .find(|(_, s, n)| *s == section && *n == key);
+        if let Some((old, _, _)) = old {
+            let flat = key_span(src, "policy", old);
+            if flat != (0..0) {
+                return (flat, format!("policy.{old}"));
+            }
+        }
+    }
+    (0..0, field)
+}
+
+/// The flat `[policy]` keys of earlier versions written in `src`, each as `LINE:COL` with the key
+/// and where it lives now; an error naming the first one also written in its new place.
+pub(super) fn legacy_keys(cx: &Ctx) -> anyhow::Result<Vec<(usize, usize, String, String)>> {
+    let mut out = Vec::new();
+    for &(old, section, new) in super::LEGACY_POLICY_KEYS {
+        let flat = key_span(cx.src, "policy", old);
+        if flat == (0..0) {
+            continue;
+        }
+        let table = format!("policy.{section}");
+        let mut now = key_span(cx.src, &table, new);
+        if now == (0..0) {
+            now = key_span(cx.src, "policy", &format!("{section}.{new}"));
+        }
+        if now != (0..0) {
+            let (l, _) = super::line_col(cx.src, now);
+            return cx.err(
+                flat,
+                &format!("policy.{old}"),
+                format!("also written as `{table}.{new}` (line {l}): keep one"),
+            );
+        }
+        let (l, c) = super::line_col(cx.src, flat);
+        out.push((l, c, format!("policy.{old}"), format!("{table}.{new}")));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ fn serving_200_json_matches_the_in_process_plan_and_the_exact_optimum() {
     )
     .unwrap();
     assert!(optimum.proven_optimal);
-    let plan = plan_pending(f, &s.policy, ExactSettings::default()).unwrap();
+    let plan = plan_pending(f, &s.policy.packing, ExactSettings::default()).unwrap();
 
     let j = batch_json(SERVING);
     let mig = j["layout_gpus"]["h100-80gb"].as_u64().unwrap();
@@ -121,7 +121,7 @@ fn serving_alone_keeps_both_gang_hosts_free() {
     let j = batch_json(path.to_str().unwrap());
     assert_eq!(j["pending_count"].as_u64(), Some(0));
     assert_eq!(j["gang_hosts_count"].as_u64(), Some(2));
-    let plan = plan_pending(&s.fleet, &s.policy, ExactSettings::default()).unwrap();
+    let plan = plan_pending(&s.fleet, &s.policy.packing, ExactSettings::default()).unwrap();
     assert_eq!(free_gang_hosts(&plan.fleet), 2);
     let mut names: Vec<String> = serde_json::from_value(j["gang_hosts"].clone()).unwrap();
     names.sort();
@@ -148,7 +148,7 @@ fn apply_writes_a_scenario_that_loads_and_checks_with_nothing_pending() {
     s.fleet.check_invariants().unwrap();
     assert!(s.fleet.pending().is_empty());
     let before = serving();
-    let plan = plan_pending(&before.fleet, &before.policy, ExactSettings::default()).unwrap();
+    let plan = plan_pending(&before.fleet, &before.policy.packing, ExactSettings::default()).unwrap();
     assert_eq!(used_gpus_by_mode(&s.fleet), used_gpus_by_mode(&plan.fleet));
     for v in plan.fleet.vms() {
         assert_eq!(s.fleet.vm(v.id).unwrap().placement, v.placement, "VM {}", v.id);

@@ -10,7 +10,8 @@ use migplan::policy::origamig::call::{propose_with, CallMode};
 use migplan::policy::origamig::neighborhood::{self, scaled_limits};
 use migplan::policy::origamig::objective::Weights;
 use migplan::policy::origamig::triggers::Class;
-use migplan::scenario::{self, PolicySettings};
+use migplan::policy_settings::OrigamigSettings;
+use migplan::scenario;
 
 /// `n` DGX A100 hosts: 8 A100-40GB, 256 cores, 2 TB, the `dgx-a100` curve.
 fn dgx_a100s(n: usize) -> Fleet {
@@ -55,19 +56,19 @@ fn weights_from_power_give_the_papers_constants_on_its_host_and_more_on_a_dgx() 
     let host = Host::new("h", 224, 2048, vec![c.model_id("h100-80gb").unwrap(); 8], h100);
     assert_eq!(w.host_of(&host, c), 372.0);
     // Off, and under the paper preset: every host costs weight_host.
-    let off = Weights::from_settings(&PolicySettings::paper());
+    let off = Weights::from_settings(&OrigamigSettings::paper());
     assert!(!off.host_from_power);
     assert_eq!(off.host_of(&dgx.hosts[0], c), 50.0);
 }
 
 #[test]
 fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
-    let d = PolicySettings::default();
+    let d = OrigamigSettings::default();
     assert_eq!(scaled_limits(&d, 2), (16, 64));
     assert_eq!(scaled_limits(&d, 1), (16, 64));
     assert_eq!(scaled_limits(&d, 4), (8, 128));
     assert_eq!(scaled_limits(&d, 8), (4, 256));
-    let one = PolicySettings {
+    let one = OrigamigSettings {
         m_max: 1,
         ..d.clone()
     };
@@ -81,11 +82,11 @@ fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
 
 #[test]
 fn the_paper_preset_turns_the_big_host_settings_off_and_a_written_one_wins() {
-    let d = PolicySettings::default();
+    let d = OrigamigSettings::default();
     assert!(
         d.host_weight_from_power && d.host_scaled_limits && d.host_scaled_budget && d.arrival_gpu_best_fit
     );
-    let p = PolicySettings::paper();
+    let p = OrigamigSettings::paper();
     assert!(
         !p.host_weight_from_power
             && !p.host_scaled_limits
@@ -95,7 +96,7 @@ fn the_paper_preset_turns_the_big_host_settings_off_and_a_written_one_wins() {
     let src =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/hgx-a100.toml")).unwrap();
     let s = scenario::parse(&src, "hgx.toml").unwrap();
-    assert_eq!(s.policy, PolicySettings::default());
+    assert_eq!(s.policy, scenario::PolicySettings::default());
     assert_eq!(s.fleet.hosts.len(), 16);
     assert!(s.fleet.hosts.iter().all(|h| h.gpus.len() == 8));
     let with = format!(
@@ -103,7 +104,7 @@ fn the_paper_preset_turns_the_big_host_settings_off_and_a_written_one_wins() {
         src.trim_end()
     );
     let s = scenario::parse(&with, "hgx.toml").unwrap();
-    assert!(s.policy.host_weight_from_power && !s.policy.host_scaled_limits);
+    assert!(s.policy.origamig.host_weight_from_power && !s.policy.origamig.host_scaled_limits);
     // A save leaves the defaults out and reads back the same.
     let back = scenario::parse(&s.to_toml().unwrap(), "back.toml").unwrap();
     assert_eq!(back.policy, s.policy);
@@ -132,7 +133,7 @@ fn small_host_beside_two_big_ones() -> Fleet {
     f
 }
 
-fn consolidate(f: &Fleet, s: &PolicySettings) -> migplan::policy::origamig::call::Proposal {
+fn consolidate(f: &Fleet, s: &OrigamigSettings) -> migplan::policy::origamig::call::Proposal {
     let control = SolveControl {
         limit: CallLimit::Budget,
         ..SolveControl::default()
@@ -143,7 +144,7 @@ fn consolidate(f: &Fleet, s: &PolicySettings) -> migplan::policy::origamig::call
 #[test]
 fn a_simulated_call_empties_a_nearly_empty_dgx_host_only_with_weights_from_power() {
     let f = small_host_beside_two_big_ones();
-    let d = PolicySettings::default();
+    let d = OrigamigSettings::default();
     let p = consolidate(&f, &d);
     assert!(p.improves, "the call must switch dgx1 off: {:?}", p.discarded);
     assert_eq!(p.neighborhood.sources, vec![1]);
@@ -160,7 +161,7 @@ fn a_simulated_call_empties_a_nearly_empty_dgx_host_only_with_weights_from_power
     assert!(!g.hosts[1].is_active());
     assert_eq!(g.vms().count(), f.vms().count());
     // With the paper's constants the same call keeps dgx1 on.
-    let constants = PolicySettings {
+    let constants = OrigamigSettings {
         host_weight_from_power: false,
         ..d
     };
@@ -178,7 +179,7 @@ fn a_simulated_call_empties_a_nearly_empty_dgx_host_only_with_weights_from_power
 #[test]
 fn a_simulated_call_on_big_hosts_is_deterministic_and_stops_at_the_root() {
     let f = small_host_beside_two_big_ones();
-    let d = PolicySettings::default();
+    let d = OrigamigSettings::default();
     let a = consolidate(&f, &d);
     let b = consolidate(&f, &d);
     assert_eq!(a.plan, b.plan);
@@ -194,10 +195,10 @@ fn arrivals_fill_a_partly_used_gpu_of_a_big_host() {
     let mut f = dgx_a100s(1);
     put(&mut f, tenant(1, "4g.20gb"), at(0, &[(3, 0)]));
     let vm = tenant(2, "3g.20gb");
-    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::default());
+    let mut o = migplan::policy::origamig::Origamig::new(&OrigamigSettings::default());
     let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
     assert_eq!((p.host, p.gis[0].gpu, p.gis[0].start), (0, 3, 4));
-    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::paper());
+    let mut o = migplan::policy::origamig::Origamig::new(&OrigamigSettings::paper());
     let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
     assert_eq!((p.host, p.gis[0].gpu), (0, 0));
 }
@@ -267,10 +268,10 @@ fn arrivals_go_to_the_active_host_they_fill_best() {
     put(&mut f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
     put(&mut f, tenant(2, "4g.20gb"), at(1, &[(0, 0)]));
     let vm = tenant(3, "3g.20gb");
-    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::default());
+    let mut o = migplan::policy::origamig::Origamig::new(&OrigamigSettings::default());
     let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
     assert_eq!((p.host, p.gis[0].gpu, p.gis[0].start), (1, 0, 4));
-    let mut o = migplan::policy::origamig::Origamig::new(&PolicySettings::paper());
+    let mut o = migplan::policy::origamig::Origamig::new(&OrigamigSettings::paper());
     let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
     assert_eq!(p.host, 0);
 }

@@ -192,7 +192,7 @@ fn known_finding(s: &Scenario) -> Option<&'static str> {
     if s.fleet.vms().any(odd_vm) {
         return Some("negative, NaN or tiny VM lifetimes and NaN arrivals are accepted");
     }
-    if s.policy.threads > 64 {
+    if s.policy.origamig.threads > 64 {
         return Some("[policy] threads has no bound");
     }
     None

@@ -1,4 +1,4 @@
-//! `policy.host_columns_budget`: the multiplier of the host-content enumeration's limits. It is
+//! `policy.origamig.host_columns_budget`: the multiplier of the host-content enumeration's limits. It is
 //! read from `[policy]` and bounded (docs/limits.md); a neighborhood that falls back to the
 //! pattern formulation at the default budget stays in host contents with a larger one, and both
 //! formulations reach the same Eq. (5) value.
@@ -10,7 +10,8 @@ use migplan::fleet::{Fleet, GiRequest, Host, HostId, Vm};
 use migplan::limits::MAX_HOST_COLUMNS_BUDGET;
 use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::objective::{evaluate, Weights};
-use migplan::scenario::{self, PolicySettings};
+use migplan::policy_settings::OrigamigSettings;
+use migplan::scenario;
 
 /// `scenarios/paper-32.toml` with `host_columns_budget = v` written in its `[policy]` table.
 fn paper32_with(v: &str) -> String {
@@ -55,12 +56,15 @@ fn the_budget_is_read_and_bounded() {
         .assert()
         .success();
     let s = scenario::load(&path).unwrap();
-    assert_eq!(s.policy.host_columns_budget, 32);
+    assert_eq!(s.policy.origamig.host_columns_budget, 32);
     let (_dir, path) = temp_file(
         "default.toml",
         &paper32_with("1").replace("host_columns_budget = 1\n", ""),
     );
-    assert_eq!(scenario::load(&path).unwrap().policy.host_columns_budget, 1);
+    assert_eq!(
+        scenario::load(&path).unwrap().policy.origamig.host_columns_budget,
+        1
+    );
 }
 
 /// Two hosts of two A100-40GB GPUs with `vms` VMs of 1g.5gb GIs, one-GI and two-GI in turn, placed
@@ -99,7 +103,7 @@ fn a_larger_budget_keeps_a_fallen_back_call_in_host_contents_with_the_same_value
         formulation: Formulation::Host,
         ..Default::default()
     };
-    let at = |budget: u32| PolicySettings {
+    let at = |budget: u32| OrigamigSettings {
         time_limit_s: 60.0,
         host_columns_budget: budget,
         ..Default::default()
@@ -139,7 +143,7 @@ fn a_larger_budget_keeps_a_fallen_back_call_in_host_contents_with_the_same_value
 fn host_contents_by_gpu_keep_a_fallen_back_call_with_the_same_value() {
     let f = two_a100_hosts(12);
     let hosts: Vec<HostId> = (0..2).collect();
-    let settings = PolicySettings {
+    let settings = OrigamigSettings {
         time_limit_s: 60.0,
         ..Default::default()
     };

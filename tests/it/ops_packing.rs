@@ -31,7 +31,7 @@ fn packed_placement_of_sixty_small_instances() {
     // 16 H100 GPUs in 1g.10gb mode (112 slices), 60 slices in use. Packed placement fills 8
     // GPUs (56) plus 4 on a ninth and leaves 7 GPUs empty.
     let mut f = h100_fleet(8, 2);
-    let mut policy = Packing::new(&PolicySettings::paper());
+    let mut policy = Packing::new(&Default::default(), &PolicySettings::paper().origamig);
     for id in 1..=60 {
         let v = vm(id, &["1g.10gb"]);
         let p = policy.on_arrival(&f, &v, 0.0).expect("room");
@@ -58,7 +58,7 @@ fn protects_a_free_host_and_finishes_a_gpu() {
     put(&mut f, 1, "4g.40gb", 1, 0, 0);
     let v = vm(2, &["3g.40gb"]);
     assert_eq!(f.ff_placement(&v).unwrap().host, 0);
-    let p = Packing::new(&PolicySettings::paper());
+    let p = Packing::new(&Default::default(), &PolicySettings::paper().origamig);
     let c = p.choose(&f, &v).unwrap();
     assert_eq!(
         c.placement,
@@ -85,15 +85,15 @@ fn weights_are_settings() {
     put(&mut f, 5, "2g.20gb", 1, 0, 4);
     let v = vm(6, &["1g.10gb"]);
     let mut s = PolicySettings::paper();
-    let c = Packing::new(&s).choose(&f, &v).unwrap();
+    let c = Packing::new(&s.packing, &s.origamig).choose(&f, &v).unwrap();
     assert_eq!(
         (c.placement.host, c.placement.gis[0]),
         (1, GiSlot { gpu: 0, start: 6 })
     );
     // Without the finish-a-GPU term both hosts score the same and leave as many free slices:
     // the lowest host wins, on its half-used GPU rather than the empty one.
-    s.packing_finish_gpu = 0.0;
-    let c = Packing::new(&s).choose(&f, &v).unwrap();
+    s.packing.finish_gpu = 0.0;
+    let c = Packing::new(&s.packing, &s.origamig).choose(&f, &v).unwrap();
     assert_eq!(c.placement.host, 0);
     assert_eq!(c.placement.gis[0].gpu, 0);
 }
@@ -107,7 +107,7 @@ proptest! {
     fn proposals_are_valid(reqs in proptest::collection::vec(proptest::collection::vec(0usize..6, 1..3), 1..40)) {
         let names = ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"];
         let mut f = h100_fleet(3, 2);
-        let mut policy = Packing::new(&PolicySettings::paper());
+        let mut policy = Packing::new(&Default::default(), &PolicySettings::paper().origamig);
         for (i, r) in reqs.iter().enumerate() {
             let ps: Vec<&str> = r.iter().map(|&k| names[k]).collect();
             let v = vm(100 + i as u64, &ps);

@@ -147,19 +147,24 @@ fn stranded_capacity_triggers_a_defragmentation() {
     assert_eq!(share_7g(&f), 1.0);
     let mut settings = migplan::scenario::PolicySettings::default();
     assert!(
-        Packing::new(&settings).on_step(&f, 0.0).is_none(),
+        Packing::new(&settings.packing, &settings.origamig)
+            .on_step(&f, 0.0)
+            .is_none(),
         "off by default"
     );
-    settings.defrag_stranded_share = 0.5;
-    let mut p = Packing::new(&settings);
+    settings.packing.defrag_stranded_share = 0.5;
+    let mut p = Packing::new(&settings.packing, &settings.origamig);
     assert_eq!(p.defrag_due(&f), Some(("a100-40gb".to_string(), 1.0)));
     let plan = p.on_step(&f, 0.0).expect("a consolidation plan");
     assert!(!plan.targets.is_empty());
     // The next check waits for check_every_s.
     assert!(p.on_step(&f, 5.0).is_none());
-    let schedule =
-        migplan::executor::schedule_with(&f, &plan, migplan::scenario::PolicySettings::default().delta)
-            .unwrap();
+    let schedule = migplan::executor::schedule_with(
+        &f,
+        &plan,
+        migplan::scenario::PolicySettings::default().origamig.delta,
+    )
+    .unwrap();
     migplan::executor::execute(&mut f, &schedule).unwrap();
     f.check_invariants().unwrap();
     assert!(share_7g(&f) < 0.5, "{}", share_7g(&f));
@@ -168,20 +173,18 @@ fn stranded_capacity_triggers_a_defragmentation() {
 
 #[test]
 fn packing_settings_are_checked_by_name() {
-    let mut s = migplan::scenario::PolicySettings {
-        defrag_stranded_share: 1.5,
-        ..Default::default()
-    };
+    let mut s = migplan::scenario::PolicySettings::default();
+    s.packing.defrag_stranded_share = 1.5;
     let e = policy::by_name("packing", &s).err().unwrap().to_string();
     assert_eq!(
         e,
-        "policy.defrag_stranded_share must be within 0..1 (0 = off), not 1.5"
+        "policy.packing.defrag_stranded_share must be within 0..1 (0 = off), not 1.5"
     );
-    s.defrag_stranded_share = 0.25;
-    s.packing_protect_host = f64::NAN;
+    s.packing.defrag_stranded_share = 0.25;
+    s.packing.protect_host = f64::NAN;
     let e = policy::by_name("packing", &s).err().unwrap().to_string();
-    assert!(e.contains("policy.packing_protect_host"), "{e}");
-    s.packing_protect_host = 2.0;
+    assert!(e.contains("policy.packing.protect_host"), "{e}");
+    s.packing.protect_host = 2.0;
     assert_eq!(policy::by_name("packing", &s).unwrap().name(), "packing");
 }
 

@@ -6,7 +6,7 @@ use migplan::catalog::{embedded, ModelId};
 use migplan::fleet::{Fleet, GiRequest, GiSlot, Host, HostId, Placement, Vm, VmId};
 use migplan::policy::origamig::bilp::{self, CallLimit, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::objective::{evaluate, Weights};
-use migplan::scenario::PolicySettings;
+use migplan::policy_settings::OrigamigSettings;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeSet;
@@ -30,8 +30,8 @@ fn vm_of(m: ModelId, profiles: &[usize]) -> Vm {
     Vm::job(0, gis, 4 * compute.max(1), 16 * compute.max(1))
 }
 
-fn settings() -> PolicySettings {
-    PolicySettings {
+fn settings() -> OrigamigSettings {
+    OrigamigSettings {
         time_limit_s: 60.0,
         ..Default::default()
     }
@@ -339,7 +339,7 @@ fn host_columns_equal_brute_force_where_they_apply() {
 fn a_surcharge_on_jobs_gives_the_brute_force_optimum_in_both_formulations() {
     // `delta_job_extra`: jobs and tenants alike but for their kind are two VM types of the host
     // contents; both formulations reach the brute-force optimum of Eq. (5) with each VM's δ_i.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         delta_job_extra: 10.0,
         ..settings()
     };
@@ -563,7 +563,7 @@ fn warm_start_is_never_worse_even_when_stopped_early() {
         // Stopped by the wall clock (a call a user waits for) or by a small node budget (a
         // simulated call).
         for limit in [0.001, 0.05] {
-            let s = PolicySettings {
+            let s = OrigamigSettings {
                 time_limit_s: limit,
                 ..Default::default()
             };
@@ -578,7 +578,7 @@ fn warm_start_is_never_worse_even_when_stopped_early() {
             }
         }
         for nodes in [0, 5] {
-            let s = PolicySettings {
+            let s = OrigamigSettings {
                 node_limit: nodes,
                 ..Default::default()
             };
@@ -685,7 +685,7 @@ fn a_hint_starts_the_solver_and_keeps_the_optimum() {
         assert_eq!(again.objective, first.objective);
         check_outcome(&fleet, &hosts, &pending, &again);
         // Stopped at once, the hint is what comes back (it is better than the start).
-        let quick = PolicySettings {
+        let quick = OrigamigSettings {
             time_limit_s: 0.001,
             ..Default::default()
         };
@@ -820,7 +820,7 @@ fn conflict_cliques_keep_the_optimum_and_are_present() {
 /// any call of the measured runs, docs/optimizer.md.)
 #[test]
 fn a_node_budget_not_the_clock_ends_a_simulated_call() {
-    let at = |node_limit: u64, sim_time_limit_s: f64, time_limit_s: f64| PolicySettings {
+    let at = |node_limit: u64, sim_time_limit_s: f64, time_limit_s: f64| OrigamigSettings {
         node_limit,
         sim_time_limit_s,
         time_limit_s,
@@ -831,7 +831,7 @@ fn a_node_budget_not_the_clock_ends_a_simulated_call() {
     };
     let (fleet, pending) = random_fleet(10, 8, 2, 18, 3, false);
     let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
-    let solve = |s: &PolicySettings, limit: CallLimit| {
+    let solve = |s: &OrigamigSettings, limit: CallLimit| {
         let ctl = SolveControl {
             limit,
             ..control(Formulation::Pattern)

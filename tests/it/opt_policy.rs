@@ -8,7 +8,7 @@ use migplan::fleet::{Fleet, GiSlot, Host, Placement, Vm, VmId};
 use migplan::mig;
 use migplan::policy::origamig::neighborhood::{self, can_empty};
 use migplan::policy::origamig::triggers::{gap, CallKind, Class, Triggers};
-use migplan::scenario::PolicySettings;
+use migplan::policy_settings::OrigamigSettings;
 
 fn hosts(models: &[&[&str]]) -> Fleet {
     let c = embedded();
@@ -110,7 +110,7 @@ fn gap_of_eq18_for_hosts_without_gpus() {
 
 #[test]
 fn triggers_admission_first_then_the_largest_gap() {
-    let s = PolicySettings::paper();
+    let s = OrigamigSettings::paper();
     let mut f = a100s(3);
     put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
     put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);
@@ -121,7 +121,7 @@ fn triggers_admission_first_then_the_largest_gap() {
     assert_eq!(t.next_call(&f, &s), Some(CallKind::Admission));
     f.reject_pending(3).unwrap();
     // θ = 2 is not reached.
-    let s2 = PolicySettings {
+    let s2 = OrigamigSettings {
         theta: 2,
         ..s.clone()
     };
@@ -130,7 +130,7 @@ fn triggers_admission_first_then_the_largest_gap() {
 
 #[test]
 fn a_call_that_changes_nothing_disables_the_class_until_the_gap_grows_or_a_vm_leaves() {
-    let s = PolicySettings::paper();
+    let s = OrigamigSettings::paper();
     let mut f = a100s(3);
     put(&mut f, 1, &["1g.5gb"], 0, &[(0, 0)]);
     put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);
@@ -160,7 +160,7 @@ fn a_call_that_changes_nothing_disables_the_class_until_the_gap_grows_or_a_vm_le
 
 #[test]
 fn triggers_are_checked_every_ten_seconds() {
-    let s = PolicySettings::paper();
+    let s = OrigamigSettings::paper();
     let mut t = Triggers::new();
     assert!(t.due(0.0, &s));
     assert!(!t.due(5.0, &s));
@@ -188,7 +188,7 @@ fn admission_fleet() -> Fleet {
 #[test]
 fn admission_call_adds_fitting_hosts_fewest_vms_first_and_an_off_host() {
     let f = admission_fleet();
-    let n = neighborhood::admission(&f, &PolicySettings::paper());
+    let n = neighborhood::admission(&f, &OrigamigSettings::paper());
     // VM 10 fits only h1 (its empty GPU); VM 11 fits h1 (1 VM), h0 (2 VMs), h2 (3 VMs); its first
     // host h1 is already in; h3 is the first off host that fits VM 10.
     assert_eq!(n.hosts, vec![1, 0, 2, 3]);
@@ -200,9 +200,9 @@ fn admission_call_adds_fitting_hosts_fewest_vms_first_and_an_off_host() {
 #[test]
 fn admission_call_respects_mmax_with_a_slot_for_the_off_host() {
     let f = admission_fleet();
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         m_max: 2,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     let n = neighborhood::admission(&f, &s);
     assert_eq!(n.hosts, vec![1, 3]);
@@ -213,9 +213,9 @@ fn admission_call_respects_mmax_with_a_slot_for_the_off_host() {
 fn nmax_skips_hosts_except_the_first_of_the_oldest_pending_vm() {
     let f = admission_fleet();
     // |N̂| of h1 with VM 10 is 2 > 1, yet h1 joins; VM 11 and every other host would exceed it.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         n_max: 1,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     let n = neighborhood::admission(&f, &s);
     assert_eq!(n.hosts, vec![1, 3]);
@@ -223,9 +223,9 @@ fn nmax_skips_hosts_except_the_first_of_the_oldest_pending_vm() {
     assert_eq!(n.n_vms, 2);
     // With room for 4: h1 (2 with VM 10), VM 11 joins (3); h0 would add 2 -> skipped; h2 adds
     // 3 -> skipped; the fill finds nothing smaller.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         n_max: 4,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     let n = neighborhood::admission(&f, &s);
     assert_eq!(n.hosts, vec![1, 3]);
@@ -240,7 +240,7 @@ fn admission_rejects_what_no_host_can_ever_take_and_sorts_by_free_slices() {
     let mut huge = vm(12, "a100-40gb", &["1g.5gb"]);
     huge.cores = 200;
     f.add_pending(huge).unwrap();
-    let n = neighborhood::admission(&f, &PolicySettings::paper());
+    let n = neighborhood::admission(&f, &OrigamigSettings::paper());
     assert_eq!(n.rejected, vec![12]);
     // VM 10 (line 8): active hosts that would fit it empty, by free memory slices: h0 has 14
     // free, h2 12, h1 8. VM 11 then fits h0 (its first host, already in M̂), h1 and h2; the off
@@ -254,7 +254,7 @@ fn admission_with_an_empty_queue_selects_nothing() {
     let mut f = admission_fleet();
     f.reject_pending(10).unwrap();
     f.reject_pending(11).unwrap();
-    let n = neighborhood::admission(&f, &PolicySettings::paper());
+    let n = neighborhood::admission(&f, &OrigamigSettings::paper());
     assert!(n.is_empty() && n.hosts.is_empty());
 }
 
@@ -282,7 +282,7 @@ fn consolidation_keeps_sources_worth_emptying_and_checks_they_can_be_emptied() {
     assert_eq!(mig::cf(m, &f.hosts[0].gpus[0].occ), 12);
     assert_eq!(mig::cf(m, &f.hosts[1].gpus[0].occ), 7);
     assert_eq!(mig::cf(m, &f.hosts[3].gpus[0].occ), 7);
-    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::paper());
+    let n = neighborhood::consolidation(&f, &a100(), &OrigamigSettings::paper());
     // S = h0, h2, h3 (fewest VMs first); R = h1. M̂ = S then R. Emptying into h1: h0's 1g.5gb
     // and one of h2's 7g.40gb fit, the second does not: h3, then h2 leave S and M̂.
     assert_eq!(n.hosts, vec![0, 1]);
@@ -295,25 +295,25 @@ fn consolidation_keeps_sources_worth_emptying_and_checks_they_can_be_emptied() {
 #[test]
 fn consolidation_takes_at_most_half_of_mmax_as_sources() {
     let f = consolidation_fleet();
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         m_max: 2,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     let n = neighborhood::consolidation(&f, &a100(), &s);
     assert_eq!(n.hosts, vec![0, 1]);
     assert_eq!(n.sources, vec![0]);
     // Nmax 3: h0 (1 VM) and h2 (2 more) join, h3 would make 5 and h1 (the only receiver) 7:
     // skipped. With no receiver in M̂, h2 then h0 leave S: the call is not made.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         n_max: 3,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     let n = neighborhood::consolidation(&f, &a100(), &s);
     assert!(n.is_empty() && n.hosts.is_empty());
     // Nmax 9 takes all four hosts (1 + 2 + 2 + 4 VMs); h3 and h2 then leave S and M̂.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         n_max: 9,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     let n = neighborhood::consolidation(&f, &a100(), &s);
     assert_eq!(n.hosts, vec![0, 1]);
@@ -331,9 +331,9 @@ fn a_source_removed_from_s_leaves_the_neighborhood() {
         put(&mut f, i, &["1g.5gb"], 4, &[(0, z)]);
     }
     put(&mut f, 14, &["1g.5gb"], 4, &[(1, 0)]);
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         m_max: 4,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     };
     assert!(!can_empty(&f, &[0, 2], &[1, 4]));
     let n = neighborhood::consolidation(&f, &a100(), &s);
@@ -341,7 +341,7 @@ fn a_source_removed_from_s_leaves_the_neighborhood() {
     assert_eq!(n.hosts, vec![0, 1, 4]);
     assert_eq!(n.n_vms, 1 + 4 + 5);
     // With `keep_removed_sources` (the earlier reading) h2 stays in M̂ as a receiver.
-    let keep = PolicySettings {
+    let keep = OrigamigSettings {
         keep_removed_sources: true,
         ..s
     };
@@ -359,7 +359,7 @@ fn consolidation_without_an_emptiable_source_selects_nothing() {
     put(&mut f, 2, &["7g.40gb"], 0, &[(1, 0)]);
     put(&mut f, 3, &["7g.40gb"], 1, &[(0, 0)]);
     put(&mut f, 4, &["7g.40gb"], 1, &[(1, 0)]);
-    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::paper());
+    let n = neighborhood::consolidation(&f, &a100(), &OrigamigSettings::paper());
     assert!(n.is_empty() && n.hosts.is_empty() && n.sources.is_empty());
 }
 
@@ -370,7 +370,7 @@ fn sources_dropped_from_s_receive_the_vms_of_the_others() {
     let mut f = a100s(3);
     put(&mut f, 1, &["2g.10gb"], 0, &[(0, 0)]);
     put(&mut f, 2, &["1g.5gb"], 1, &[(0, 0)]);
-    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::paper());
+    let n = neighborhood::consolidation(&f, &a100(), &OrigamigSettings::paper());
     assert_eq!(n.hosts, vec![0, 1]);
     assert_eq!(n.sources, vec![0]);
     assert_eq!(n.n_vms, 2);
@@ -388,11 +388,11 @@ use rand::{Rng, SeedableRng};
 
 /// A short time limit: the guarantees tested here hold whatever the limit (§5.5), and a test
 /// must finish in seconds.
-fn small_settings() -> PolicySettings {
-    PolicySettings {
+fn small_settings() -> OrigamigSettings {
+    OrigamigSettings {
         time_limit_s: 1.0,
         sim_time_limit_s: 1.0,
-        ..PolicySettings::paper()
+        ..OrigamigSettings::paper()
     }
 }
 
@@ -496,7 +496,7 @@ fn settle(f: &mut Fleet, policy: &mut dyn Policy, w: &Weights, steps: usize) -> 
     for k in 0..steps {
         let plan = policy.on_step(f, 10.0 * k as f64);
         if let Some(plan) = plan {
-            let sched = plan::schedule_with(f, &plan, PolicySettings::paper().delta).unwrap();
+            let sched = plan::schedule_with(f, &plan, OrigamigSettings::paper().delta).unwrap();
             for st in &sched.steps {
                 plan::execute(
                     f,
@@ -589,7 +589,7 @@ fn consolidation_skips_a_source_that_can_never_be_emptied_and_empties_the_next()
     assert!(!can_empty(&f, &[0], &[1, 2]));
     assert!(!can_empty(&f, &[2], &[0, 1]));
     assert!(can_empty(&f, &[1], &[0, 2]));
-    let n = neighborhood::consolidation(&f, &a100(), &PolicySettings::paper());
+    let n = neighborhood::consolidation(&f, &a100(), &OrigamigSettings::paper());
     assert_eq!(n.sources, vec![1]);
     // M̂: the source, then the receivers by free memory slices (h0: 7, h2: 4).
     assert_eq!(n.hosts, vec![1, 0, 2]);
@@ -627,7 +627,7 @@ fn a_call_holds_its_neighborhood_until_its_moves_end() {
     let mut p = Origamig::new(&small_settings());
     let plan = p.on_step(&f, 0.0).expect("a consolidation that empties h1");
     assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![2]);
-    let schedule = plan::schedule_with(&f, &plan, PolicySettings::paper().delta).unwrap();
+    let schedule = plan::schedule_with(&f, &plan, OrigamigSettings::paper().delta).unwrap();
     assert!((schedule.duration_s(&f, 12.5) - 26.88).abs() < 1e-9);
     plan::execute(&mut f, &schedule).unwrap();
     assert!(p.is_running(26.87) && !p.is_running(26.89));

@@ -6,7 +6,8 @@ use crate::common::fleet::{a100s, assert_checked_repeats, at, mig_vm, put};
 use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
 use migplan::policy::origamig::Origamig;
-use migplan::scenario::{self, PolicySettings, Reenable};
+use migplan::policy_settings::{OrigamigSettings, Reenable};
+use migplan::scenario;
 use serde_json::Value;
 
 fn simulate_json(scenario: &str, extra: &[&str]) -> Value {
@@ -128,7 +129,7 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
 fn a_skipped_repeat_would_have_changed_nothing() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
     let sc = scenario::load(std::path::Path::new(path)).unwrap();
-    let mut policy = Origamig::new(&sc.policy);
+    let mut policy = Origamig::new(&sc.policy.origamig);
     policy.set_check_repeats(true);
     assert_checked_repeats(sc, Box::new(policy));
 }
@@ -162,9 +163,9 @@ fn reenable_neighborhood_waits_for_a_departure_from_the_calls_hosts() {
     let a100 = Class::Gpu("a100-40gb".into());
     let call = Some(CallKind::Consolidation(a100.clone()));
     for mode in [Reenable::Departure, Reenable::Neighborhood] {
-        let s = PolicySettings {
+        let s = OrigamigSettings {
             reenable: mode,
-            ..PolicySettings::default()
+            ..OrigamigSettings::default()
         };
         let mut f = five_vms();
         let mut t = Triggers::new();
@@ -192,10 +193,10 @@ fn reenable_is_read_saved_and_checked() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
     let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
     let d = scenario::parse(&with(""), "p.toml").unwrap();
-    assert_eq!(d.policy.reenable, Reenable::Neighborhood);
+    assert_eq!(d.policy.origamig.reenable, Reenable::Neighborhood);
     assert!(!d.to_toml().unwrap().contains("reenable"));
     let n = scenario::parse(&with("reenable = \"departure\""), "p.toml").unwrap();
-    assert_eq!(n.policy.reenable, Reenable::Departure);
+    assert_eq!(n.policy.origamig.reenable, Reenable::Departure);
     let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();
     assert_eq!(again.policy, n.policy);
     let err = scenario::parse(&with("reenable = \"never\""), "p.toml").unwrap_err();
@@ -214,9 +215,9 @@ fn consolidation_waits_the_hold_after_a_pending_check() {
     let call = Some(CallKind::Consolidation(a100));
     let f = five_vms();
     for hold in [0.0, 600.0] {
-        let s = PolicySettings {
+        let s = OrigamigSettings {
             consolidation_hold_s: hold,
-            ..PolicySettings::default()
+            ..OrigamigSettings::default()
         };
         let mut t = Triggers::new();
         assert!(t.due(100.0, &s));
@@ -251,9 +252,9 @@ fn ff_active_first_places_on_an_active_host_before_switching_one_on() {
     put(&mut f, mig_vm(2, "a100-40gb", &["7g.40gb"]), at(3, &[(0, 0)]));
     put(&mut f, mig_vm(3, "a100-40gb", &["7g.40gb"]), at(3, &[(1, 0)]));
     for (active_first, one_g, seven_g) in [(false, 0, 0), (true, 1, 1)] {
-        let s = PolicySettings {
+        let s = OrigamigSettings {
             ff_active_first: active_first,
-            ..PolicySettings::default()
+            ..OrigamigSettings::default()
         };
         let mut p = Origamig::new(&s);
         let a = p.on_arrival(&f, &vm_1g(10), 0.0).unwrap();
@@ -267,9 +268,9 @@ fn ff_active_first_places_on_an_active_host_before_switching_one_on() {
     // With h1's GPU 1 taken too, the active hosts are full for a 7g.40gb VM: the first
     // switched-off host takes it.
     put(&mut f, mig_vm(4, "a100-40gb", &["7g.40gb"]), at(1, &[(1, 0)]));
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         ff_active_first: true,
-        ..PolicySettings::default()
+        ..OrigamigSettings::default()
     };
     let b = Origamig::new(&s)
         .on_arrival(&f, &mig_vm(12, "a100-40gb", &["7g.40gb"]), 0.0)
@@ -284,7 +285,10 @@ fn hold_and_active_first_are_read_saved_and_checked() {
     let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
     let d = scenario::parse(&with(""), "p.toml").unwrap();
     assert_eq!(
-        (d.policy.consolidation_hold_s, d.policy.ff_active_first),
+        (
+            d.policy.origamig.consolidation_hold_s,
+            d.policy.origamig.ff_active_first
+        ),
         (0.0, true)
     );
     let saved = d.to_toml().unwrap();
@@ -295,7 +299,10 @@ fn hold_and_active_first_are_read_saved_and_checked() {
     )
     .unwrap();
     assert_eq!(
-        (n.policy.consolidation_hold_s, n.policy.ff_active_first),
+        (
+            n.policy.origamig.consolidation_hold_s,
+            n.policy.origamig.ff_active_first
+        ),
         (900.0, false)
     );
     assert!(n.to_toml().unwrap().contains("ff_active_first = false"));

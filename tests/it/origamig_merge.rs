@@ -7,7 +7,8 @@ use crate::common::fleet::{a100s, mig_vm};
 use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{gap, host_gap, CallKind, Class, Triggers};
-use migplan::scenario::{self, PolicySettings};
+use migplan::policy_settings::OrigamigSettings;
+use migplan::scenario;
 
 /// A tenant (δ_i = δ = 15 with the default weights; a job would pay 15 more).
 fn vm(id: VmId, profiles: &[&str]) -> Vm {
@@ -58,10 +59,10 @@ fn three_per_host() -> Fleet {
     three_per_host_on(4)
 }
 
-fn merging(k: usize) -> PolicySettings {
-    PolicySettings {
+fn merging(k: usize) -> OrigamigSettings {
+    OrigamigSettings {
         merge_hosts: k,
-        ..PolicySettings::default()
+        ..OrigamigSettings::default()
     }
 }
 
@@ -105,13 +106,13 @@ fn without_a_source_the_merge_neighborhood_takes_the_least_loaded_hosts() {
 fn the_merge_neighborhood_keeps_nmax_and_needs_a_host_it_can_empty() {
     let f = three_per_host();
     // Nmax 5: h0 (3 VMs) joins, every other host would make 6: one host, no call.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         n_max: 5,
         ..merging(4)
     };
     assert!(neighborhood::consolidation(&f, &a100(), &s).hosts.is_empty());
     // Nmax 8 takes h1 beside h0 and skips h2 and h3.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         n_max: 8,
         ..merging(4)
     };
@@ -146,16 +147,16 @@ fn with_a_source_algorithm_1_decides_the_neighborhood() {
 fn a_vm_bounded_neighborhood_takes_hosts_until_its_vms_reach_the_bound() {
     let mut f = three_per_host_on(5);
     put(&mut f, 100, "1g.5gb", 4, 0, 0);
-    let hosts = |s: &PolicySettings| neighborhood::consolidation(&f, &a100(), s);
+    let hosts = |s: &OrigamigSettings| neighborhood::consolidation(&f, &a100(), s);
     // Mmax 2 bounds M̂ to h4 and the first receiver.
-    let by_hosts = PolicySettings {
+    let by_hosts = OrigamigSettings {
         m_max: 2,
-        ..PolicySettings::default()
+        ..OrigamigSettings::default()
     };
     assert_eq!(hosts(&by_hosts).hosts, vec![4, 0]);
     // 7 VMs instead: h4 (1) + h0 (3) + h1 (3); h2 and h3 would make 10. Sources stay within
     // ½Mmax = 1.
-    let by_vms = PolicySettings {
+    let by_vms = OrigamigSettings {
         neighborhood_vms: 7,
         ..by_hosts.clone()
     };
@@ -164,7 +165,7 @@ fn a_vm_bounded_neighborhood_takes_hosts_until_its_vms_reach_the_bound() {
     assert_eq!(n.sources, vec![4]);
     assert_eq!(n.n_vms, 7);
     // The bound replaces Nmax too: 13 VMs take every host although Nmax is 4.
-    let n = hosts(&PolicySettings {
+    let n = hosts(&OrigamigSettings {
         neighborhood_vms: 13,
         n_max: 4,
         ..by_hosts
@@ -179,9 +180,9 @@ fn a_vm_bounded_admission_call_takes_more_hosts_than_mmax() {
     // h3 (4); line 14 the idle h4, with a slot of M̂ kept for it.
     let mut f = three_per_host_on(5);
     f.add_pending(vm(100, &["7g.40gb", "7g.40gb"])).unwrap();
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         m_max: 3,
-        ..PolicySettings::default()
+        ..OrigamigSettings::default()
     };
     let n = neighborhood::admission(&f, &s);
     assert_eq!(n.hosts, vec![0, 1, 4]);
@@ -189,7 +190,7 @@ fn a_vm_bounded_admission_call_takes_more_hosts_than_mmax() {
     // 10 VMs: the pending one and h0, h1, h2 (3 each); h3 would make 13.
     let n = neighborhood::admission(
         &f,
-        &PolicySettings {
+        &OrigamigSettings {
             neighborhood_vms: 10,
             ..s
         },
@@ -240,13 +241,19 @@ fn paper_32_with(lines: &str) -> String {
 #[test]
 fn the_settings_are_read_and_out_of_range_values_are_one_line_errors() {
     let s = scenario::parse(&paper_32_with("merge_hosts = 4\nneighborhood_vms = 96"), "p.toml").unwrap();
-    assert_eq!((s.policy.merge_hosts, s.policy.neighborhood_vms), (4, 96));
+    assert_eq!(
+        (s.policy.origamig.merge_hosts, s.policy.origamig.neighborhood_vms),
+        (4, 96)
+    );
     let d = scenario::parse(&paper_32_with(""), "p.toml").unwrap();
-    assert_eq!((d.policy.merge_hosts, d.policy.neighborhood_vms), (4, 0));
+    assert_eq!(
+        (d.policy.origamig.merge_hosts, d.policy.origamig.neighborhood_vms),
+        (4, 0)
+    );
     // Saves leave out the defaults and read back the rest.
     assert!(!d.to_toml().unwrap().contains("merge_hosts"));
     let off = scenario::parse(&paper_32_with("merge_hosts = 0"), "p.toml").unwrap();
-    assert_eq!(off.policy.merge_hosts, 0);
+    assert_eq!(off.policy.origamig.merge_hosts, 0);
     assert_eq!(
         scenario::parse(&off.to_toml().unwrap(), "saved.toml")
             .unwrap()
@@ -272,10 +279,10 @@ fn the_settings_are_read_and_out_of_range_values_are_one_line_errors() {
 
 #[test]
 fn the_paper_preset_leaves_both_off() {
-    let p = PolicySettings::paper();
+    let p = OrigamigSettings::paper();
     assert_eq!((p.merge_hosts, p.neighborhood_vms), (0, 0));
     let s = scenario::parse(&paper_32_with("preset = \"paper\""), "p.toml").unwrap();
-    assert_eq!(s.policy, PolicySettings::paper());
+    assert_eq!(s.policy, scenario::PolicySettings::paper());
     // Its triggers count GPUs only: no call where the host gap alone would make one.
     let mut t = Triggers::new();
     assert_eq!(t.next_call(&two_half_hosts(), &p), None);
@@ -293,7 +300,7 @@ fn the_experiments_take_the_settings_and_refuse_bad_values_in_one_line() {
                 "--policy-set",
                 "merge_hosts=1",
             ][..],
-            &["gap-to-opt 8 hosts", "policy.merge_hosts", "2..=32"][..],
+            &["gap-to-opt 8 hosts", "policy.origamig.merge_hosts", "2..=32"][..],
         ),
         (
             &[

@@ -9,7 +9,8 @@ use migplan::fleet::{Fleet, Placement, VmId};
 use migplan::plan::Plan;
 use migplan::policy::origamig::bilp::{self, Formulation, SolveControl, SolveStatus};
 use migplan::policy::origamig::objective::{evaluate, Weights};
-use migplan::scenario::{self, PolicySettings};
+use migplan::policy_settings::OrigamigSettings;
+use migplan::scenario;
 use std::collections::BTreeMap;
 
 /// Two hosts of one A30-24GB (slices 0-3), 80 cores and 512 GB each. Host 0 runs the large VM 1
@@ -37,8 +38,8 @@ fn two_hosts() -> Fleet {
 
 /// δ = 15 and `delta_per_gb`, alike for jobs and tenants (the default's job surcharge off: every
 /// VM of `two_hosts` is a job).
-fn settings(delta_per_gb: f64) -> PolicySettings {
-    PolicySettings {
+fn settings(delta_per_gb: f64) -> OrigamigSettings {
+    OrigamigSettings {
         delta: 15.0,
         delta_per_gb,
         delta_job_extra: 0.0,
@@ -54,7 +55,7 @@ fn hosts_of(targets: &BTreeMap<VmId, Placement>) -> Vec<(VmId, usize)> {
 
 /// The optimum of both formulations: the same Eq. (5) value, proven; the host-content model is
 /// the one built (it applies to A30 hosts).
-fn solve_both(f: &Fleet, s: &PolicySettings) -> (f64, Vec<(VmId, usize)>) {
+fn solve_both(f: &Fleet, s: &OrigamigSettings) -> (f64, Vec<(VmId, usize)>) {
     let mut out = Vec::new();
     for form in [Formulation::Pattern, Formulation::Host] {
         let c = SolveControl {
@@ -179,8 +180,15 @@ fn parking_moves_cost_the_parked_vms_own_delta() {
 fn scenario_reads_and_checks_delta_per_gb() {
     let base = "[[host]]\nname = \"h0\"\ncores = 80\nram_gb = 512\ngpus = [\"a100-40gb\"]\n[policy]\n";
     let s = scenario::parse(&format!("{base}delta_per_gb = 0.1\n"), "t.toml").unwrap();
-    assert_eq!(s.policy.delta_per_gb, 0.1);
-    assert_eq!(scenario::parse(base, "t.toml").unwrap().policy.delta_per_gb, 0.0);
+    assert_eq!(s.policy.origamig.delta_per_gb, 0.1);
+    assert_eq!(
+        scenario::parse(base, "t.toml")
+            .unwrap()
+            .policy
+            .origamig
+            .delta_per_gb,
+        0.0
+    );
     // Saves leave out the default and keep a set value.
     let saved = s.to_toml().unwrap();
     assert!(saved.contains("delta_per_gb = 0.1"), "{saved}");
@@ -218,7 +226,7 @@ fn alike(kind: migplan::fleet::VmKind) -> Fleet {
 #[test]
 fn a_surcharge_on_jobs_moves_the_tenant() {
     // δ_job = 15 + 10 = 25: the tenant's move 133 - 30 = 103 against the job's 133 - 50 = 83.
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         delta_job_extra: 10.0,
         ..settings(0.0)
     };
@@ -236,7 +244,7 @@ fn a_surcharge_on_jobs_moves_the_tenant() {
 fn a_surcharge_on_jobs_leaves_a_job_alone_where_it_does_not_pay() {
     // Two jobs alike (VM 4 made a job): δ_job = 15 + 20 = 35, a move 133 - 70 = 63 < 68.
     let f = alike(migplan::fleet::VmKind::Job);
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         delta_job_extra: 20.0,
         ..settings(0.0)
     };
@@ -246,7 +254,7 @@ fn a_surcharge_on_jobs_leaves_a_job_alone_where_it_does_not_pay() {
     // Without it, one moves: 133 - 30 = 103.
     assert_eq!(solve_both(&f, &settings(0.0)).0, 103.0);
     // The default surcharge, 15 (δ_job = 30): a move 133 - 60 = 73 > 68, so one still moves.
-    let d = PolicySettings {
+    let d = OrigamigSettings {
         time_limit_s: 60.0,
         ..Default::default()
     };
@@ -258,13 +266,13 @@ fn a_surcharge_on_jobs_leaves_a_job_alone_where_it_does_not_pay() {
 fn scenario_reads_and_checks_delta_job_extra() {
     let base = "[[host]]\nname = \"h0\"\ncores = 80\nram_gb = 512\ngpus = [\"a100-40gb\"]\n[policy]\n";
     let s = scenario::parse(&format!("{base}delta_job_extra = 10\n"), "t.toml").unwrap();
-    assert_eq!(s.policy.delta_job_extra, 10.0);
+    assert_eq!(s.policy.origamig.delta_job_extra, 10.0);
     assert!(s.to_toml().unwrap().contains("delta_job_extra = 10"));
     let d = scenario::parse(base, "t.toml").unwrap();
-    assert_eq!(d.policy.delta_job_extra, 15.0);
+    assert_eq!(d.policy.origamig.delta_job_extra, 15.0);
     assert!(!d.to_toml().unwrap().contains("delta_job_extra"));
     let off = scenario::parse(&format!("{base}delta_job_extra = 0\n"), "t.toml").unwrap();
-    assert_eq!(off.policy.delta_job_extra, 0.0);
+    assert_eq!(off.policy.origamig.delta_job_extra, 0.0);
     assert!(off.to_toml().unwrap().contains("delta_job_extra = 0"));
     let err = scenario::parse(&format!("{base}delta_job_extra = -1\n"), "t.toml").unwrap_err();
     let msg = format!("{err:#}");

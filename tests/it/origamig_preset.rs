@@ -20,42 +20,45 @@ fn paper_32_with(lines: &str) -> String {
 #[test]
 fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_algorithm_1_as_written() {
     let d = PolicySettings::default();
-    assert!(d.keep_removed_sources);
-    assert_eq!(d.delta, 15.0);
+    assert!(d.origamig.keep_removed_sources);
+    assert_eq!(d.origamig.delta, 15.0);
     assert_eq!(d.preset, Preset::Default);
-    assert_eq!(d.merge_hosts, 4);
-    assert_eq!(d.delta_job_extra, 15.0);
-    assert!(d.ff_active_first);
+    assert_eq!(d.origamig.merge_hosts, 4);
+    assert_eq!(d.origamig.delta_job_extra, 15.0);
+    assert!(d.origamig.ff_active_first);
     let p = PolicySettings::paper();
-    assert_eq!(p.delta_job_extra, 0.0);
-    assert!(!p.ff_active_first);
-    assert!(!p.keep_removed_sources);
-    assert_eq!(p.delta, 10.0);
+    assert_eq!(p.origamig.delta_job_extra, 0.0);
+    assert!(!p.origamig.ff_active_first);
+    assert!(!p.origamig.keep_removed_sources);
+    assert_eq!(p.origamig.delta, 10.0);
     assert_eq!(p.preset, Preset::Paper);
-    assert_eq!(d.reenable, Reenable::Neighborhood);
-    assert_eq!(p.reenable, Reenable::Departure);
+    assert_eq!(d.origamig.reenable, Reenable::Neighborhood);
+    assert_eq!(p.origamig.reenable, Reenable::Departure);
     // Everything else is the default.
     assert_eq!(
         PolicySettings {
-            keep_removed_sources: true,
-            delta: 15.0,
-            merge_hosts: 4,
             preset: Preset::Default,
-            reenable: Reenable::Neighborhood,
-            delta_job_extra: 15.0,
-            ff_active_first: true,
-            host_weight_from_power: true,
-            host_scaled_limits: true,
-            host_scaled_budget: true,
-            arrival_gpu_best_fit: true,
-            arrival_host_best_fit: true,
+            origamig: migplan::policy_settings::OrigamigSettings {
+                keep_removed_sources: true,
+                delta: 15.0,
+                merge_hosts: 4,
+                reenable: Reenable::Neighborhood,
+                delta_job_extra: 15.0,
+                ff_active_first: true,
+                host_weight_from_power: true,
+                host_scaled_limits: true,
+                host_scaled_budget: true,
+                arrival_gpu_best_fit: true,
+                arrival_host_best_fit: true,
+                ..p.origamig.clone()
+            },
             ..p.clone()
         },
         d
     );
     // `--preset default` on a scenario written with the paper preset resets each of its keys.
     let mut back = p.clone();
-    back.reset_preset_keys();
+    back.origamig.reset_preset_keys();
     assert_eq!(
         PolicySettings {
             preset: Preset::Default,
@@ -65,7 +68,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     );
     // The keys a save writes beside a preset are the keys the preset fixes.
     let mut fixed: Vec<&str> = Preset::Paper.keys().iter().map(|(k, _)| *k).collect();
-    let mut saved: Vec<&str> = d.preset_key_values().iter().map(|(k, _)| *k).collect();
+    let mut saved: Vec<&str> = d.origamig.preset_key_values().iter().map(|(k, _)| *k).collect();
     fixed.sort();
     saved.sort();
     assert_eq!(fixed, saved);
@@ -78,15 +81,15 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
 #[test]
 fn settings_written_beside_the_preset_win_and_a_save_reads_back_the_same() {
     let s = scenario::parse(&paper_32_with("preset = \"paper\"\ndelta = 5"), "p.toml").unwrap();
-    assert_eq!(s.policy.delta, 5.0);
-    assert!(!s.policy.keep_removed_sources);
+    assert_eq!(s.policy.origamig.delta, 5.0);
+    assert!(!s.policy.origamig.keep_removed_sources);
     let s = scenario::parse(
         &paper_32_with("keep_removed_sources = true\npreset = \"paper\""),
         "p.toml",
     )
     .unwrap();
-    assert!(s.policy.keep_removed_sources);
-    assert_eq!(s.policy.delta, 10.0);
+    assert!(s.policy.origamig.keep_removed_sources);
+    assert_eq!(s.policy.origamig.delta, 10.0);
     let text = s.to_toml().unwrap();
     assert!(text.contains("preset = \"paper\""), "{text}");
     let again = scenario::parse(&text, "saved.toml").unwrap();
@@ -103,14 +106,14 @@ fn settings_written_beside_the_preset_win_and_a_save_reads_back_the_same() {
         "p.toml",
     )
     .unwrap();
-    assert!(s.policy.ff_active_first);
-    assert_eq!(s.policy.delta_job_extra, 15.0);
-    assert_eq!(s.policy.delta, 10.0);
+    assert!(s.policy.origamig.ff_active_first);
+    assert_eq!(s.policy.origamig.delta_job_extra, 15.0);
+    assert_eq!(s.policy.origamig.delta, 10.0);
     let again = scenario::parse(&s.to_toml().unwrap(), "saved.toml").unwrap();
     assert_eq!(again.policy, s.policy);
     // So does a default merge neighborhood written beside the paper preset (its 0).
     let s = scenario::parse(&paper_32_with("preset = \"paper\"\nmerge_hosts = 4"), "p.toml").unwrap();
-    assert_eq!(s.policy.merge_hosts, 4);
+    assert_eq!(s.policy.origamig.merge_hosts, 4);
     let again = scenario::parse(&s.to_toml().unwrap(), "saved.toml").unwrap();
     assert_eq!(again.policy, s.policy);
 }

@@ -178,7 +178,7 @@ fn calls_never_cross_partitions() {
     s.workload.measure_h = 2.0;
     let parts = ranges(s.fleet.hosts.len(), 2);
     assert_eq!(parts, vec![0..16, 16..32]);
-    let mut sim = Simulator::new(&s, Box::new(Partitioned::new(&s.policy))).unwrap();
+    let mut sim = Simulator::new(&s, Box::new(Partitioned::new(&s.policy.origamig))).unwrap();
     let mut checked_moves = 0;
     let mut checked_calls = 0;
     let mut moves: Vec<(usize, usize)> = Vec::new();
@@ -214,7 +214,7 @@ fn calls_never_cross_partitions() {
                 let mut kinds = vec![CallKind::Admission];
                 kinds.extend(Class::all_in(fleet, r).into_iter().map(CallKind::Consolidation));
                 for kind in kinds {
-                    let nb = neighborhood::select_in(fleet, &kind, &s.policy, scope);
+                    let nb = neighborhood::select_in(fleet, &kind, &s.policy.origamig, scope);
                     assert!(
                         nb.hosts.iter().all(|h| r.contains(h)),
                         "{kind}: {:?} outside {r:?}",
@@ -239,7 +239,7 @@ fn calls_never_cross_partitions() {
 fn a_partition_skips_only_repeats_that_would_change_nothing() {
     let (_dir, path) = temp_file("k2.toml", &paper32_with("2"));
     let s = migplan::scenario::load(&path).unwrap();
-    let mut policy = Partitioned::new(&s.policy);
+    let mut policy = Partitioned::new(&s.policy.origamig);
     policy.set_check_repeats(true);
     assert_checked_repeats(s, Box::new(policy));
 }

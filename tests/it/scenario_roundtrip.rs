@@ -105,6 +105,7 @@ fn the_reading_of_algorithm_1_is_a_policy_setting() {
         scenario::parse(&base, "a.toml")
             .unwrap()
             .policy
+            .origamig
             .keep_removed_sources
     );
     let s = scenario::parse(
@@ -112,7 +113,7 @@ fn the_reading_of_algorithm_1_is_a_policy_setting() {
         "b.toml",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    assert!(!s.policy.keep_removed_sources);
+    assert!(!s.policy.origamig.keep_removed_sources);
     let again = scenario::parse(&s.to_toml().unwrap(), "c.toml").unwrap();
-    assert!(!again.policy.keep_removed_sources);
+    assert!(!again.policy.origamig.keep_removed_sources);
 }

@@ -8,7 +8,7 @@ use migplan::ops::layouts;
 use migplan::ops::planner::{self, ExactSettings};
 use migplan::ops::serving::{free_gang_hosts, plan_pending, used_gpus_by_mode};
 use migplan::policy::packing::Packing;
-use migplan::scenario::{self, PolicySettings};
+use migplan::scenario;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -69,7 +69,7 @@ fn serving_200_keeps_two_gang_hosts_and_uses_no_more_gpus_than_the_exact_optimum
     {
         serving_only.remove(id).unwrap();
     }
-    let plan = plan_pending(&serving_only, &s.policy, ExactSettings::default()).unwrap();
+    let plan = plan_pending(&serving_only, &s.policy.packing, ExactSettings::default()).unwrap();
     plan.fleet.check_invariants().unwrap();
     assert!(plan.fleet.pending().is_empty());
     assert_eq!(free_gang_hosts(&plan.fleet), 2);
@@ -82,7 +82,7 @@ fn serving_200_keeps_two_gang_hosts_and_uses_no_more_gpus_than_the_exact_optimum
     assert_eq!((whole_used, shared_used), (0, 0));
     // The packing score alone, one request at a time in queue order: the optimum is a lower
     // bound for it.
-    let packing = Packing::new(&s.policy);
+    let packing = Packing::new(&s.policy.packing, &s.policy.origamig);
     let mut online = serving_only.clone();
     for id in serving_only.pending().to_vec() {
         let vm = online.vm(id).unwrap().clone();
@@ -98,7 +98,7 @@ fn serving_200_keeps_two_gang_hosts_and_uses_no_more_gpus_than_the_exact_optimum
     );
 
     // The whole queue: the serving layout, then each 8-GPU gang on a whole host of its own.
-    let plan = plan_pending(f, &s.policy, ExactSettings::default()).unwrap();
+    let plan = plan_pending(f, &s.policy.packing, ExactSettings::default()).unwrap();
     plan.fleet.check_invariants().unwrap();
     assert!(plan.fleet.pending().is_empty());
     let (mig_used, whole_used, _) = used_gpus_by_mode(&plan.fleet);
@@ -147,7 +147,7 @@ fn two_hosts(mode: GpuMode) -> Fleet {
 
 #[test]
 fn fractional_work_keeps_off_a_gang_capable_host_while_another_has_room() {
-    let packing = Packing::new(&PolicySettings::default());
+    let packing = Packing::new(&Default::default(), &Default::default());
     // Soft shares: best fit by bytes on host 0 (GPU 0 has 40 GB left), never host 1.
     let f = two_hosts(GpuMode::Shared);
     let c = packing
@@ -258,7 +258,7 @@ proptest! {
     #[test]
     fn an_isolated_request_never_lands_on_a_shared_gpu(ops in prop::collection::vec(op(), 1..120)) {
         let mut f = mixed();
-        let packing = Packing::new(&PolicySettings::default());
+        let packing = Packing::new(&Default::default(), &Default::default());
         for op in ops {
             let before = f.clone();
             let result = match op {

@@ -181,7 +181,7 @@ fn tc_places_no_request_on_a_compactions_hosts_until_its_moves_end() {
     // after another, so its moves end 173 x 8 / 12.5 = 110.72 s later (§6.3, §6.1).
     let vms = two_gpus_to_vacate();
     let sc = fleet(&vms);
-    let mut tc = migplan::policy::tc::Tc::new(&sc.policy);
+    let mut tc = migplan::policy::tc::Tc::new(&sc.policy.tc, sc.policy.migration_gbps);
     assert!(
         tc.on_step(&sc.fleet, 0.0).is_none(),
         "the first compaction is at 15 min"

@@ -125,7 +125,7 @@ fn config_of(s: &Scenario, policy: &str, warmup: f64, hours: f64) -> anyhow::Res
     let mut c = format!("warmup {warmup} h, measured {hours} h");
     if policy == "origamig" {
         let mut table = toml::Table::try_from(&s.policy)?;
-        for (k, v) in s.policy.preset_key_values() {
+        for (k, v) in s.policy.origamig.preset_key_values() {
             table.insert(k.into(), v);
         }
         table.remove("arrival");

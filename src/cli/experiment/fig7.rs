@@ -219,7 +219,7 @@ fn run_sizes(a: &Fig7Args) -> anyhow::Result<()> {
                 continue;
             }
             if k > 1 {
-                s.policy.partition_hosts = a.partition_hosts;
+                s.policy.origamig.partition_hosts = a.partition_hosts;
             }
             let cpu0 = process_cpu_s();
             let name = simulate::apply(
@@ -379,18 +379,18 @@ mod tests {
     fn preset_sets_origamig_settings_of_every_run() {
         let paper = scenario(64, &args(&["--preset", "paper"])).unwrap();
         assert_eq!(paper.policy.preset, Preset::Paper);
-        assert_eq!(paper.policy.delta, 10.0);
-        assert!(!paper.policy.keep_removed_sources);
-        assert_eq!(paper.policy.merge_hosts, 0);
-        assert_eq!(paper.policy.delta_job_extra, 0.0);
-        assert!(!paper.policy.ff_active_first);
+        assert_eq!(paper.policy.origamig.delta, 10.0);
+        assert!(!paper.policy.origamig.keep_removed_sources);
+        assert_eq!(paper.policy.origamig.merge_hosts, 0);
+        assert_eq!(paper.policy.origamig.delta_job_extra, 0.0);
+        assert!(!paper.policy.origamig.ff_active_first);
         let default = scenario(64, &args(&[])).unwrap();
         assert_eq!(default.policy.preset, Preset::Default);
-        assert_eq!(default.policy.delta, 15.0);
-        assert!(default.policy.keep_removed_sources);
-        assert_eq!(default.policy.merge_hosts, 4);
-        assert_eq!(default.policy.delta_job_extra, 15.0);
-        assert!(default.policy.ff_active_first);
+        assert_eq!(default.policy.origamig.delta, 15.0);
+        assert!(default.policy.origamig.keep_removed_sources);
+        assert_eq!(default.policy.origamig.merge_hosts, 4);
+        assert_eq!(default.policy.origamig.delta_job_extra, 15.0);
+        assert!(default.policy.origamig.ff_active_first);
         assert_eq!(paper.fleet.hosts.len(), 64);
         assert_eq!(default.fleet.hosts.len(), 64);
         let e = scenario(64, &args(&["--preset", "Paper"]))
@@ -406,12 +406,12 @@ mod tests {
         let a = args(&["--preset", "paper", "--policy-set", "sim_time_limit_s=60"]);
         for hosts in [32, 128] {
             let s = scenario(hosts, &a).unwrap();
-            assert_eq!(s.policy.sim_time_limit_s, 60.0);
-            assert_eq!(s.policy.delta, 10.0);
+            assert_eq!(s.policy.origamig.sim_time_limit_s, 60.0);
+            assert_eq!(s.policy.origamig.delta, 10.0);
             assert_eq!(s.policy.preset, Preset::Paper);
         }
         let plain = scenario(32, &args(&["--preset", "paper"])).unwrap();
-        assert_eq!(plain.policy.sim_time_limit_s, 10.0);
+        assert_eq!(plain.policy.origamig.sim_time_limit_s, 10.0);
         let e = scenario(32, &args(&["--policy-set", "sim_time_limit_s=-1"])).unwrap_err();
         let msg = format!("{e:#}");
         assert!(msg.contains("sim_time_limit_s") && !msg.contains('\n'), "{msg}");

@@ -316,7 +316,7 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
         };
         s.policy.apply_preset(preset, &|_| false);
         if preset == Preset::Default {
-            s.policy.reset_preset_keys();
+            s.policy.origamig.reset_preset_keys();
         }
     }
     if let Some(d) = a.delta {
@@ -325,10 +325,10 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
             "--delta must be within 0..={}, not {d}",
             crate::limits::MAX_WEIGHT
         );
-        s.policy.delta = d;
+        s.policy.origamig.delta = d;
     }
     if let Some(k) = a.keep_removed_sources {
-        s.policy.keep_removed_sources = k;
+        s.policy.origamig.keep_removed_sources = k;
     }
     if let Some(k) = a.merge_hosts {
         anyhow::ensure!(
@@ -336,7 +336,7 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
             "--merge-hosts must be 0 (off) or within 2..={}, not {k}",
             crate::limits::MAX_MERGE_HOSTS
         );
-        s.policy.merge_hosts = k;
+        s.policy.origamig.merge_hosts = k;
     }
     if let Some(n) = a.neighborhood_vms {
         anyhow::ensure!(
@@ -344,13 +344,13 @@ fn origamig_settings(s: &mut Scenario, a: &PairedArgs) -> anyhow::Result<()> {
             "--neighborhood-vms must be 0 (off) or within 1..={}, not {n}",
             crate::limits::MAX_NEIGHBORHOOD_VMS
         );
-        s.policy.neighborhood_vms = n;
+        s.policy.origamig.neighborhood_vms = n;
     }
     super::set_policy(s, &a.policy_set)
 }
 
 /// The settings beyond δ and lines 21-22 that differ from their defaults, for the table's title.
-fn variant_note(p: &crate::scenario::PolicySettings) -> String {
+fn variant_note(p: &crate::policy_settings::OrigamigSettings) -> String {
     let mut out = String::new();
     if p.merge_hosts > 0 {
         let _ = write!(out, ", merge_hosts = {}", p.merge_hosts);
@@ -361,7 +361,7 @@ fn variant_note(p: &crate::scenario::PolicySettings) -> String {
     if p.delta_per_gb > 0.0 {
         let _ = write!(out, ", delta_per_gb = {}", p.delta_per_gb);
     }
-    let d = crate::scenario::PolicySettings::default();
+    let d = crate::policy_settings::OrigamigSettings::default();
     if p.reenable != d.reenable {
         let _ = write!(out, ", reenable = {}", p.reenable.name());
     }
@@ -463,9 +463,9 @@ pub fn paired(a: &PairedArgs) -> anyhow::Result<()> {
             base.fleet.hosts.len(),
             a.runs.warmup.unwrap_or(base.workload.warmup_h),
             a.runs.hours.unwrap_or(base.workload.measure_h),
-            s.policy.keep_removed_sources,
-            s.policy.delta
-        ) + &variant_note(&s.policy);
+            s.policy.origamig.keep_removed_sources,
+            s.policy.origamig.delta
+        ) + &variant_note(&s.policy.origamig);
         (runs, what)
     } else {
         let names: Vec<String> = a.from_runs.iter().map(|p| p.display().to_string()).collect();

@@ -239,19 +239,22 @@ fn policy_set_sets_keys_as_a_scenario_file_would() {
     let base = scenario::load(std::path::Path::new(path)).unwrap();
     let mut s = base.clone();
     set_policy(&mut s, &["reenable=\"departure\"".into(), "theta=2".into()]).unwrap();
-    assert_eq!(s.policy.reenable, scenario::Reenable::Departure);
-    assert_eq!(s.policy.theta, 2);
+    assert_eq!(s.policy.origamig.reenable, scenario::Reenable::Departure);
+    assert_eq!(s.policy.origamig.theta, 2);
     let mut want = base.policy.clone();
-    want.reenable = scenario::Reenable::Departure;
-    want.theta = 2;
+    want.origamig.reenable = scenario::Reenable::Departure;
+    want.origamig.theta = 2;
     assert_eq!(s.policy, want);
     assert_eq!(s.fleet.hosts.len(), base.fleet.hosts.len());
     // The paper preset with merge_hosts written back to the default 4: the 4 stays.
     let mut p = base.clone();
     p.policy.apply_preset(scenario::Preset::Paper, &|_| false);
-    p.policy.merge_hosts = 4;
+    p.policy.origamig.merge_hosts = 4;
     set_policy(&mut p, &["delta=12".into()]).unwrap();
-    assert_eq!((p.policy.merge_hosts, p.policy.delta), (4, 12.0));
+    assert_eq!(
+        (p.policy.origamig.merge_hosts, p.policy.origamig.delta),
+        (4, 12.0)
+    );
     assert_eq!(p.policy.preset, scenario::Preset::Paper);
     let twice = set_policy(&mut base.clone(), &["theta=2".into(), "theta=3".into()]);
     assert!(format!("{:#}", twice.unwrap_err()).contains("theta"));
@@ -284,14 +287,14 @@ fn table9_policy_set_reaches_every_variant() {
     let a = args(vec!["delta_per_gb=0.05".into(), "merge_hosts=2".into()]);
     for v in ["default", "larger-profiles", "two-gis", "a30-only"] {
         let s = table9::scenario(v, &a).unwrap();
-        assert_eq!(s.policy.delta_per_gb, 0.05, "{v}");
-        assert_eq!(s.policy.merge_hosts, 2, "{v}");
+        assert_eq!(s.policy.origamig.delta_per_gb, 0.05, "{v}");
+        assert_eq!(s.policy.origamig.merge_hosts, 2, "{v}");
         // The paper preset's own settings stay.
-        assert_eq!(s.policy.delta, 10.0, "{v}");
-        assert_eq!(s.policy.reenable, scenario::Reenable::Departure, "{v}");
+        assert_eq!(s.policy.origamig.delta, 10.0, "{v}");
+        assert_eq!(s.policy.origamig.reenable, scenario::Reenable::Departure, "{v}");
     }
     let plain = table9::scenario("two-gis", &args(vec![])).unwrap();
-    assert_eq!(plain.policy.delta_per_gb, 0.0);
+    assert_eq!(plain.policy.origamig.delta_per_gb, 0.0);
     let e = table9::scenario("two-gis", &args(vec!["delta_per_gb=-1".into()])).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("delta_per_gb") && !msg.contains('\n'), "{msg}");

@@ -22,7 +22,7 @@ mod toolkit;
 
 use super::objective::{self, Terms, Weights};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, VmId};
-use crate::scenario::PolicySettings;
+use crate::policy_settings::OrigamigSettings;
 use highs::HighsModelStatus;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::AtomicBool;
@@ -159,7 +159,7 @@ pub enum CallLimit {
 
 impl CallLimit {
     /// Wall-clock seconds and branch-and-bound nodes of a call under `settings`.
-    pub fn limits(self, settings: &PolicySettings) -> (f64, Option<u64>) {
+    pub fn limits(self, settings: &OrigamigSettings) -> (f64, Option<u64>) {
         match self {
             CallLimit::Budget => (settings.sim_time_limit_s, Some(settings.node_limit)),
             CallLimit::Clock => (settings.time_limit_s, None),
@@ -312,7 +312,7 @@ pub(crate) struct Inst<'a> {
     /// Add the conflict-clique rows (pattern formulation; see `pattern.rs`).
     pub cliques: bool,
     /// The host-content enumeration's budget, a multiplier of its limits (`hostcols.rs`;
-    /// `policy.host_columns_budget`).
+    /// `policy.origamig.host_columns_budget`).
     pub budget: u32,
     /// Enumerate hosts past the cutting budget GPU by GPU (`SolveControl::host_contents_by_gpu`).
     pub by_gpu: bool,
@@ -408,7 +408,7 @@ pub fn solve(
     fleet: &Fleet,
     hosts: &[HostId],
     pending: &[VmId],
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
 ) -> anyhow::Result<SolveOutcome> {
     solve_with(fleet, hosts, pending, settings, &SolveControl::default())
 }
@@ -426,7 +426,7 @@ pub fn solve_with(
     fleet: &Fleet,
     hosts: &[HostId],
     pending: &[VmId],
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
 ) -> anyhow::Result<SolveOutcome> {
     let t0 = Instant::now();
@@ -681,7 +681,7 @@ pub fn lp_relaxation(
     fleet: &Fleet,
     hosts: &[HostId],
     pending: &[VmId],
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     formulation: Formulation,
     fix_on: &[(usize, bool)],
 ) -> anyhow::Result<(f64, Vec<(String, f64)>)> {

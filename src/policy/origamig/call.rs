@@ -13,7 +13,7 @@ use super::triggers::{self, CallKind, Class};
 use crate::executor::{self, PlanError, Schedule};
 use crate::fleet::{Fleet, VmId};
 use crate::plan::Plan;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::OrigamigSettings;
 use std::time::Instant;
 
 /// Which call to make.
@@ -163,7 +163,7 @@ pub fn propose(
     fleet: &Fleet,
     mode: CallMode,
     class: Option<&Class>,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
 ) -> anyhow::Result<Proposal> {
     let control = SolveControl {
         limit: CallLimit::Clock,
@@ -177,7 +177,7 @@ pub fn propose_with(
     fleet: &Fleet,
     mode: CallMode,
     class: Option<&Class>,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
 ) -> anyhow::Result<Proposal> {
     let kind = call_kind(fleet, mode, class);
@@ -189,7 +189,7 @@ pub fn call(
     fleet: &Fleet,
     mode: CallMode,
     kind: CallKind,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
 ) -> anyhow::Result<Proposal> {
     let all = 0..fleet.hosts.len();
@@ -206,7 +206,7 @@ pub fn call_in(
     fleet: &Fleet,
     mode: CallMode,
     kind: CallKind,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
     scope: Scope,
 ) -> anyhow::Result<Proposal> {
@@ -221,7 +221,7 @@ pub fn call_on(
     fleet: &Fleet,
     mode: CallMode,
     kind: CallKind,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
     nb: Neighborhood,
     t0: Instant,

@@ -52,7 +52,7 @@ use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
 use crate::fleet::{Fleet, Host, HostId, Vm, VmId};
 use crate::mig;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::OrigamigSettings;
 use std::collections::BTreeSet;
 use std::ops::Range;
 
@@ -249,7 +249,7 @@ impl Builder {
 }
 
 /// Algorithm 1, AdmissionCall(Q).
-pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
+pub fn admission(fleet: &Fleet, settings: &OrigamigSettings) -> Neighborhood {
     let all = 0..fleet.hosts.len();
     admission_in(
         fleet,
@@ -264,7 +264,7 @@ pub fn admission(fleet: &Fleet, settings: &PolicySettings) -> Neighborhood {
 /// Algorithm 1, AdmissionCall(Q) for the pending VMs of `scope` on its hosts. Line 12 still asks
 /// whether any host of the fleet could ever take a VM: one that only another partition can take
 /// waits for it.
-pub fn admission_in(fleet: &Fleet, settings: &PolicySettings, scope: Scope) -> Neighborhood {
+pub fn admission_in(fleet: &Fleet, settings: &OrigamigSettings, scope: Scope) -> Neighborhood {
     let (m_max, n_max) = limits(fleet, settings, scope.hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let active: Vec<HostId> = scope
@@ -401,7 +401,7 @@ fn host_cf(fleet: &Fleet, host: &Host) -> u32 {
 }
 
 /// Algorithm 1, ConsolidationCall(h).
-pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) -> Neighborhood {
+pub fn consolidation(fleet: &Fleet, class: &Class, settings: &OrigamigSettings) -> Neighborhood {
     consolidation_in(fleet, class, settings, &(0..fleet.hosts.len()))
 }
 
@@ -409,7 +409,7 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &PolicySettings) ->
 pub fn consolidation_in(
     fleet: &Fleet,
     class: &Class,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     hosts: &Range<HostId>,
 ) -> Neighborhood {
     let nb = algorithm1_consolidation(fleet, class, settings, hosts);
@@ -421,7 +421,7 @@ pub fn consolidation_in(
 
 /// Mmax and Nmax of a call on `hosts`: the settings', or, with `neighborhood_vms` (§7), as many
 /// hosts as the VM bound lets in; with `host_scaled_limits`, counted in GPUs ([`scaled_limits`]).
-fn limits(fleet: &Fleet, settings: &PolicySettings, hosts: &Range<HostId>) -> (usize, usize) {
+fn limits(fleet: &Fleet, settings: &OrigamigSettings, hosts: &Range<HostId>) -> (usize, usize) {
     if settings.neighborhood_vms > 0 {
         (hosts.len().max(1), settings.neighborhood_vms)
     } else if settings.host_scaled_limits {
@@ -459,7 +459,7 @@ pub fn scaled_merge(k: usize, g: usize) -> usize {
 /// Mmax and Nmax counted in GPUs for hosts of `g` GPUs: ceil(`m_max` × 2 / g) hosts (at least
 /// 2) hold the GPUs of `m_max` paper hosts, and `n_max` × g / 2 VMs as many VMs per GPU as
 /// `n_max` gives a paper host. Hosts of two GPUs or fewer keep the settings' values.
-pub fn scaled_limits(settings: &PolicySettings, g: usize) -> (usize, usize) {
+pub fn scaled_limits(settings: &OrigamigSettings, g: usize) -> (usize, usize) {
     let (m, n) = (settings.m_max.max(1), settings.n_max.max(1));
     if g <= PAPER_HOST_GPUS {
         return (m, n);
@@ -471,7 +471,7 @@ pub fn scaled_limits(settings: &PolicySettings, g: usize) -> (usize, usize) {
 fn algorithm1_consolidation(
     fleet: &Fleet,
     class: &Class,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     hosts: &Range<HostId>,
 ) -> Neighborhood {
     let (m_max, n_max) = limits(fleet, settings, hosts);
@@ -613,7 +613,7 @@ fn used_slices_of(fleet: &Fleet, host: &Host, class: &Class) -> u32 {
 pub fn merge_in(
     fleet: &Fleet,
     class: &Class,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     hosts: &Range<HostId>,
 ) -> Neighborhood {
     let (_, n_max) = limits(fleet, settings, hosts);
@@ -716,7 +716,7 @@ pub fn whole(fleet: &Fleet) -> Neighborhood {
 }
 
 /// The neighborhood of a call of the given kind.
-pub fn select(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings) -> Neighborhood {
+pub fn select(fleet: &Fleet, kind: &CallKind, settings: &OrigamigSettings) -> Neighborhood {
     let all = 0..fleet.hosts.len();
     select_in(
         fleet,
@@ -730,7 +730,7 @@ pub fn select(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings) -> Neig
 }
 
 /// The neighborhood of a call of the given kind within a scope (OPT's takes the whole fleet).
-pub fn select_in(fleet: &Fleet, kind: &CallKind, settings: &PolicySettings, scope: Scope) -> Neighborhood {
+pub fn select_in(fleet: &Fleet, kind: &CallKind, settings: &OrigamigSettings, scope: Scope) -> Neighborhood {
     match kind {
         CallKind::Admission => admission_in(fleet, settings, scope),
         CallKind::Consolidation(c) => consolidation_in(fleet, c, settings, scope.hosts),

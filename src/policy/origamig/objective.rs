@@ -8,7 +8,7 @@
 use crate::catalog::Catalog;
 use crate::fleet::{Fleet, HostId, Vm};
 use crate::mig;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::OrigamigSettings;
 
 /// The weights of Eq. (5) (§6.1 defaults: a = 100, b = 50, e = 20, w_p = 1, delta = 10 for a
 /// running VM and 0 for a new one).
@@ -28,14 +28,14 @@ pub struct Weights {
     /// delta_i of a VM that was pending before the call (§4: zero, so its initial placement is
     /// not a migration).
     pub delta_new: f64,
-    /// Penalty per GB a migration copies (§7, `policy.delta_per_gb`): a running VM's delta_i is
+    /// Penalty per GB a migration copies (§7, `policy.origamig.delta_per_gb`): a running VM's delta_i is
     /// `delta_running + round(delta_per_gb × GB_i)` ([`Weights::delta_of`]).
     pub delta_per_gb: f64,
-    /// What delta_i adds for a running VM declared a job (`policy.delta_job_extra`; §6.2: jobs
+    /// What delta_i adds for a running VM declared a job (`policy.origamig.delta_job_extra`; §6.2: jobs
     /// are short-lived, so a host emptied of jobs would soon empty itself).
     #[serde(skip_serializing_if = "is_zero")]
     pub delta_job_extra: f64,
-    /// b_j from the host's power (`policy.host_weight_from_power`): [`Weights::host_of`] scales
+    /// b_j from the host's power (`policy.origamig.host_weight_from_power`): [`Weights::host_of`] scales
     /// `host` by the host curve's idle watts against the catalog's default curve's.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub host_from_power: bool,
@@ -47,13 +47,13 @@ fn is_zero(x: &f64) -> bool {
 
 impl Default for Weights {
     fn default() -> Self {
-        Weights::from_settings(&PolicySettings::default())
+        Weights::from_settings(&OrigamigSettings::default())
     }
 }
 
 impl Weights {
     /// The weights a scenario's policy settings give.
-    pub fn from_settings(s: &PolicySettings) -> Weights {
+    pub fn from_settings(s: &OrigamigSettings) -> Weights {
         Weights {
             admit: s.weight_admit,
             host: s.weight_host,

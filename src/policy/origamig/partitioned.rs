@@ -34,7 +34,7 @@ use super::triggers::{CallKind, Triggers};
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::plan::Plan;
 use crate::policy::{CancelFlag, Policy};
-use crate::scenario::PolicySettings;
+use crate::policy_settings::OrigamigSettings;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::atomic::AtomicBool;
@@ -63,7 +63,9 @@ impl Part {
 /// The `origamig` policy with `partitions` > 1.
 #[derive(Debug, Clone)]
 pub struct Partitioned {
-    settings: PolicySettings,
+    settings: OrigamigSettings,
+    /// Live-migration bandwidth (Gbit/s) that times a plan's steps (`[policy] migration_gbps`).
+    migration_gbps: f64,
     /// Built on first use from the fleet's host count.
     parts: Vec<Part>,
     call_times: Vec<f64>,
@@ -103,7 +105,7 @@ pub fn ranges(n: usize, k: usize) -> Vec<Range<HostId>> {
 
 /// The number of partitions of a fleet of `n` hosts: ceil(n / `partition_hosts`) when that is
 /// set, else `partitions`.
-pub fn count(n: usize, settings: &PolicySettings) -> usize {
+pub fn count(n: usize, settings: &OrigamigSettings) -> usize {
     match settings.partition_hosts {
         0 => settings.partitions,
         size => n.div_ceil(size).max(1),
@@ -111,9 +113,10 @@ pub fn count(n: usize, settings: &PolicySettings) -> usize {
 }
 
 impl Partitioned {
-    pub fn new(settings: &PolicySettings) -> Self {
+    pub fn new(settings: &OrigamigSettings) -> Self {
         Partitioned {
             settings: settings.clone(),
+            migration_gbps: crate::policy_settings::DEFAULT_MIGRATION_GBPS,
             parts: Vec::new(),
             call_times: Vec::new(),
             call_vms: Vec::new(),
@@ -130,6 +133,12 @@ impl Partitioned {
     /// unchanged is solved anyway, and the policy panics if it would change the fleet.
     pub fn set_check_repeats(&mut self, on: bool) {
         self.check_repeats = on;
+    }
+
+    /// The policy with its plans' steps timed at `gbps` Gbit/s (`[policy] migration_gbps`).
+    pub fn with_migration_gbps(mut self, gbps: f64) -> Self {
+        self.migration_gbps = gbps;
+        self
     }
 
     pub fn stats(&self) -> &CallStats {
@@ -331,7 +340,7 @@ impl Partitioned {
                 self.stats.applied += 1;
                 let part = &mut self.parts[i];
                 part.running = p.neighborhood.hosts.clone();
-                part.running_until = now_s + p.schedule.duration_s(fleet, self.settings.migration_gbps);
+                part.running_until = now_s + p.schedule.duration_s(fleet, self.migration_gbps);
                 plans.push(p.plan);
             }
         }
@@ -450,7 +459,7 @@ mod tests {
     use crate::fleet::{Fleet, GiRequest, Host, Vm};
     use crate::policy::origamig::triggers::{CallKind, Class};
     use crate::policy::Policy;
-    use crate::scenario::PolicySettings;
+    use crate::policy_settings::OrigamigSettings;
 
     /// A departure from a host of partition 0 enables its class again there only: the class
     /// stays disabled in partition 1, whose hosts did not change. With `reenable =
@@ -464,10 +473,10 @@ mod tests {
             .map(|i| Host::new(format!("h{i}"), 80, 512, vec![a100, a100], 0))
             .collect();
         let fleet = Fleet::new(c, hosts);
-        let settings = PolicySettings {
+        let settings = OrigamigSettings {
             partitions: 2,
-            reenable: crate::scenario::Reenable::Departure,
-            ..PolicySettings::default()
+            reenable: crate::policy_settings::Reenable::Departure,
+            ..OrigamigSettings::default()
         };
         let vm = Vm::job(1, GiRequest::named(c, "a100-40gb", &["1g.5gb"]).unwrap(), 4, 16);
         let class = Class::of_vm(&fleet, &vm);
@@ -515,9 +524,9 @@ mod tests {
     #[test]
     fn partition_hosts_gives_partitions_of_at_most_that_size() {
         let by_size = |n: usize, size: usize| {
-            let s = PolicySettings {
+            let s = OrigamigSettings {
                 partition_hosts: size,
-                ..PolicySettings::default()
+                ..OrigamigSettings::default()
             };
             ranges(n, count(n, &s))
         };
@@ -526,9 +535,9 @@ mod tests {
         // 100 hosts by 32: four partitions of 25, none above 32.
         assert_eq!(by_size(100, 32), vec![0..25, 25..50, 50..75, 75..100]);
         assert_eq!(by_size(20, 64), vec![0..20]);
-        let by_count = PolicySettings {
+        let by_count = OrigamigSettings {
             partitions: 3,
-            ..PolicySettings::default()
+            ..OrigamigSettings::default()
         };
         assert_eq!(count(10, &by_count), 3);
     }

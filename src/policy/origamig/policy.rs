@@ -25,7 +25,7 @@ use crate::fleet::{Fleet, Host, HostId, Placement, Vm, VmId};
 use crate::metrics::CallTally;
 use crate::plan::Plan;
 use crate::policy::Policy;
-use crate::scenario::PolicySettings;
+use crate::policy_settings::OrigamigSettings;
 use std::collections::BTreeSet;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -196,7 +196,7 @@ impl ProvenUnchanged {
 pub(crate) fn check_skipped_repeat(
     fleet: &Fleet,
     kind: &CallKind,
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     nb: &Neighborhood,
 ) {
     let control = SolveControl::default();
@@ -222,7 +222,9 @@ pub(crate) fn check_skipped_repeat(
 /// OrigaMIG (`whole = false`) or OPT (`whole = true`) as an online policy.
 #[derive(Debug, Clone)]
 pub struct Origamig {
-    settings: PolicySettings,
+    settings: OrigamigSettings,
+    /// Live-migration bandwidth (Gbit/s) that times a plan's steps (`[policy] migration_gbps`).
+    migration_gbps: f64,
     whole: bool,
     triggers: Triggers,
     call_times: Vec<f64>,
@@ -252,7 +254,7 @@ pub struct Origamig {
 /// The arrival rule's GPUs on a big host (`arrival_gpu_best_fit`): FF chose `p`'s host; on a
 /// host of more than two GPUs the VM's GIs go to its GPUs by TC's best fit, else `p` stands.
 pub(super) fn arrival_best_fit(
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     tables: &mut crate::policy::cache::Lazy,
     fleet: &Fleet,
     vm: &Vm,
@@ -272,7 +274,7 @@ pub(super) fn arrival_best_fit(
 /// `arrival_host_best_fit` on a fleet of big hosts: TC's placement among the active hosts that
 /// `open` allows, or `None` (then FF decides, switching a host on).
 pub(super) fn arrival_host_best_fit(
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     tables: &mut crate::policy::cache::Lazy,
     fleet: &Fleet,
     vm: &Vm,
@@ -294,9 +296,10 @@ pub(super) fn arrival_host_best_fit(
 
 impl Origamig {
     /// The `origamig` policy.
-    pub fn new(settings: &PolicySettings) -> Self {
+    pub fn new(settings: &OrigamigSettings) -> Self {
         Origamig {
             settings: settings.clone(),
+            migration_gbps: crate::policy_settings::DEFAULT_MIGRATION_GBPS,
             whole: false,
             triggers: Triggers::new(),
             call_times: Vec::new(),
@@ -316,11 +319,17 @@ impl Origamig {
     }
 
     /// The `opt` policy: the same triggers, each call over the whole fleet.
-    pub fn opt(settings: &PolicySettings) -> Self {
+    pub fn opt(settings: &OrigamigSettings) -> Self {
         Origamig {
             whole: true,
             ..Origamig::new(settings)
         }
+    }
+
+    /// The policy with its plans' steps timed at `gbps` Gbit/s (`[policy] migration_gbps`).
+    pub fn with_migration_gbps(mut self, gbps: f64) -> Self {
+        self.migration_gbps = gbps;
+        self
     }
 
     pub fn stats(&self) -> &CallStats {
@@ -348,7 +357,7 @@ impl Origamig {
     /// Holds M̂ from `now_s` until the schedule's steps, run one after another, end.
     fn hold(&mut self, fleet: &Fleet, hosts: &[HostId], schedule: &Schedule, now_s: f64) {
         self.running = hosts.iter().copied().collect();
-        self.running_until = now_s + schedule.duration_s(fleet, self.settings.migration_gbps);
+        self.running_until = now_s + schedule.duration_s(fleet, self.migration_gbps);
     }
 
     /// One check of the triggers and, if one fires, one call. Returns the plan to apply.

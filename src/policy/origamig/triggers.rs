@@ -10,7 +10,7 @@
 //! ([`crate::fleet::GapCounters`]), which every placement and release updates in O(1).
 
 use crate::fleet::{Fleet, GapCounters, Host, HostId, Vm};
-use crate::scenario::{PolicySettings, Reenable};
+use crate::policy_settings::{OrigamigSettings, Reenable};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 
@@ -273,7 +273,7 @@ impl Triggers {
     }
 
     /// Whether a check is due at `now_s` (one every `check_every_s`); records the check.
-    pub fn due(&mut self, now_s: f64, settings: &PolicySettings) -> bool {
+    pub fn due(&mut self, now_s: f64, settings: &OrigamigSettings) -> bool {
         if let Some(t) = self.last_check_s {
             if now_s - t < settings.check_every_s - 1e-9 {
                 return false;
@@ -285,7 +285,7 @@ impl Triggers {
 
     /// The call to make now, if any: admission while Q is not empty; else consolidation of the
     /// enabled class with the largest Γh >= θ (ties: class order).
-    pub fn next_call(&mut self, fleet: &Fleet, settings: &PolicySettings) -> Option<CallKind> {
+    pub fn next_call(&mut self, fleet: &Fleet, settings: &OrigamigSettings) -> Option<CallKind> {
         self.next_call_with(fleet, settings, !fleet.pending().is_empty())
     }
 
@@ -293,7 +293,7 @@ impl Triggers {
     pub fn next_call_with(
         &mut self,
         fleet: &Fleet,
-        settings: &PolicySettings,
+        settings: &OrigamigSettings,
         has_pending: bool,
     ) -> Option<CallKind> {
         self.count_hosts = settings.merge_hosts >= 2;

@@ -54,7 +54,7 @@ pub(in crate::session) fn defrag(s: &mut Session, goal: Goal) -> Result<Outcome>
         .into(),
         ..PlanProposal::by_hand(d.plan, s.state.revision)
     };
-    let preview = build_preview(s.fleet(), proposal, 24.0, s.scenario.policy.delta)?;
+    let preview = build_preview(s.fleet(), proposal, 24.0, s.scenario.policy.origamig.delta)?;
     s.note(EventKind::Plan, msg.clone());
     // A preview is not a change to the fleet: no undo entry, no modified mark.
     s.state.preview = Some(preview);

@@ -14,7 +14,7 @@ pub(in crate::session) fn optimize(s: &mut Session, mode: CallMode) -> Result<Ou
     Ok(Outcome::Solve(Box::new(SolveRequest {
         mode,
         fleet: s.fleet().clone(),
-        settings: s.scenario.policy.clone(),
+        settings: s.scenario.policy.origamig.clone(),
         revision: s.state.revision,
     })))
 }
@@ -37,7 +37,7 @@ pub(in crate::session) fn proposed(s: &mut Session, p: Box<PlanProposal>) -> Res
             p.solve_s
         )));
     }
-    let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.delta)?;
+    let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.origamig.delta)?;
     let msg = format!(
         "plan: {} step(s), {} admitted, active hosts {:+}, GPUs {:+}: a apply, d discard",
         preview.schedule.steps.len(),

@@ -50,7 +50,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 mod bygpu;
 
 /// Most GPU-configuration combinations enumerated for one host, at budget 1
-/// (`policy.host_columns_budget` multiplies the three limits).
+/// (`policy.origamig.host_columns_budget` multiplies the three limits).
 const MAX_LAYOUTS: usize = 20_000;
 /// Most steps of cutting arrangements into VMs for one host, at budget 1; beyond it the host's
 /// contents are not enumerated and the call uses the pattern model.

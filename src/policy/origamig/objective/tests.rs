@@ -97,7 +97,7 @@ fn migrations_within_and_across_hosts() {
 
 #[test]
 fn weights_follow_settings() {
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         weight_admit: 7.0,
         delta: 3.5,
         ..Default::default()
@@ -113,7 +113,7 @@ fn weights_follow_settings() {
 
 #[test]
 fn delta_grows_with_what_a_move_copies() {
-    let s = PolicySettings {
+    let s = OrigamigSettings {
         delta: 15.0,
         delta_per_gb: 0.1,
         delta_job_extra: 0.0,

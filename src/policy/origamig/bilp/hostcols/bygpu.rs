@@ -13,7 +13,7 @@
 //!   value = -b - e × (active GPUs) + w_p × CF + delta × (kh + kept)
 //!           + Σ_t extra_t × (kh_t + kept_t)
 //!
-//! (extra_t: what delta_i adds to delta for a running VM of type t, `policy.delta_per_gb`; all 0
+//! (extra_t: what delta_i adds to delta for a running VM of type t, `policy.origamig.delta_per_gb`; all 0
 //! by default). The sums below carry the extra terms beside the counts they weigh.
 //!
 //! - the active GPUs and the CF are sums over the GPUs, and so is `kept` (VMs whose slots are a
