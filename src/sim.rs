@@ -343,14 +343,14 @@ impl Simulator {
     pub fn metrics(&self) -> Summary {
         let mut s = self.recorder.summary(self.now);
         let (ws, _) = self.window();
-        let times = self.policy.call_times_s();
+        let log = self.policy.call_log();
+        let times = &log.times_s;
         s.calls = times.len() as u64;
         s.call_s_total = times.iter().fold(0.0, |a, b| a + b);
-        (s.trigger_checks, s.trigger_check_s_total) = self.policy.trigger_checks();
-        let limited = self.policy.limited_calls();
-        s.calls_node_limited = limited.node_limited;
-        s.calls_wall_limited = limited.wall_limited;
-        s.calls_by_trigger = self.policy.call_tallies();
+        (s.trigger_checks, s.trigger_check_s_total) = (log.trigger_checks, log.trigger_check_s);
+        s.calls_node_limited = log.limited.node_limited;
+        s.calls_wall_limited = log.limited.wall_limited;
+        s.calls_by_trigger = log.tallies.clone();
         if self.now > ws && !times.is_empty() {
             let skip = self.calls_before_window.unwrap_or(0).min(times.len());
             let calls = &times[skip..];
@@ -361,7 +361,7 @@ impl Simulator {
             };
             s.call_s_median = metrics::quantile(calls, 0.5);
             s.call_s_p95 = metrics::quantile(calls, 0.95);
-            let sizes = self.policy.call_vms();
+            let sizes = &log.vms;
             if sizes.len() == times.len() {
                 let sizes = &sizes[skip..];
                 s.call_vms_mean = sizes.iter().sum::<usize>() as f64 / sizes.len().max(1) as f64;
@@ -763,7 +763,7 @@ impl Simulator {
     /// End of a step at grid time `t`: the minute samples, then the policy's step.
     fn grid_point(&mut self, t: f64) {
         if self.calls_before_window.is_none() && t > self.window().0 {
-            self.calls_before_window = Some(self.policy.call_times_s().len());
+            self.calls_before_window = Some(self.policy.call_log().times_s.len());
         }
         let minute = ((t - self.t0) / 60.0).floor() as u64;
         if minute > self.last_minute {

@@ -496,7 +496,7 @@ fn gap_run(a: &GapArgs, n: usize, seed: u64) -> anyhow::Result<(GapRow, Vec<Snap
     let sum_o: usize = snaps.iter().map(|s| s.origamig_active).sum();
     let sum_p: usize = snaps.iter().map(|s| s.opt_active).sum();
     let (eq5_gap, eq5_gap_max) = eq5_gaps(&snaps);
-    let calls = sim.policy().call_times_s();
+    let calls = sim.policy().call_log().times_s;
     let mut opts: Vec<f64> = snaps.iter().map(|s| s.opt_s).collect();
     let row = GapRow {
         hosts: n,

@@ -12,6 +12,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub mod cache;
+mod calls;
+pub use calls::{CallLog, LimitedCalls};
 pub mod ff;
 pub mod mfi;
 pub mod packing;
@@ -88,70 +90,16 @@ pub trait Policy: Send {
         Vec::new()
     }
 
-    /// Wall-clock seconds of each optimizer call made so far that ran the solver (a call whose
-    /// neighborhood is empty is not counted); empty for policies without calls.
-    fn call_times_s(&self) -> Vec<f64> {
-        Vec::new()
-    }
-
-    /// Trigger checks that built a neighborhood and found nothing to solve (an empty N̂): how
-    /// many, and their wall-clock seconds in total. (0, 0.0) for policies without calls.
-    fn trigger_checks(&self) -> (u64, f64) {
-        (0, 0.0)
-    }
-
-    /// The VMs of the neighborhood (|N̂|, pending VMs included) of each call of
-    /// [`Policy::call_times_s`], in the same order; empty for policies without calls.
-    fn call_vms(&self) -> Vec<usize> {
-        Vec::new()
-    }
-
-    /// Optimizer calls made so far that a limit ended before the optimum was proven: by the
-    /// node budget (reproducible) or by the wall clock (not reproducible). Zero for policies
+    /// What the policy's optimizer calls have done so far ([`CallLog`]); empty for policies
     /// without calls.
-    fn limited_calls(&self) -> LimitedCalls {
-        LimitedCalls::default()
-    }
-
-    /// The calls and trigger checks made so far by what fired them and the neighborhood they
-    /// took ([`crate::metrics::CallTally`]); empty for policies without calls.
-    fn call_tallies(&self) -> Vec<crate::metrics::CallTally> {
-        Vec::new()
-    }
-
-    /// Optimizer calls made so far (for progress reports); by default those of
-    /// [`Policy::call_times_s`].
-    fn optimizer_calls(&self) -> usize {
-        self.call_times_s().len()
+    fn call_log(&self) -> CallLog {
+        CallLog::default()
     }
 
     /// A flag that, once set from any thread, stops the optimizer call the policy is running
     /// soon after: the call ends as at its time limit, with its best plan so far. `None` takes
     /// the flag away again. Policies that make no optimizer calls ignore it.
     fn set_cancel(&mut self, _cancel: Option<Arc<AtomicBool>>) {}
-}
-
-/// Optimizer calls that a limit ended before the optimum was proven (docs/optimizer.md, "Call
-/// budget").
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LimitedCalls {
-    /// Ended by the node budget (`node_limit`): the same on any machine.
-    pub node_limited: u64,
-    /// Ended by the wall clock (`sim_time_limit_s`): where depends on the machine's speed and
-    /// load, so the run's figures may differ elsewhere.
-    pub wall_limited: u64,
-}
-
-impl LimitedCalls {
-    /// Counts a call that ended with `status` (`None`: no solve ran).
-    pub fn count(&mut self, status: Option<origamig::bilp::SolveStatus>) {
-        use origamig::bilp::SolveStatus;
-        match status {
-            Some(SolveStatus::NodeLimit) => self.node_limited += 1,
-            Some(SolveStatus::TimeLimit) => self.wall_limited += 1,
-            _ => {}
-        }
-    }
 }
 
 /// The cancel flag a policy holds while the planner steps time ([`Policy::set_cancel`]). It is

@@ -360,12 +360,12 @@ impl Policy for Packing {
         }
     }
 
-    fn optimizer_calls(&self) -> usize {
-        self.defrag_calls as usize
-    }
-
-    fn limited_calls(&self) -> crate::policy::LimitedCalls {
-        self.limited
+    fn call_log(&self) -> crate::policy::CallLog {
+        crate::policy::CallLog {
+            limited: self.limited,
+            calls: self.defrag_calls as usize,
+            ..Default::default()
+        }
     }
 
     fn set_cancel(&mut self, cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) {

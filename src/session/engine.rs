@@ -167,7 +167,7 @@ impl Engine {
     ) -> Result<bool> {
         self.sim.policy_mut().set_cancel(Some(cancel.clone()));
         let reached = self.sim.step_until_while(t, &mut |sim| {
-            progress(sim.time(), sim.policy().optimizer_calls());
+            progress(sim.time(), sim.policy().call_log().calls);
             !cancel.load(Ordering::SeqCst)
         });
         // The flag belongs to this step only: the session's state (and its undo copies) must
@@ -178,7 +178,7 @@ impl Engine {
 
     /// Optimizer calls the arrival policy has made so far.
     pub(crate) fn optimizer_calls(&self) -> usize {
-        self.sim.policy().optimizer_calls()
+        self.sim.policy().call_log().calls
     }
 
     /// A new VM by hand: at `pin` when given, else where the policy puts it, else pending.

@@ -25,11 +25,12 @@ fn calls_and_trigger_checks_are_counted_over_the_whole_run() {
     let mut sim = Simulator::new(&sc, policy).unwrap();
     sim.run();
     let m = sim.metrics();
-    let times = sim.policy().call_times_s();
+    let times = sim.policy().call_log().times_s;
     assert!(m.calls > 0, "paper-32 fills up in four hours: some calls solve");
     assert_eq!(m.calls, times.len() as u64);
     assert!((m.call_s_total - times.iter().sum::<f64>()).abs() < 1e-9);
-    let (n, s) = sim.policy().trigger_checks();
+    let log = sim.policy().call_log();
+    let (n, s) = (log.trigger_checks, log.trigger_check_s);
     assert_eq!((m.trigger_checks, m.trigger_check_s_total), (n, s));
     assert!(m.trigger_check_s_total >= 0.0);
     // FF makes no calls: zeros, not negative zeros.

@@ -564,7 +564,7 @@ fn the_opt_policy_settles_too() {
     let mut p = Origamig::opt(&s);
     assert_eq!(p.name(), "opt");
     settle(&mut f, &mut p, &w, 40);
-    assert!(!p.call_times_s().is_empty());
+    assert!(!p.call_log().times_s.is_empty());
 }
 
 /// The consolidation defect seen on `scenarios/paper-32.toml` at load 0.75: a source that can

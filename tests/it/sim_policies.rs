@@ -221,7 +221,7 @@ fn optimizer_calls_are_counted_per_hour_with_their_time_percentiles() {
     s.set_check_invariants(true);
     s.run();
     let m = s.metrics();
-    let times = s.policy().call_times_s();
+    let times = s.policy().call_log().times_s;
     assert!(!times.is_empty(), "the pending VM triggers an admission call");
     assert!(
         s.fleet().vm(5).unwrap().placement.is_some(),
@@ -233,7 +233,7 @@ fn optimizer_calls_are_counted_per_hour_with_their_time_percentiles() {
         .fold((f64::MAX, 0.0f64), |(lo, hi), &t| (lo.min(t), hi.max(t)));
     assert!(lo <= m.call_s_median && m.call_s_median <= m.call_s_p95 && m.call_s_p95 <= hi);
     // |N̂| per call: the admission call holds both hosts' four VMs and the pending one.
-    let sizes = s.policy().call_vms();
+    let sizes = s.policy().call_log().vms;
     assert_eq!(sizes.len(), times.len());
     assert_eq!(sizes[0], 5);
     let mean = sizes.iter().sum::<usize>() as f64 / sizes.len() as f64;

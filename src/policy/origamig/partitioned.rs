@@ -29,7 +29,7 @@
 use super::bilp::{SolveControl, SolveStatus};
 use super::call::{self, CallMode, Proposal};
 use super::neighborhood::{self, Neighborhood, Scope};
-use super::policy::{check_skipped_repeat, CallEnd, CallStats, CallTallies, ProvenUnchanged};
+use super::policy::{check_skipped_repeat, CallEnd, CallRecorder, CallStats, ProvenUnchanged};
 use super::triggers::{CallKind, Triggers};
 use crate::fleet::{Fleet, HostId, Placement, Vm, VmId};
 use crate::plan::Plan;
@@ -68,9 +68,8 @@ pub struct Partitioned {
     migration_gbps: f64,
     /// Built on first use from the fleet's host count.
     parts: Vec<Part>,
-    call_times: Vec<f64>,
-    call_vms: Vec<usize>,
-    tallies: CallTallies,
+    /// What the calls have done ([`Policy::call_log`]).
+    calls: CallRecorder,
     rejected: Vec<VmId>,
     stats: CallStats,
     cancel: CancelFlag,
@@ -118,9 +117,7 @@ impl Partitioned {
             settings: settings.clone(),
             migration_gbps: crate::policy_settings::DEFAULT_MIGRATION_GBPS,
             parts: Vec::new(),
-            call_times: Vec::new(),
-            call_vms: Vec::new(),
-            tallies: CallTallies::default(),
+            calls: CallRecorder::default(),
             rejected: Vec::new(),
             stats: CallStats::default(),
             cancel: CancelFlag::default(),
@@ -252,7 +249,7 @@ impl Partitioned {
                     check_skipped_repeat(fleet, &kind, &self.settings, &nb);
                 }
                 self.stats.consolidation_calls += 1;
-                self.tallies
+                self.calls
                     .record(cause, &nb, CallEnd::Repeat, t0.elapsed().as_secs_f64());
                 part.triggers.after_call_on(fleet, &kind, false, &nb.hosts);
                 continue;
@@ -302,10 +299,6 @@ impl Partitioned {
                     continue;
                 }
             };
-            if p.status.is_some() {
-                self.call_times.push(p.call_s);
-                self.call_vms.push(p.neighborhood.n_vms);
-            }
             let end = match p.status {
                 Some(_) => {
                     let applies = p.improves && !crosses_of(&p, &self.parts[i].hosts);
@@ -316,7 +309,7 @@ impl Partitioned {
                 }
                 None => CallEnd::Empty,
             };
-            self.tallies.record(cause, &p.neighborhood, end, p.call_s);
+            self.calls.record(cause, &p.neighborhood, end, p.call_s);
             self.parts[i].proven.learn(fleet, &p);
             if p.status == Some(SolveStatus::Optimal) {
                 self.stats.optimal += 1;
@@ -427,24 +420,8 @@ impl Policy for Partitioned {
         std::mem::take(&mut self.rejected)
     }
 
-    fn call_times_s(&self) -> Vec<f64> {
-        self.call_times.clone()
-    }
-
-    fn call_vms(&self) -> Vec<usize> {
-        self.call_vms.clone()
-    }
-
-    fn limited_calls(&self) -> crate::policy::LimitedCalls {
-        self.stats.limited
-    }
-
-    fn optimizer_calls(&self) -> usize {
-        self.call_times.len()
-    }
-
-    fn call_tallies(&self) -> Vec<crate::metrics::CallTally> {
-        self.tallies.rows()
+    fn call_log(&self) -> crate::policy::CallLog {
+        self.calls.log(self.stats.limited)
     }
 
     fn set_cancel(&mut self, cancel: Option<Arc<AtomicBool>>) {

@@ -62,6 +62,43 @@ pub enum CallEnd {
     Repeat,
 }
 
+/// What OrigaMIG's calls have done, recorded once for [`Origamig`] and [`super::Partitioned`]:
+/// the log [`Policy::call_log`] returns, and the tallies by trigger and neighborhood.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallRecorder {
+    log: crate::policy::CallLog,
+    tallies: CallTallies,
+}
+
+impl CallRecorder {
+    /// Records one call fired by `trigger` on `nb` that took `s` seconds and ended as `end`: a
+    /// solve adds its time and |N̂| to the log, an empty neighborhood counts as a trigger check.
+    pub fn record(&mut self, trigger: &'static str, nb: &Neighborhood, end: CallEnd, s: f64) {
+        match end {
+            CallEnd::Solved { .. } => {
+                self.log.times_s.push(s);
+                self.log.vms.push(nb.n_vms);
+            }
+            CallEnd::Empty => {
+                self.log.trigger_checks += 1;
+                self.log.trigger_check_s += s;
+            }
+            CallEnd::Repeat => {}
+        }
+        self.tallies.record(trigger, nb, end, s);
+    }
+
+    /// The log so far, with the calls `limited` counted.
+    pub fn log(&self, limited: crate::policy::LimitedCalls) -> crate::policy::CallLog {
+        crate::policy::CallLog {
+            limited,
+            tallies: self.tallies.rows(),
+            calls: self.log.times_s.len(),
+            ..self.log.clone()
+        }
+    }
+}
+
 /// The calls of a run by trigger and neighborhood ([`CallTally`]), in a fixed order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallTallies(Vec<CallTally>);
@@ -227,14 +264,8 @@ pub struct Origamig {
     migration_gbps: f64,
     whole: bool,
     triggers: Triggers,
-    call_times: Vec<f64>,
-    /// |N̂| of each of those calls (the VMs of the neighborhood, pending ones included).
-    call_vms: Vec<usize>,
-    /// Trigger checks that built a neighborhood without solving: count and wall seconds.
-    trigger_checks: u64,
-    trigger_check_s: f64,
-    /// The calls by trigger and neighborhood.
-    tallies: CallTallies,
+    /// What the calls have done ([`Policy::call_log`]).
+    calls: CallRecorder,
     /// Neighborhoods proven to change nothing.
     proven: ProvenUnchanged,
     /// For tests: solve the repeats anyway and panic if one would change the fleet.
@@ -302,11 +333,7 @@ impl Origamig {
             migration_gbps: crate::policy_settings::DEFAULT_MIGRATION_GBPS,
             whole: false,
             triggers: Triggers::new(),
-            call_times: Vec::new(),
-            call_vms: Vec::new(),
-            trigger_checks: 0,
-            trigger_check_s: 0.0,
-            tallies: CallTallies::default(),
+            calls: CallRecorder::default(),
             proven: ProvenUnchanged::default(),
             check_repeats: false,
             rejected: Vec::new(),
@@ -391,7 +418,7 @@ impl Origamig {
             if self.check_repeats {
                 check_skipped_repeat(fleet, &kind, &self.settings, &nb);
             }
-            self.tallies
+            self.calls
                 .record(cause, &nb, CallEnd::Repeat, t0.elapsed().as_secs_f64());
             self.triggers.after_call_on(fleet, &trigger, false, &nb.hosts);
             return None;
@@ -413,18 +440,14 @@ impl Origamig {
         // A call whose neighborhood is empty (Algorithm 1 found nothing to do) solves nothing:
         // only calls that ran the solver have a call time.
         if p.status.is_some() {
-            self.call_times.push(p.call_s);
-            self.call_vms.push(p.neighborhood.n_vms);
             let end = CallEnd::Solved {
                 changed: p.changes_placements(),
                 moves: if p.improves { p.schedule.migrations() } else { 0 },
             };
-            self.tallies.record(cause, &p.neighborhood, end, p.call_s);
+            self.calls.record(cause, &p.neighborhood, end, p.call_s);
             self.proven.learn(fleet, &p);
         } else {
-            self.trigger_checks += 1;
-            self.trigger_check_s += p.call_s;
-            self.tallies
+            self.calls
                 .record(cause, &p.neighborhood, CallEnd::Empty, p.call_s);
         }
         if p.status == Some(SolveStatus::Optimal) {
@@ -500,28 +523,8 @@ impl Policy for Origamig {
         std::mem::take(&mut self.rejected)
     }
 
-    fn call_times_s(&self) -> Vec<f64> {
-        self.call_times.clone()
-    }
-
-    fn call_vms(&self) -> Vec<usize> {
-        self.call_vms.clone()
-    }
-
-    fn trigger_checks(&self) -> (u64, f64) {
-        (self.trigger_checks, self.trigger_check_s)
-    }
-
-    fn limited_calls(&self) -> crate::policy::LimitedCalls {
-        self.stats.limited
-    }
-
-    fn optimizer_calls(&self) -> usize {
-        self.call_times.len()
-    }
-
-    fn call_tallies(&self) -> Vec<CallTally> {
-        self.tallies.rows()
+    fn call_log(&self) -> crate::policy::CallLog {
+        self.calls.log(self.stats.limited)
     }
 
     fn set_cancel(&mut self, cancel: Option<Arc<AtomicBool>>) {
