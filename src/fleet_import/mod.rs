@@ -200,9 +200,10 @@ pub fn share_of_host(h: &HostDef, compute: u32) -> (u32, u32) {
     )
 }
 
-/// What an import produced, for its summary line and `--json`.
+/// What an import produced (hosts, GPUs, GPUs without MIG, instances), for its summary line
+/// and `--json`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct Summary {
+pub struct ImportCounts {
     pub hosts: usize,
     pub gpus: usize,
     pub mig_disabled: usize,
@@ -216,7 +217,7 @@ pub fn from_nvidia_smi(
     cores: Option<u32>,
     ram_gb: Option<u32>,
     name: &str,
-) -> anyhow::Result<(Scenario, Summary)> {
+) -> anyhow::Result<(Scenario, ImportCounts)> {
     let caps = read_captures(paths)?;
     if caps.is_empty() {
         anyhow::bail!("no capture given");
@@ -231,9 +232,9 @@ pub fn from_nvidia_smi(
         &hosts,
     )?;
     let catalog = embedded();
-    let mut sum = Summary {
+    let mut sum = ImportCounts {
         hosts: caps.len(),
-        ..Summary::default()
+        ..ImportCounts::default()
     };
     for (h, c) in caps.iter().enumerate() {
         for (k, g) in c.gpus.iter().enumerate() {
