@@ -525,10 +525,10 @@ pub fn solve_with(
             extra: Vec::new(),
         };
         let formulation = match &decode {
-            toolkit::Decode::Hosts(_) => Formulation::Host,
-            toolkit::Decode::Patterns(_) => Formulation::Pattern,
+            Decode::Hosts(_) => Formulation::Host,
+            Decode::Patterns(_) => Formulation::Pattern,
             #[cfg(feature = "solver-lab")]
-            toolkit::Decode::Slots { .. } => control.formulation,
+            Decode::Slots { .. } => control.formulation,
         };
         let res = run::run(highs_model, &start, &opts, control, offset, t0, "full")?;
         let status = match res.status {
@@ -654,6 +654,43 @@ fn build_with(inst: &Inst, form: Formulation, relax: bool, named: bool) -> toolk
         #[cfg(feature = "solver-lab")]
         Formulation::Plain | Formulation::Tight | Formulation::Config => {
             slots::build(inst, form, relax, named)
+        }
+    }
+}
+
+/// How a model's columns encode a placement: one variant per formulation. It lives here, beside
+/// [`build_with`] which picks the formulation, so that the shared toolkit names none of them.
+pub(crate) enum Decode {
+    /// x per VM and host, y per GI, host, GPU and start (§4).
+    #[cfg(feature = "solver-lab")]
+    Slots {
+        x: Vec<Vec<Option<usize>>>,
+        y: slots::YMap,
+    },
+    /// Placement patterns and GPU configurations ([`pattern`]).
+    Patterns(pattern::Decode),
+    /// Host contents ([`hostcols`]).
+    Hosts(hostcols::Decode),
+}
+
+impl Decode {
+    /// A start vector for a placement other than the current one (pattern models only).
+    pub(crate) fn start_from(&self, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> Option<Vec<f64>> {
+        match self {
+            #[cfg(feature = "solver-lab")]
+            Decode::Slots { .. } => None,
+            Decode::Patterns(d) => d.start_from(inst, targets),
+            Decode::Hosts(d) => d.start_from(inst, targets),
+        }
+    }
+
+    /// The placement of every VM the column values place.
+    pub(crate) fn targets(&self, inst: &Inst, colv: &[f64]) -> anyhow::Result<BTreeMap<VmId, Placement>> {
+        match self {
+            #[cfg(feature = "solver-lab")]
+            Decode::Slots { x, y } => slots::extract_slots(inst, x, y, colv),
+            Decode::Patterns(d) => d.targets(inst, colv),
+            Decode::Hosts(d) => d.targets(inst, colv),
         }
     }
 }

@@ -370,7 +370,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
         &obj,
         offset,
         rows,
-        toolkit::Decode::Hosts(decode),
+        super::Decode::Hosts(decode),
         w.integral(),
     );
     built.start = start;
@@ -1325,7 +1325,7 @@ mod tests {
 
     fn decode(b: Built) -> Decode {
         match b.decode {
-            toolkit::Decode::Hosts(d) => d,
+            super::super::Decode::Hosts(d) => d,
             _ => panic!("a host-content model"),
         }
     }

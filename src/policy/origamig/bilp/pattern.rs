@@ -372,7 +372,7 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
         &obj,
         offset,
         rows,
-        toolkit::Decode::Patterns(Decode {
+        super::Decode::Patterns(Decode {
             pats,
             cfgs,
             phi,

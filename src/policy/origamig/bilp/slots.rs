@@ -5,7 +5,8 @@
 //! [`Formulation::Plain`] by tests.
 
 use super::configs::{self, Config};
-use super::toolkit::{finish, forced_on, host_can_hold, sum, Built, Cols, Decode};
+use super::toolkit::{finish, forced_on, host_can_hold, sum, Built, Cols};
+use super::Decode;
 use super::{Formulation, Inst};
 use crate::catalog::GpuModel;
 use crate::fleet::{GiSlot, Placement, VmId};
