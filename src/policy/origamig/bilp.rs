@@ -431,7 +431,52 @@ pub fn solve_with(
 ) -> anyhow::Result<SolveOutcome> {
     let t0 = Instant::now();
     let w = Weights::from_settings(settings);
+    let inst = call_instance(fleet, hosts, pending, settings, control, w)?;
+    let start_terms = objective::evaluate(fleet, fleet, hosts, &w);
+    let threads = run::process_threads(settings.threads);
+    if inst.vms.is_empty() {
+        return Ok(trivial_outcome(start_terms, t0, threads, control.formulation));
+    }
+    let greedy = greedy_hint(fleet, hosts, pending, settings, control, &w);
+    let call = Call {
+        fleet,
+        hosts,
+        inst: &inst,
+        settings,
+        control,
+        w,
+        start_total: start_terms.total,
+        hint: control.hint.as_ref().or(greedy.as_ref()),
+        t0,
+    };
+    #[cfg(feature = "solver-lab")]
+    let (attempt, presolve_retried) = call.attempt_with_presolve_retry()?;
+    #[cfg(not(feature = "solver-lab"))]
+    let attempt = call.attempt(false)?;
+    // Without presolve the returned vector is the one HiGHS evaluated.
+    debug_assert!(
+        attempt.consistent,
+        "recomputed Eq. 5 {} below the solver's",
+        attempt.terms.total
+    );
     #[cfg_attr(not(feature = "solver-lab"), allow(unused_mut))]
+    let mut out = never_worse_outcome(attempt, &inst, start_terms, t0, threads);
+    #[cfg(feature = "solver-lab")]
+    {
+        out.presolve_retried = presolve_retried;
+    }
+    Ok(out)
+}
+
+/// The neighborhood's instance with the settings and controls that shape its model.
+fn call_instance<'a>(
+    fleet: &'a Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    settings: &PolicySettings,
+    control: &SolveControl,
+    w: Weights,
+) -> anyhow::Result<Inst<'a>> {
     let mut inst = Inst::new(fleet, hosts, pending, w)?;
     inst.budget = settings
         .host_columns_budget
@@ -446,91 +491,109 @@ pub fn solve_with(
             }
         }
     }
-    let start_terms = objective::evaluate(fleet, fleet, hosts, &w);
-    let threads = run::process_threads(settings.threads);
-    if inst.vms.is_empty() {
-        return Ok(SolveOutcome {
-            targets: BTreeMap::new(),
-            status: SolveStatus::Trivial,
-            gap: 0.0,
-            bound: start_terms.total,
-            objective: start_terms.total,
-            start_objective: start_terms.total,
-            terms: start_terms,
-            solve_s: t0.elapsed().as_secs_f64(),
-            fell_back: false,
-            rows: 0,
-            cols: 0,
-            threads,
-            nodes: 0,
-            #[cfg(feature = "solver-lab")]
-            presolve_retried: false,
-            formulation: control.formulation,
-        });
+    #[cfg(not(feature = "solver-lab"))]
+    let _ = control;
+    Ok(inst)
+}
+
+/// The outcome of a neighborhood without VMs: the current placement, proven optimal.
+fn trivial_outcome(start_terms: Terms, t0: Instant, threads: u32, formulation: Formulation) -> SolveOutcome {
+    SolveOutcome {
+        targets: BTreeMap::new(),
+        status: SolveStatus::Trivial,
+        gap: 0.0,
+        bound: start_terms.total,
+        objective: start_terms.total,
+        start_objective: start_terms.total,
+        terms: start_terms,
+        solve_s: t0.elapsed().as_secs_f64(),
+        fell_back: false,
+        rows: 0,
+        cols: 0,
+        threads,
+        nodes: 0,
+        #[cfg(feature = "solver-lab")]
+        presolve_retried: false,
+        formulation,
     }
-    // With the `solver-lab` feature, HiGHS's presolve may be asked for. It shortens the hard
-    // calls (the root node works on a smaller model), but HiGHS 1.16 has a defect with a MIP
-    // start: when presolve fixes columns of the start to other values and nothing better than the
-    // mapped start turns up, HiGHS reports the mapped start's objective while returning the
-    // original start vector. Such a run is recognised by its placement being worth less, by
-    // Eq. (5) recomputed from the placement, than the objective HiGHS reports (a correct solution
-    // is never worth less, §5.3), or by a placement the fleet refuses; the call is then run again
-    // without presolve in the time left.
-    let greedy = match (&control.hint, control.formulation) {
+}
+
+/// The greedy placement as a start for the column formulations, unless the caller gave a hint.
+fn greedy_hint(
+    fleet: &Fleet,
+    hosts: &[HostId],
+    pending: &[VmId],
+    settings: &PolicySettings,
+    control: &SolveControl,
+    w: &Weights,
+) -> Option<BTreeMap<VmId, Placement>> {
+    match (&control.hint, control.formulation) {
         (None, Formulation::Pattern | Formulation::Host) if control.greedy_start => {
-            super::greedy::start_with(fleet, hosts, pending, &w, settings.arrival_gpu_best_fit)
+            super::greedy::start_with(fleet, hosts, pending, w, settings.arrival_gpu_best_fit)
                 .map(|s| s.targets)
         }
         _ => None,
-    };
-    let hint = control.hint.as_ref().or(greedy.as_ref());
-    let attempt = |presolve: bool| -> anyhow::Result<Attempt> {
-        let built = build(&inst, control.formulation);
+    }
+}
+
+/// What one call's HiGHS runs share.
+struct Call<'a> {
+    fleet: &'a Fleet,
+    hosts: &'a [HostId],
+    inst: &'a Inst<'a>,
+    settings: &'a PolicySettings,
+    control: &'a SolveControl,
+    w: Weights,
+    /// Eq. (5) of the current placement (pending VMs rejected).
+    start_total: f64,
+    /// A placement to start from when it is worth more than the current one.
+    hint: Option<&'a BTreeMap<VmId, Placement>>,
+    t0: Instant,
+}
+
+impl Call<'_> {
+    /// With the `solver-lab` feature, HiGHS's presolve may be asked for. It shortens the hard
+    /// calls (the root node works on a smaller model), but HiGHS 1.16 has a defect with a MIP
+    /// start: when presolve fixes columns of the start to other values and nothing better than
+    /// the mapped start turns up, HiGHS reports the mapped start's objective while returning the
+    /// original start vector. Such a run is recognised by its placement being worth less, by
+    /// Eq. (5) recomputed from the placement, than the objective HiGHS reports (a correct
+    /// solution is never worse, §5.3), or by a placement the fleet refuses; the call is then run
+    /// again without presolve in the time left. Returns the attempt and whether it was retried.
+    #[cfg(feature = "solver-lab")]
+    fn attempt_with_presolve_retry(&self) -> anyhow::Result<(Attempt, bool)> {
+        if self.control.presolve {
+            if let Ok(a) = self.attempt(true) {
+                if a.consistent {
+                    return Ok((a, false));
+                }
+            }
+        }
+        Ok((self.attempt(false)?, self.control.presolve))
+    }
+
+    /// One HiGHS run: build the model, start it, run it, read the placement back and evaluate it.
+    fn attempt(&self, presolve: bool) -> anyhow::Result<Attempt> {
         let toolkit::Built {
             problem,
-            mut start,
+            start,
             offset,
             decode,
             integral,
             ..
-        } = built;
-        if let Some(hint) = hint {
-            if let Ok(f) = apply(fleet, hint) {
-                if objective::evaluate(fleet, &f, hosts, &w).total > start_terms.total {
-                    if let Some(v) = decode.start_from(&inst, hint) {
-                        start = v;
-                    }
-                }
-            }
-        }
+        } = build(self.inst, self.control.formulation);
+        let start = self.start_vector(&decode, start);
         let highs_model = problem
             .try_into_inner()
             .map_err(|e| anyhow::anyhow!("building the HiGHS model: {e}"))?;
-        let (wall_s, mut node_limit) = control.limit.limits(settings);
-        if node_limit.is_some() && settings.host_scaled_budget && big_hosts(fleet, hosts) {
-            // docs/optimizer.md, "Call budget": on big hosts a simulated call keeps the root's
-            // first check (the greedy or current placement).
-            node_limit = Some(0);
-        }
-        let opts = run::RunOptions {
-            time_limit_s: remaining(wall_s, t0),
-            node_limit,
-            threads: settings.threads,
-            presolve,
-            abs_gap: if integral { 0.99 } else { 1e-6 },
-            verbose: control.verbose,
-            #[cfg(feature = "solver-lab")]
-            extra: control.highs_options.clone(),
-            #[cfg(not(feature = "solver-lab"))]
-            extra: Vec::new(),
-        };
+        let opts = self.run_options(presolve, integral);
         let formulation = match &decode {
-            toolkit::Decode::Hosts(_) => Formulation::Host,
-            toolkit::Decode::Patterns(_) => Formulation::Pattern,
+            Decode::Hosts(_) => Formulation::Host,
+            Decode::Patterns(_) => Formulation::Pattern,
             #[cfg(feature = "solver-lab")]
-            toolkit::Decode::Slots { .. } => control.formulation,
+            Decode::Slots { .. } => self.control.formulation,
         };
-        let res = run::run(highs_model, &start, &opts, control, offset, t0, "full")?;
+        let res = run::run(highs_model, &start, &opts, self.control, offset, self.t0, "full")?;
         let status = match res.status {
             HighsModelStatus::Optimal => SolveStatus::Optimal,
             HighsModelStatus::ReachedTimeLimit => SolveStatus::TimeLimit,
@@ -540,12 +603,12 @@ pub fn solve_with(
             other => anyhow::bail!("HiGHS stopped with status {other:?}"),
         };
         // The solver's placement, or the current one when it has none.
-        let mut targets = inst.current_targets();
+        let mut targets = self.inst.current_targets();
         if let Some(colv) = &res.columns {
-            targets = decode.targets(&inst, colv)?;
+            targets = decode.targets(self.inst, colv)?;
         }
-        let after = apply(fleet, &targets)?;
-        let terms = objective::evaluate(fleet, &after, hosts, &w);
+        let after = apply(self.fleet, &targets)?;
+        let terms = objective::evaluate(self.fleet, &after, self.hosts, &self.w);
         // Recomputing phi, gamma, m, omega and f from the placement can only raise the value
         // (§5.3): a lower value means the returned vector is not the solution HiGHS describes.
         let consistent = res.columns.is_none() || terms.total >= res.objective + offset - 1e-6;
@@ -561,43 +624,67 @@ pub fn solve_with(
             nodes: res.nodes,
             formulation,
         })
-    };
-    #[cfg(feature = "solver-lab")]
-    let mut presolve_retried = false;
-    #[cfg(feature = "solver-lab")]
-    let first = if control.presolve {
-        match attempt(true) {
-            Ok(a) if a.consistent => Some(a),
-            _ => None,
+    }
+
+    /// The model's start vector (the current placement), or the hint's when the hint is a valid
+    /// placement worth more and the formulation can encode it.
+    fn start_vector(&self, decode: &Decode, start: Vec<f64>) -> Vec<f64> {
+        let Some(hint) = self.hint else { return start };
+        let Ok(f) = apply(self.fleet, hint) else {
+            return start;
+        };
+        if objective::evaluate(self.fleet, &f, self.hosts, &self.w).total > self.start_total {
+            if let Some(v) = decode.start_from(self.inst, hint) {
+                return v;
+            }
         }
-    } else {
-        None
-    };
-    #[cfg(not(feature = "solver-lab"))]
-    let first: Option<Attempt> = None;
+        start
+    }
+
+    /// HiGHS's options for one run: the call's limits, threads, presolve and gap.
+    fn run_options(&self, presolve: bool, integral: bool) -> run::RunOptions {
+        let (wall_s, mut node_limit) = self.control.limit.limits(self.settings);
+        if node_limit.is_some() && self.settings.host_scaled_budget && big_hosts(self.fleet, self.hosts) {
+            // docs/optimizer.md, "Call budget": on big hosts a simulated call keeps the root's
+            // first check (the greedy or current placement).
+            node_limit = Some(0);
+        }
+        run::RunOptions {
+            time_limit_s: remaining(wall_s, self.t0),
+            node_limit,
+            threads: self.settings.threads,
+            presolve,
+            abs_gap: if integral { 0.99 } else { 1e-6 },
+            verbose: self.control.verbose,
+            #[cfg(feature = "solver-lab")]
+            extra: self.control.highs_options.clone(),
+            #[cfg(not(feature = "solver-lab"))]
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// The outcome of a call from its HiGHS run: the current placement when the solver's is worth
+/// less (a call never loses value), with the bound and the gap.
+fn never_worse_outcome(
+    a: Attempt,
+    inst: &Inst,
+    start_terms: Terms,
+    t0: Instant,
+    threads: u32,
+) -> SolveOutcome {
     let Attempt {
         mut targets,
         mut terms,
         status,
-        consistent,
         bound: solver_bound,
         integral,
         rows,
         cols,
         nodes,
         formulation,
-    } = match first {
-        Some(a) => a,
-        None => {
-            #[cfg(feature = "solver-lab")]
-            {
-                presolve_retried = control.presolve;
-            }
-            attempt(false)?
-        }
-    };
-    // Without presolve the returned vector is the one HiGHS evaluated.
-    debug_assert!(consistent, "recomputed Eq. 5 {} below the solver's", terms.total);
+        ..
+    } = a;
     let mut fell_back = false;
     if terms.total < start_terms.total {
         targets = inst.current_targets();
@@ -618,7 +705,7 @@ pub fn solve_with(
     } else {
         f64::INFINITY
     };
-    Ok(SolveOutcome {
+    SolveOutcome {
         targets,
         status,
         gap,
@@ -633,9 +720,9 @@ pub fn solve_with(
         threads,
         nodes,
         #[cfg(feature = "solver-lab")]
-        presolve_retried,
+        presolve_retried: false,
         formulation,
-    })
+    }
 }
 
 /// Builds the model of `inst` in formulation `form` (`Host` falls back to `Pattern` where the
@@ -654,6 +741,43 @@ fn build_with(inst: &Inst, form: Formulation, relax: bool, named: bool) -> toolk
         #[cfg(feature = "solver-lab")]
         Formulation::Plain | Formulation::Tight | Formulation::Config => {
             slots::build(inst, form, relax, named)
+        }
+    }
+}
+
+/// How a model's columns encode a placement: one variant per formulation. It lives here, beside
+/// [`build_with`] which picks the formulation, so that the shared toolkit names none of them.
+pub(crate) enum Decode {
+    /// x per VM and host, y per GI, host, GPU and start (§4).
+    #[cfg(feature = "solver-lab")]
+    Slots {
+        x: Vec<Vec<Option<usize>>>,
+        y: slots::YMap,
+    },
+    /// Placement patterns and GPU configurations ([`pattern`]).
+    Patterns(pattern::Decode),
+    /// Host contents ([`hostcols`]).
+    Hosts(hostcols::Decode),
+}
+
+impl Decode {
+    /// A start vector for a placement other than the current one (pattern models only).
+    pub(crate) fn start_from(&self, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> Option<Vec<f64>> {
+        match self {
+            #[cfg(feature = "solver-lab")]
+            Decode::Slots { .. } => None,
+            Decode::Patterns(d) => d.start_from(inst, targets),
+            Decode::Hosts(d) => d.start_from(inst, targets),
+        }
+    }
+
+    /// The placement of every VM the column values place.
+    pub(crate) fn targets(&self, inst: &Inst, colv: &[f64]) -> anyhow::Result<BTreeMap<VmId, Placement>> {
+        match self {
+            #[cfg(feature = "solver-lab")]
+            Decode::Slots { x, y } => slots::extract_slots(inst, x, y, colv),
+            Decode::Patterns(d) => d.targets(inst, colv),
+            Decode::Hosts(d) => d.targets(inst, colv),
         }
     }
 }

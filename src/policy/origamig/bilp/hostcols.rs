@@ -43,6 +43,7 @@ use super::toolkit::{self, finish, sum, Built, Cols};
 use super::Inst;
 use crate::catalog::{ModelId, ProfileId};
 use crate::fleet::{GiSlot, Placement, VmId};
+use crate::policy::origamig::objective::Weights;
 use good_lp::{constraint, Constraint};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -78,6 +79,9 @@ pub(crate) enum Over {
 type Slot = (usize, Vec<GiSlot>);
 /// A group of hosts with the same columns: host positions and (column, content) pairs.
 type Group = (Vec<usize>, Vec<(usize, usize)>);
+
+/// Row or objective terms: (coefficient, column).
+type Terms = Vec<(f64, usize)>;
 /// The exact GIs of a running VM: (type, sorted (profile, GPU, start)).
 type Exact = HashSet<ExactGis>;
 /// One running VM's exact GIs: (type, sorted (profile, GPU, start)).
@@ -191,44 +195,129 @@ pub(crate) struct Decode {
 /// Builds the host-content model, or why the neighborhood is outside its reach within the
 /// budget `inst.budget` (see the module notes).
 pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over> {
-    let fleet = inst.fleet;
-    let w = &inst.w;
     if inst.vms.iter().any(|v| v.gis.is_empty()) {
         return Err(Over::NoGis);
     }
+    let types = Types::of(inst);
+    let forced = toolkit::forced_on(inst);
+    let (mut groups, group_of) = host_groups(inst, &forced);
+    let (contents, per_group) = group_contents(inst, &types, &groups)?;
+    // The current placement, as counts per host.
+    let current = inst.current_targets();
+    let mut cols = Cols::new(relax, named);
+    let mut obj: Vec<(f64, usize)> = Vec::new();
+    let mut rows: Vec<Constraint> = Vec::new();
+    let nt = types.keys.len();
+    let mut per_type: Vec<Vec<(f64, usize)>> = vec![Vec::new(); nt];
+    let by_counts = content_columns(
+        inst,
+        &forced,
+        &mut groups,
+        (&contents, &per_group),
+        &mut cols,
+        (&mut obj, &mut rows, &mut per_type),
+    )?;
+    let admit = type_rows(inst, &types, &mut cols, per_type, (&mut obj, &mut rows));
+    let offset = types.offset(&inst.w);
+    let Types {
+        keys,
+        type_of,
+        key_pos,
+        ..
+    } = types;
+    let decode = Decode {
+        type_of,
+        key_pos,
+        key_profiles: keys.iter().map(|k| k.gis.iter().map(|g| g.1).collect()).collect(),
+        group_of,
+        groups,
+        by_counts,
+        contents,
+        admit,
+        ntypes: nt,
+        ncols: cols.len(),
+    };
+    let start = decode.start_from(inst, &current).ok_or(Over::NoColumn)?;
+    let mut built = finish(
+        cols,
+        &obj,
+        offset,
+        rows,
+        super::Decode::Hosts(decode),
+        inst.w.integral(),
+    );
+    built.start = start;
+    Ok(built)
+}
 
-    // --- types ------------------------------------------------------------------------------
-    let (keys, type_of, key_pos) = types(inst);
-    let nt = keys.len();
-    let mut running = vec![0u32; nt];
-    let mut pending = vec![0u32; nt];
-    for (i, vm) in inst.vms.iter().enumerate() {
-        if vm.old.is_some() {
-            running[type_of[i]] += 1;
-        } else {
-            pending[type_of[i]] += 1;
+/// The neighborhood's VM types ([`types`]) with their running and pending VMs and the
+/// surcharge of delta_i per type.
+struct Types {
+    keys: Vec<TypeKey>,
+    type_of: Vec<usize>,
+    key_pos: Vec<Vec<usize>>,
+    running: Vec<u32>,
+    pending: Vec<u32>,
+    /// Running plus pending, per type.
+    total: Vec<u32>,
+    /// The surcharge of delta_i per type: a function of the GIs and RAM of the type key
+    /// (`Weights::surcharge`), so equal for every VM of a type.
+    extra: Vec<f64>,
+}
+
+impl Types {
+    fn of(inst: &Inst) -> Types {
+        let (keys, type_of, key_pos) = types(inst);
+        let nt = keys.len();
+        let mut running = vec![0u32; nt];
+        let mut pending = vec![0u32; nt];
+        for (i, vm) in inst.vms.iter().enumerate() {
+            if vm.old.is_some() {
+                running[type_of[i]] += 1;
+            } else {
+                pending[type_of[i]] += 1;
+            }
+        }
+        let total: Vec<u32> = (0..nt).map(|t| running[t] + pending[t]).collect();
+        let mut extra = vec![0.0f64; nt];
+        for (i, vm) in inst.vms.iter().enumerate() {
+            extra[type_of[i]] = vm.surcharge;
+        }
+        debug_assert!(inst
+            .vms
+            .iter()
+            .enumerate()
+            .all(|(i, vm)| vm.surcharge == extra[type_of[i]]));
+        Types {
+            keys,
+            type_of,
+            key_pos,
+            running,
+            pending,
+            total,
+            extra,
         }
     }
-    let total: Vec<u32> = (0..nt).map(|t| running[t] + pending[t]).collect();
-    // The surcharge of delta_i per type: a function of the GIs and RAM of the type key
-    // (`Weights::surcharge`), so equal for every VM of a type.
-    let mut extra = vec![0.0f64; nt];
-    for (i, vm) in inst.vms.iter().enumerate() {
-        extra[type_of[i]] = vm.surcharge;
-    }
-    debug_assert!(inst
-        .vms
-        .iter()
-        .enumerate()
-        .all(|(i, vm)| vm.surcharge == extra[type_of[i]]));
 
-    // --- groups of hosts with the same columns ------------------------------------------------
-    let forced = toolkit::forced_on(inst);
+    /// The objective constant: every running VM admitted (a each) and leaving its host (delta_i
+    /// twice: m_i and omega_i; delta_i = delta + the surcharge of its type).
+    fn offset(&self, w: &Weights) -> f64 {
+        let nt = self.keys.len();
+        let nrun: u32 = self.running.iter().sum();
+        let surcharges: f64 = (0..nt).map(|t| self.running[t] as f64 * self.extra[t]).sum();
+        nrun as f64 * (w.admit - 2.0 * w.delta_running) - 2.0 * surcharges
+    }
+}
+
+/// Groups of hosts with the same columns: every host with VMs, a fixing or a forced `phi` alone;
+/// empty hosts with the same GPUs, cores and RAM together. Returns the groups and the group of
+/// each host position.
+fn host_groups(inst: &Inst, forced: &[bool]) -> (Vec<Group>, Vec<usize>) {
     let mut groups: Vec<Group> = Vec::new();
     let mut group_of = vec![usize::MAX; inst.hosts.len()];
     let mut sig_group: HashMap<(Vec<ModelId>, u32, u32), usize> = HashMap::new();
     for (h, &hid) in inst.hosts.iter().enumerate() {
-        let host = &fleet.hosts[hid];
+        let host = &inst.fleet.hosts[hid];
         let shared = host.vms.is_empty() && inst.phi_fix[h].is_none() && !forced[h];
         if shared {
             let sig = (
@@ -246,11 +335,18 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
         group_of[h] = groups.len();
         groups.push((vec![h], Vec::new()));
     }
+    (groups, group_of)
+}
 
-    // --- contents per group -------------------------------------------------------------------
-    let delta = w.delta_running;
-    let mut contents: Vec<Content> = Vec::new();
-    let mut per_group: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
+/// The contents of every group's first host ([`memo_enumerate`]), or which limit the
+/// neighborhood passes. Returns every content, and per group the indices of its contents.
+fn group_contents(
+    inst: &Inst,
+    types: &Types,
+    groups: &[Group],
+) -> Result<(Vec<Content>, Vec<Vec<usize>>), Over> {
+    let fleet = inst.fleet;
+    let nt = types.keys.len();
     // The hosts likeliest to pass the budget first (most configuration combinations of their
     // GPUs, then most GIs now): a neighborhood that falls back to the pattern model then stops
     // before enumerating the others. The contents are put together in group order below, so the
@@ -271,37 +367,45 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
         if inst.phi_fix[h] == Some(false) {
             continue;
         }
-        let (own, exact) = own_vms(inst, h, &type_of, nt);
+        let (own, exact) = own_vms(inst, h, &types.type_of, nt);
         lists[g] = memo_enumerate(&HostIn {
             inst,
             h,
-            keys: &keys,
-            total: &total,
+            keys: &types.keys,
+            total: &types.total,
             own: &own,
             exact: &exact,
-            delta,
-            extra: &extra,
+            delta: inst.w.delta_running,
+            extra: &types.extra,
         })?;
         ncontents += lists[g].len();
         if ncontents > MAX_COLUMNS.saturating_mul(inst.budget as usize) {
             return Err(Over::Columns);
         }
     }
+    let mut contents: Vec<Content> = Vec::new();
+    let mut per_group: Vec<Vec<usize>> = Vec::with_capacity(groups.len());
     for list in lists {
         let ids: Vec<usize> = (contents.len()..contents.len() + list.len()).collect();
         contents.extend(list);
         per_group.push(ids);
     }
+    Ok((contents, per_group))
+}
 
-    // --- the current placement, as counts per host --------------------------------------------
-    let current = inst.current_targets();
-
-    // --- columns and rows ---------------------------------------------------------------------
-    let mut cols = Cols::new(relax, named);
-    let mut obj: Vec<(f64, usize)> = Vec::new();
-    let mut rows: Vec<Constraint> = Vec::new();
+/// The X columns of every group (a binary for one host, an integer up to the group's size for
+/// shared empty hosts) with their values, and each group's row: sum_v X[j, v] <= the group's
+/// size, = 1 for a host fixed or forced on. Adds each column's counts to `per_type`'s rows and
+/// the columns to `groups`; returns per group the column of each count vector.
+fn content_columns(
+    inst: &Inst,
+    forced: &[bool],
+    groups: &mut [Group],
+    (contents, per_group): (&[Content], &[Vec<usize>]),
+    cols: &mut Cols,
+    (obj, rows, per_type): (&mut Terms, &mut Vec<Constraint>, &mut [Terms]),
+) -> Result<Vec<FxMap<Vec<u16>, usize>>, Over> {
     let mut by_counts: Vec<FxMap<Vec<u16>, usize>> = Vec::with_capacity(groups.len());
-    let mut per_type: Vec<Vec<(f64, usize)>> = vec![Vec::new(); nt];
     for (g, (members, gcols)) in groups.iter_mut().enumerate() {
         let n = members.len() as u32;
         let mut map = FxMap::default();
@@ -329,52 +433,37 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Result<Built, Over
             if row.is_empty() {
                 return Err(Over::NoColumn);
             }
-            rows.push(constraint::eq(sum(&cols, &row), 1.0));
+            rows.push(constraint::eq(sum(cols, &row), 1.0));
         } else if !row.is_empty() {
-            rows.push(constraint::leq(sum(&cols, &row), n as f64));
+            rows.push(constraint::leq(sum(cols, &row), n as f64));
         }
         by_counts.push(map);
     }
+    Ok(by_counts)
+}
+
+/// The a_t column of each type with pending VMs (rewarded a each, Eq. 5's first term) and each
+/// type's row: its count over the X columns = running VMs + a_t. Returns the a_t columns.
+fn type_rows(
+    inst: &Inst,
+    types: &Types,
+    cols: &mut Cols,
+    mut per_type: Vec<Terms>,
+    (obj, rows): (&mut Terms, &mut Vec<Constraint>),
+) -> Vec<Option<usize>> {
+    let nt = types.keys.len();
     let mut admit = vec![None; nt];
     for t in 0..nt {
         let mut row = std::mem::take(&mut per_type[t]);
-        if pending[t] > 0 {
-            let c = cols.int(pending[t], || format!("a[{t}]"));
-            obj.push((w.admit, c));
+        if types.pending[t] > 0 {
+            let c = cols.int(types.pending[t], || format!("a[{t}]"));
+            obj.push((inst.w.admit, c));
             row.push((-1.0, c));
             admit[t] = Some(c);
         }
-        rows.push(constraint::eq(sum(&cols, &row), running[t] as f64));
+        rows.push(constraint::eq(sum(cols, &row), types.running[t] as f64));
     }
-    // Every running VM admitted (a each) and leaving its host (delta_i twice: m_i and omega_i;
-    // delta_i = delta + the surcharge of its type).
-    let nrun: u32 = running.iter().sum();
-    let surcharges: f64 = (0..nt).map(|t| running[t] as f64 * extra[t]).sum();
-    let offset = nrun as f64 * (w.admit - 2.0 * delta) - 2.0 * surcharges;
-
-    let decode = Decode {
-        type_of,
-        key_pos,
-        key_profiles: keys.iter().map(|k| k.gis.iter().map(|g| g.1).collect()).collect(),
-        group_of,
-        groups,
-        by_counts,
-        contents,
-        admit,
-        ntypes: nt,
-        ncols: cols.len(),
-    };
-    let start = decode.start_from(inst, &current).ok_or(Over::NoColumn)?;
-    let mut built = finish(
-        cols,
-        &obj,
-        offset,
-        rows,
-        toolkit::Decode::Hosts(decode),
-        w.integral(),
-    );
-    built.start = start;
-    Ok(built)
+    admit
 }
 
 /// The VM types of the neighborhood: their keys, the type of each VM of `inst.vms`, and per VM
@@ -1325,7 +1414,7 @@ mod tests {
 
     fn decode(b: Built) -> Decode {
         match b.decode {
-            toolkit::Decode::Hosts(d) => d,
+            super::super::Decode::Hosts(d) => d,
             _ => panic!("a host-content model"),
         }
     }

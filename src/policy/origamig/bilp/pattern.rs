@@ -81,34 +81,45 @@ fn multisets(model: &GpuModel) -> BTreeSet<Vec<u8>> {
         .collect()
 }
 
+/// A model being written: its columns, objective terms, objective constant and rows.
+struct Lp {
+    cols: Cols,
+    obj: Vec<(f64, usize)>,
+    offset: f64,
+    rows: Vec<Constraint>,
+}
+
+impl Lp {
+    fn row_leq(&mut self, t: &[(f64, usize)], rhs: f64) {
+        let r = constraint::leq(sum(&self.cols, t), rhs);
+        self.rows.push(r);
+    }
+
+    fn row_eq(&mut self, t: &[(f64, usize)], rhs: f64) {
+        let r = constraint::eq(sum(&self.cols, t), rhs);
+        self.rows.push(r);
+    }
+}
+
+/// A VM's patterns: (host position, GPU per GI, column).
+type Patterns = Vec<(usize, Vec<usize>, usize)>;
+
+/// Per host position, per GPU, per profile: (count, column) of the patterns putting GIs of the
+/// profile on the GPU.
+type OnGpu = Vec<Vec<BTreeMap<usize, Terms>>>;
+
+/// Per host position, per GPU: (configuration, column).
+type Configs = Vec<Vec<Vec<(&'static Config, usize)>>>;
+
 pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
-    let fleet = inst.fleet;
-    let cat = fleet.catalog;
-    let w = &inst.w;
-    let nh = inst.hosts.len();
-    let mut cols = Cols::new(relax, named);
-    let mut obj: Vec<(f64, usize)> = Vec::new();
-    let mut offset = 0.0;
-    let mut rows: Vec<Constraint> = Vec::new();
-
+    let mut lp = Lp {
+        cols: Cols::new(relax, named),
+        obj: Vec::new(),
+        offset: 0.0,
+        rows: Vec::new(),
+    };
     let forced = toolkit::forced_on(inst);
-    let phi: Vec<usize> = inst
-        .hosts
-        .iter()
-        .enumerate()
-        .map(|(h, &hid)| {
-            let c = if inst.phi_fix[h] == Some(false) {
-                cols.zero(|| format!("phi[{h}]=0"))
-            } else if forced[h] || inst.phi_fix[h] == Some(true) {
-                cols.one(|| format!("phi[{h}]=1"))
-            } else {
-                cols.bin(fleet.hosts[hid].is_active(), || format!("phi[{h}]"))
-            };
-            obj.push((-w.host_of(&fleet.hosts[hid], fleet.catalog), c));
-            c
-        })
-        .collect();
-
+    let phi = host_columns(inst, &forced, &mut lp);
     let mut ms_cache: BTreeMap<String, BTreeSet<Vec<u8>>> = BTreeMap::new();
     let mut feasible = |m: &GpuModel, c: &[u8]| -> bool {
         ms_cache
@@ -116,148 +127,259 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
             .or_insert_with(|| multisets(m))
             .contains(c)
     };
+    let (pats, on) = pattern_columns(inst, &mut lp, &mut feasible);
+    let cfgs = configuration_columns(inst, &pats, &on, &phi, &mut lp);
+    containment_rows(inst, &pats, &cfgs, &mut lp);
+    let in_clique = if inst.cliques {
+        conflict_cliques(inst, &pats, &phi, &mut feasible, &lp.cols, &mut lp.rows)
+    } else {
+        vec![vec![false; inst.hosts.len()]; inst.vms.len()]
+    };
+    let stay = vm_rows(inst, &pats, &cfgs, &phi, &in_clique, &mut lp);
+    host_capacity_rows(inst, &pats, &phi, &mut lp);
+    let Lp {
+        cols,
+        obj,
+        offset,
+        rows,
+    } = lp;
+    let ncols = cols.len();
+    let phi = phi.into_iter().zip(forced).collect();
+    finish(
+        cols,
+        &obj,
+        offset,
+        rows,
+        super::Decode::Patterns(Decode {
+            pats,
+            cfgs,
+            phi,
+            stay,
+            ncols,
+        }),
+        inst.w.integral(),
+    )
+}
 
-    // --- patterns ---------------------------------------------------------------------------
-    // pats[i] = (host, gpus, column); on[h][k][p] = (count, column) of patterns putting GIs of
-    // profile p on GPU k of host h.
-    let mut pats: Vec<Vec<(usize, Vec<usize>, usize)>> = Vec::with_capacity(inst.vms.len());
-    let mut on: Vec<Vec<BTreeMap<usize, Terms>>> = inst
+/// The phi column of every host position (fixed at 0 or 1 for the fixings of `phi_fix` and
+/// `toolkit::forced_on`), each costing b_j.
+fn host_columns(inst: &Inst, forced: &[bool], lp: &mut Lp) -> Vec<usize> {
+    let fleet = inst.fleet;
+    inst.hosts
+        .iter()
+        .enumerate()
+        .map(|(h, &hid)| {
+            let c = if inst.phi_fix[h] == Some(false) {
+                lp.cols.zero(|| format!("phi[{h}]=0"))
+            } else if forced[h] || inst.phi_fix[h] == Some(true) {
+                lp.cols.one(|| format!("phi[{h}]=1"))
+            } else {
+                lp.cols.bin(fleet.hosts[hid].is_active(), || format!("phi[{h}]"))
+            };
+            lp.obj
+                .push((-inst.w.host_of(&fleet.hosts[hid], fleet.catalog), c));
+            c
+        })
+        .collect()
+}
+
+/// The A columns of every VM (see the module notes: hosts that can hold it, GPUs of each GI's
+/// class whose GIs fit together, canonical order of GIs of one profile, plus its current
+/// pattern), each worth a (plus delta_i on its old host: m_i = 1 - sum A[i, old host, .], whose
+/// constant goes to the offset). Returns the patterns per VM and the patterns' GIs per GPU and
+/// profile.
+fn pattern_columns(
+    inst: &Inst,
+    lp: &mut Lp,
+    feasible: &mut impl FnMut(&GpuModel, &[u8]) -> bool,
+) -> (Vec<Patterns>, OnGpu) {
+    let fleet = inst.fleet;
+    let mut pats: Vec<Patterns> = Vec::with_capacity(inst.vms.len());
+    let mut on: OnGpu = inst
         .hosts
         .iter()
         .map(|&hid| vec![BTreeMap::new(); fleet.hosts[hid].gpus.len()])
         .collect();
     for (i, vm) in inst.vms.iter().enumerate() {
         let mut list = Vec::new();
-        let old_gpus: Option<(usize, Vec<usize>)> = vm
-            .old
-            .as_ref()
-            .map(|(h, slots)| (*h, slots.iter().map(|s| s.gpu).collect()));
         for (h, on_h) in on.iter_mut().enumerate() {
-            if !toolkit::host_can_hold(inst, i, h) {
-                continue;
-            }
-            let gis: Vec<&GiRequest> = vm.gis.iter().collect();
-            let Some(cand) = candidate_gpus(inst, h, &gis) else {
-                continue;
-            };
-            let mut idx = vec![0usize; vm.gis.len()];
-            loop {
-                let gpus: Vec<usize> = idx.iter().zip(&cand).map(|(&j, c)| c[j]).collect();
-                let is_old = old_gpus.as_ref().is_some_and(|(oh, og)| *oh == h && *og == gpus);
-                // Canonical order among GIs of one profile (see the module notes).
-                let canonical = (0..gpus.len()).all(|a| {
-                    (a + 1..gpus.len()).all(|b| vm.gis[a].profile != vm.gis[b].profile || gpus[a] <= gpus[b])
-                });
-                if (canonical || is_old) && gis_fit(inst, h, &gis, &gpus, &mut feasible) {
-                    let col = cols.bin(is_old, || format!("A[vm{}][{h}]{gpus:?}", vm.id));
-                    let mut coef = w.admit;
-                    if vm.old.as_ref().is_some_and(|(oh, _)| *oh == h) {
-                        coef += vm.delta; // m_i = 1 - sum A[i, old host, .]
-                    }
-                    obj.push((coef, col));
-                    for (g, &k) in vm.gis.iter().zip(&gpus) {
-                        let e = on_h[k].entry(g.profile).or_default();
-                        match e.iter_mut().find(|t| t.1 == col) {
-                            Some(t) => t.0 += 1.0,
-                            None => e.push((1.0, col)),
-                        }
-                    }
-                    list.push((h, gpus, col));
-                }
-                if !toolkit::next_combination(&mut idx, &cand) {
-                    break;
-                }
+            if toolkit::host_can_hold(inst, i, h) {
+                vm_patterns_on_host(inst, i, h, on_h, lp, feasible, &mut list);
             }
         }
         if vm.old.is_some() {
-            offset -= vm.delta; // the constant of m_i = 1 - sum A[i, old host, .]
+            lp.offset -= vm.delta; // the constant of m_i = 1 - sum A[i, old host, .]
         }
         pats.push(list);
     }
+    (pats, on)
+}
 
-    // --- configurations ---------------------------------------------------------------------
-    let mut cfgs: Vec<Vec<Vec<(&'static Config, usize)>>> = Vec::with_capacity(nh);
+/// The A columns of VM `i` on host position `h`, added to `list` and to the host's GIs per GPU
+/// and profile `on_h`.
+fn vm_patterns_on_host(
+    inst: &Inst,
+    i: usize,
+    h: usize,
+    on_h: &mut [BTreeMap<usize, Terms>],
+    lp: &mut Lp,
+    feasible: &mut impl FnMut(&GpuModel, &[u8]) -> bool,
+    list: &mut Patterns,
+) {
+    let vm = &inst.vms[i];
+    let old_gpus: Option<(usize, Vec<usize>)> = vm
+        .old
+        .as_ref()
+        .map(|(h, slots)| (*h, slots.iter().map(|s| s.gpu).collect()));
+    let gis: Vec<&GiRequest> = vm.gis.iter().collect();
+    let Some(cand) = candidate_gpus(inst, h, &gis) else {
+        return;
+    };
+    let mut idx = vec![0usize; vm.gis.len()];
+    loop {
+        let gpus: Vec<usize> = idx.iter().zip(&cand).map(|(&j, c)| c[j]).collect();
+        let is_old = old_gpus.as_ref().is_some_and(|(oh, og)| *oh == h && *og == gpus);
+        // Canonical order among GIs of one profile (see the module notes).
+        let canonical = (0..gpus.len()).all(|a| {
+            (a + 1..gpus.len()).all(|b| vm.gis[a].profile != vm.gis[b].profile || gpus[a] <= gpus[b])
+        });
+        if (canonical || is_old) && gis_fit(inst, h, &gis, &gpus, feasible) {
+            let col = lp.cols.bin(is_old, || format!("A[vm{}][{h}]{gpus:?}", vm.id));
+            let mut coef = inst.w.admit;
+            if vm.old.as_ref().is_some_and(|(oh, _)| *oh == h) {
+                coef += vm.delta; // m_i = 1 - sum A[i, old host, .]
+            }
+            lp.obj.push((coef, col));
+            for (g, &k) in vm.gis.iter().zip(&gpus) {
+                let e = on_h[k].entry(g.profile).or_default();
+                match e.iter_mut().find(|t| t.1 == col) {
+                    Some(t) => t.0 += 1.0,
+                    None => e.push((1.0, col)),
+                }
+            }
+            list.push((h, gpus, col));
+        }
+        if !toolkit::next_combination(&mut idx, &cand) {
+            break;
+        }
+    }
+}
+
+/// The L columns of every GPU, each worth w_p CF(c) - e, with its rows: one configuration per
+/// GPU on a host that is on, and the counting rows.
+fn configuration_columns(inst: &Inst, pats: &[Patterns], on: &OnGpu, phi: &[usize], lp: &mut Lp) -> Configs {
+    let fleet = inst.fleet;
+    let mut cfgs: Configs = Vec::with_capacity(inst.hosts.len());
     for (h, &hid) in inst.hosts.iter().enumerate() {
         let host = &fleet.hosts[hid];
         let mut per_gpu = Vec::with_capacity(host.gpus.len());
-        for (k, gpu) in host.gpus.iter().enumerate() {
-            let m = cat.model(gpu.model);
-            let np = m.profiles.len();
-            // Most GIs of each profile the patterns can put here.
-            let mut avail = vec![0u32; np];
-            for (i, list) in pats.iter().enumerate() {
-                let mut best = vec![0u32; np];
-                for (_, gpus, _) in list.iter().filter(|t| t.0 == h) {
-                    let mut c = vec![0u32; np];
-                    for (g, &gk) in inst.vms[i].gis.iter().zip(gpus) {
-                        if gk == k {
-                            c[g.profile] += 1;
-                        }
-                    }
-                    for p in 0..np {
-                        best[p] = best[p].max(c[p]);
-                    }
-                }
-                for p in 0..np {
-                    avail[p] += best[p];
-                }
-            }
-            let mut current: Vec<(usize, u8)> = gpu.gis.iter().map(|g| (g.profile, g.start)).collect();
-            current.sort_by_key(|g| g.1);
-            let old: BTreeSet<(usize, u8)> = current.iter().copied().collect();
-            // Candidates: non-empty, within availability, none dominated within equal counts.
-            let mut cand: Vec<configs::Candidate<Vec<u8>>> = Vec::new();
-            for c in configs::of_model(m) {
-                if c.gis.is_empty() {
-                    continue;
-                }
-                let cnt = counts(np, c.gis.iter().map(|g| g.0));
-                if cnt.iter().zip(&avail).any(|(&n, &a)| n as u32 > a) {
-                    continue;
-                }
-                let kept: Vec<(usize, u8)> = c.gis.iter().copied().filter(|g| old.contains(g)).collect();
-                cand.push((c, cnt, kept));
-            }
-            let mut list = Vec::new();
-            for (c, _, _) in configs::undominated(cand) {
-                let is_current = c.gis == current;
-                let col = cols.bin(is_current, || format!("L[{h}.{k}]{:?}", c.gis));
-                obj.push((w.free_start * c.cf as f64 - w.gpu, col));
-                list.push((c, col));
-            }
+        for (k, on_k) in on[h].iter().enumerate() {
+            let list = gpu_configuration_columns(inst, pats, h, k, lp);
             // One configuration per GPU, on a host that is on.
             if !list.is_empty() {
                 let mut t: Vec<(f64, usize)> = list.iter().map(|e| (1.0, e.1)).collect();
                 t.push((-1.0, phi[h]));
-                rows.push(constraint::leq(sum(&cols, &t), 0.0));
+                lp.row_leq(&t, 0.0);
             }
-            // Counting rows.
-            let mut profiles: BTreeSet<usize> = on[h][k].keys().copied().collect();
-            for (c, _) in &list {
-                profiles.extend(c.gis.iter().map(|g| g.0));
-            }
-            for p in profiles {
-                let mut t: Vec<(f64, usize)> = on[h][k].get(&p).cloned().unwrap_or_default();
-                for (c, col) in &list {
-                    let n = c.gis.iter().filter(|g| g.0 == p).count();
-                    if n > 0 {
-                        t.push((-(n as f64), *col));
-                    }
-                }
-                rows.push(constraint::eq(sum(&cols, &t), 0.0));
-            }
+            counting_rows(on_k, &list, lp);
             per_gpu.push(list);
         }
         cfgs.push(per_gpu);
     }
+    cfgs
+}
 
-    // --- containment rows -------------------------------------------------------------------
-    // A VM whose pattern puts the GIs M on GPU k needs a configuration of k that contains M:
-    // sum of its patterns with M on k <= sum of L over configurations containing M. Valid (a VM
-    // takes one pattern, a GPU one configuration) and not implied by the counting rows, which
-    // let two halves of one VM's GIs sit in two different half-configurations.
-    // Rows for single GIs are implied often enough to cost more than they give; only multisets
-    // of two or more GIs get one.
+/// The L columns of GPU `k` of host position `h`: its configurations, non-empty, within what
+/// the patterns can put there, none dominated within equal counts.
+fn gpu_configuration_columns(
+    inst: &Inst,
+    pats: &[Patterns],
+    h: usize,
+    k: usize,
+    lp: &mut Lp,
+) -> Vec<(&'static Config, usize)> {
+    let gpu = &inst.fleet.hosts[inst.hosts[h]].gpus[k];
+    let m = inst.fleet.catalog.model(gpu.model);
+    let np = m.profiles.len();
+    let avail = available_gis(inst, pats, h, k, np);
+    let mut current: Vec<(usize, u8)> = gpu.gis.iter().map(|g| (g.profile, g.start)).collect();
+    current.sort_by_key(|g| g.1);
+    let old: BTreeSet<(usize, u8)> = current.iter().copied().collect();
+    // Candidates: non-empty, within availability, none dominated within equal counts.
+    let mut cand: Vec<configs::Candidate<Vec<u8>>> = Vec::new();
+    for c in configs::of_model(m) {
+        if c.gis.is_empty() {
+            continue;
+        }
+        let cnt = counts(np, c.gis.iter().map(|g| g.0));
+        if cnt.iter().zip(&avail).any(|(&n, &a)| n as u32 > a) {
+            continue;
+        }
+        let kept: Vec<(usize, u8)> = c.gis.iter().copied().filter(|g| old.contains(g)).collect();
+        cand.push((c, cnt, kept));
+    }
+    let mut list = Vec::new();
+    for (c, _, _) in configs::undominated(cand) {
+        let is_current = c.gis == current;
+        let col = lp.cols.bin(is_current, || format!("L[{h}.{k}]{:?}", c.gis));
+        lp.obj.push((inst.w.free_start * c.cf as f64 - inst.w.gpu, col));
+        list.push((c, col));
+    }
+    list
+}
+
+/// Most GIs of each profile the patterns can put on GPU `k` of host position `h`: per VM the
+/// most of its patterns there, summed over the VMs.
+fn available_gis(inst: &Inst, pats: &[Patterns], h: usize, k: usize, np: usize) -> Vec<u32> {
+    let mut avail = vec![0u32; np];
+    for (i, list) in pats.iter().enumerate() {
+        let mut best = vec![0u32; np];
+        for (_, gpus, _) in list.iter().filter(|t| t.0 == h) {
+            let mut c = vec![0u32; np];
+            for (g, &gk) in inst.vms[i].gis.iter().zip(gpus) {
+                if gk == k {
+                    c[g.profile] += 1;
+                }
+            }
+            for p in 0..np {
+                best[p] = best[p].max(c[p]);
+            }
+        }
+        for p in 0..np {
+            avail[p] += best[p];
+        }
+    }
+    avail
+}
+
+/// Counting rows of one GPU: per profile, the GIs the patterns put there (`on_k`) equal the
+/// GIs of that profile in its configuration (`list`).
+fn counting_rows(on_k: &BTreeMap<usize, Terms>, list: &[(&'static Config, usize)], lp: &mut Lp) {
+    let mut profiles: BTreeSet<usize> = on_k.keys().copied().collect();
+    for (c, _) in list {
+        profiles.extend(c.gis.iter().map(|g| g.0));
+    }
+    for p in profiles {
+        let mut t: Vec<(f64, usize)> = on_k.get(&p).cloned().unwrap_or_default();
+        for (c, col) in list {
+            let n = c.gis.iter().filter(|g| g.0 == p).count();
+            if n > 0 {
+                t.push((-(n as f64), *col));
+            }
+        }
+        lp.row_eq(&t, 0.0);
+    }
+}
+
+/// Containment rows. A VM whose pattern puts the GIs M on GPU k needs a configuration of k that
+/// contains M: sum of its patterns with M on k <= sum of L over configurations containing M.
+/// Valid (a VM takes one pattern, a GPU one configuration) and not implied by the counting rows,
+/// which let two halves of one VM's GIs sit in two different half-configurations. Rows for
+/// single GIs are implied often enough to cost more than they give; only multisets of two or
+/// more GIs get one.
+fn containment_rows(inst: &Inst, pats: &[Patterns], cfgs: &Configs, lp: &mut Lp) {
+    let fleet = inst.fleet;
+    let cat = fleet.catalog;
     let min_m = 2;
     for (i, vm) in inst.vms.iter().enumerate() {
         if vm.gis.len() < min_m {
@@ -290,26 +412,29 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                     t.push((-1.0, *col));
                 }
             }
-            rows.push(constraint::leq(sum(&cols, &t), 0.0));
+            lp.row_leq(&t, 0.0);
         }
     }
+}
 
-    // --- conflict cliques --------------------------------------------------------------------
-    let in_clique = if inst.cliques {
-        conflict_cliques(inst, &pats, &phi, &mut feasible, &cols, &mut rows)
-    } else {
-        vec![vec![false; nh]; inst.vms.len()]
-    };
-
-    // --- per VM and per host rows -----------------------------------------------------------
+/// The rows of each VM: Eq. (8), Eq. (12) (where no clique row holds the VM on the host), and
+/// for a running VM with GIs its s column with omega_i = 1 - s_i. Returns the s column per VM.
+fn vm_rows(
+    inst: &Inst,
+    pats: &[Patterns],
+    cfgs: &Configs,
+    phi: &[usize],
+    in_clique: &[Vec<bool>],
+    lp: &mut Lp,
+) -> Vec<Option<usize>> {
     let mut stay: Vec<Option<usize>> = vec![None; inst.vms.len()];
     for (i, vm) in inst.vms.iter().enumerate() {
         let all: Vec<(f64, usize)> = pats[i].iter().map(|t| (1.0, t.2)).collect();
         // Eq. (8).
         if vm.old.is_some() {
-            rows.push(constraint::eq(sum(&cols, &all), 1.0));
+            lp.row_eq(&all, 1.0);
         } else if !all.is_empty() {
-            rows.push(constraint::leq(sum(&cols, &all), 1.0));
+            lp.row_leq(&all, 1.0);
         }
         // Eq. (12): x_ij <= phi_j.
         for (h, &ph) in phi.iter().enumerate() {
@@ -319,37 +444,56 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                 continue;
             }
             t.push((-1.0, ph));
-            rows.push(constraint::leq(sum(&cols, &t), 0.0));
+            lp.row_leq(&t, 0.0);
         }
-        // omega_i = 1 - s_i.
         if let Some((oh, slots)) = &vm.old {
-            if vm.gis.is_empty() {
-                continue;
-            }
-            offset -= vm.delta;
-            let s = cols.bin(true, || format!("s[vm{}]", vm.id));
-            stay[i] = Some(s);
-            obj.push((vm.delta, s));
-            let old_gpus: Vec<usize> = slots.iter().map(|s| s.gpu).collect();
-            let a_old = pats[i]
-                .iter()
-                .find(|p| p.0 == *oh && p.1 == old_gpus)
-                .map(|p| p.2)
-                .expect("the current pattern exists");
-            rows.push(constraint::leq(sum(&cols, &[(1.0, s), (-1.0, a_old)]), 0.0));
-            for (g, sl) in vm.gis.iter().zip(slots) {
-                let mut t: Vec<(f64, usize)> = cfgs[*oh][sl.gpu]
-                    .iter()
-                    .filter(|(c, _)| c.gis.contains(&(g.profile, sl.start)))
-                    .map(|(_, col)| (-1.0, *col))
-                    .collect();
-                t.push((1.0, s));
-                rows.push(constraint::leq(sum(&cols, &t), 0.0));
+            if !vm.gis.is_empty() {
+                stay[i] = Some(stay_column(inst, i, (*oh, slots), &pats[i], cfgs, lp));
             }
         }
     }
+    stay
+}
+
+/// omega_i = 1 - s_i for running VM `i` with GIs, on host position `oh` at `slots` now: the s column (worth delta_i, the constant to
+/// the offset), at most its current pattern and, per GI, at most the configurations of its old
+/// GPU that contain its old (profile, start).
+fn stay_column(
+    inst: &Inst,
+    i: usize,
+    (oh, slots): (usize, &[GiSlot]),
+    pats: &Patterns,
+    cfgs: &Configs,
+    lp: &mut Lp,
+) -> usize {
+    let vm = &inst.vms[i];
+    lp.offset -= vm.delta;
+    let s = lp.cols.bin(true, || format!("s[vm{}]", vm.id));
+    lp.obj.push((vm.delta, s));
+    let old_gpus: Vec<usize> = slots.iter().map(|s| s.gpu).collect();
+    let a_old = pats
+        .iter()
+        .find(|p| p.0 == oh && p.1 == old_gpus)
+        .map(|p| p.2)
+        .expect("the current pattern exists");
+    lp.row_leq(&[(1.0, s), (-1.0, a_old)], 0.0);
+    for (g, sl) in vm.gis.iter().zip(slots) {
+        let mut t: Vec<(f64, usize)> = cfgs[oh][sl.gpu]
+            .iter()
+            .filter(|(c, _)| c.gis.contains(&(g.profile, sl.start)))
+            .map(|(_, col)| (-1.0, *col))
+            .collect();
+        t.push((1.0, s));
+        lp.row_leq(&t, 0.0);
+    }
+    s
+}
+
+/// Eq. (6)-(7) times phi_j: the cores and RAM of the VMs a host holds, within the host's when
+/// it is on.
+fn host_capacity_rows(inst: &Inst, pats: &[Patterns], phi: &[usize], lp: &mut Lp) {
     for (h, &hid) in inst.hosts.iter().enumerate() {
-        let host = &fleet.hosts[hid];
+        let host = &inst.fleet.hosts[hid];
         let mut cores: Vec<(f64, usize)> = Vec::new();
         let mut ram: Vec<(f64, usize)> = Vec::new();
         for (i, vm) in inst.vms.iter().enumerate() {
@@ -358,29 +502,11 @@ pub(crate) fn build(inst: &Inst, relax: bool, named: bool) -> Built {
                 ram.push((vm.ram as f64, p.2));
             }
         }
-        // Eq. (6)-(7) times phi_j.
         cores.push((-(host.cores as f64), phi[h]));
         ram.push((-(host.ram_gb as f64), phi[h]));
-        rows.push(constraint::leq(sum(&cols, &cores), 0.0));
-        rows.push(constraint::leq(sum(&cols, &ram), 0.0));
+        lp.row_leq(&cores, 0.0);
+        lp.row_leq(&ram, 0.0);
     }
-
-    let ncols = cols.len();
-    let phi = phi.into_iter().zip(forced).collect();
-    finish(
-        cols,
-        &obj,
-        offset,
-        rows,
-        toolkit::Decode::Patterns(Decode {
-            pats,
-            cfgs,
-            phi,
-            stay,
-            ncols,
-        }),
-        w.integral(),
-    )
 }
 
 /// The GPUs of host position `h` each GI may go to (its class, Eq. 4); `None` when some GI

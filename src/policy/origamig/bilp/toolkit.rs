@@ -1,10 +1,10 @@
 //! What every formulation of the restricted BILP shares: columns with their start values, the
-//! finished good_lp model, how a placement is read back out of the column values, and the checks
-//! and exact fixings that do not depend on how the GIs are modelled.
+//! finished good_lp model, and the checks and exact fixings that do not depend on how the GIs are
+//! modelled. It names no formulation: how each one's columns are read back as a placement is the
+//! parent's `Decode`.
 
-use super::Inst;
+use super::{Decode, Inst};
 use crate::catalog::ModelId;
-use crate::fleet::{Placement, VmId};
 use crate::mig::{self, Occupancy};
 use good_lp::{variable, Constraint, Expression, ProblemVariables, Variable};
 use std::collections::BTreeMap;
@@ -278,41 +278,5 @@ pub(crate) fn finish(
         integral,
         #[cfg(feature = "solver-lab")]
         names,
-    }
-}
-
-/// How a model's columns encode a placement.
-pub(crate) enum Decode {
-    /// x per VM and host, y per GI, host, GPU and start (§4).
-    #[cfg(feature = "solver-lab")]
-    Slots {
-        x: Vec<Vec<Option<usize>>>,
-        y: super::slots::YMap,
-    },
-    /// Placement patterns and GPU configurations ([`super::pattern`]).
-    Patterns(super::pattern::Decode),
-    /// Host contents ([`super::hostcols`]).
-    Hosts(super::hostcols::Decode),
-}
-
-impl Decode {
-    /// A start vector for a placement other than the current one (pattern models only).
-    pub(crate) fn start_from(&self, inst: &Inst, targets: &BTreeMap<VmId, Placement>) -> Option<Vec<f64>> {
-        match self {
-            #[cfg(feature = "solver-lab")]
-            Decode::Slots { .. } => None,
-            Decode::Patterns(d) => d.start_from(inst, targets),
-            Decode::Hosts(d) => d.start_from(inst, targets),
-        }
-    }
-
-    /// The placement of every VM the column values place.
-    pub(crate) fn targets(&self, inst: &Inst, colv: &[f64]) -> anyhow::Result<BTreeMap<VmId, Placement>> {
-        match self {
-            #[cfg(feature = "solver-lab")]
-            Decode::Slots { x, y } => super::slots::extract_slots(inst, x, y, colv),
-            Decode::Patterns(d) => d.targets(inst, colv),
-            Decode::Hosts(d) => d.targets(inst, colv),
-        }
     }
 }

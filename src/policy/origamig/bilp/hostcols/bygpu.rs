@@ -91,94 +91,124 @@ pub(super) fn enumerate(
     x: &HostIn,
     per_gpu: &[Vec<&'static Config>],
 ) -> Result<FxMap<Vec<u16>, Content>, Over> {
-    let HostIn {
-        inst,
-        h,
-        keys,
-        total,
-        own,
-        exact,
-        delta,
-        extra,
-    } = *x;
-    let cat = inst.fleet.catalog;
-    let w = &inst.w;
-    let host = &inst.fleet.hosts[inst.hosts[h]];
-    let nt = keys.len();
-    let ngpus = per_gpu.len();
-    let two = keys.iter().any(|k| k.gis.len() == 2);
-    if two && ngpus > 2 {
+    let two = x.keys.iter().any(|k| k.gis.len() == 2);
+    if two && per_gpu.len() > 2 {
         return Err(Over::Steps);
     }
-    let key_class = key_classes(cat, keys);
-    let cores_of: Vec<u32> = keys.iter().map(|k| k.cores).collect();
-    let ram_of: Vec<u32> = keys.iter().map(|k| k.ram).collect();
-    // Roles: the wholes of every type (index t), then the pieces (two GPUs only): one per
-    // position of a two-GI key, one only when both positions are of one profile.
-    let mut roles: Vec<Role> = (0..nt).map(Role::Whole).collect();
-    if ngpus == 2 {
-        for (t, k) in keys.iter().enumerate() {
-            if k.gis.len() == 2 {
-                roles.push(Role::Piece(t, 0));
-                if k.gis[0] != k.gis[1] {
-                    roles.push(Role::Piece(t, 1));
+    let by = ByGpu::new(*x, per_gpu)?;
+    let tables = by.gpu_tables()?;
+    let acc = by.max_plus_sum(&tables)?;
+    by.contents(&tables, acc)
+}
+
+/// Per GPU: (counts per role, then one flag per spanning VM -> best part).
+type Table = Vec<(Vec<u16>, Part)>;
+
+/// What the steps of [`enumerate`] share for one host: its roles and the pairing of pieces,
+/// and the host's running VMs across its two GPUs.
+struct ByGpu<'a, 'f> {
+    x: HostIn<'a, 'f>,
+    per_gpu: &'a [Vec<&'static Config>],
+    host: &'a crate::fleet::Host,
+    /// Types, roles, spanning VMs.
+    nt: usize,
+    nr: usize,
+    ns: usize,
+    /// The wholes of every type (index t), then the pieces (two GPUs only).
+    roles: Vec<Role>,
+    /// The role of a piece's partner on the other GPU.
+    partner: Vec<usize>,
+    /// Per GPU, (spanning VM, the role of its GI there, the GI's profile and start).
+    spans_on: Vec<Vec<(usize, usize, usize, u8)>>,
+    /// The type of each spanning VM (flag index).
+    span_type: Vec<usize>,
+    cores_of: Vec<u32>,
+    ram_of: Vec<u32>,
+}
+
+impl<'a, 'f> ByGpu<'a, 'f> {
+    fn new(x: HostIn<'a, 'f>, per_gpu: &'a [Vec<&'static Config>]) -> Result<Self, Over> {
+        let keys = x.keys;
+        let nt = keys.len();
+        let ngpus = per_gpu.len();
+        let roles = roles_of(keys, ngpus);
+        let nr = roles.len();
+        // The role of a piece's partner on the other GPU.
+        let partner: Vec<usize> = roles
+            .iter()
+            .map(|r| match *r {
+                Role::Piece(t, a) => roles
+                    .iter()
+                    .position(|&o| o == Role::Piece(t, 1 - a))
+                    .unwrap_or_else(|| roles.iter().position(|&o| o == Role::Piece(t, a)).unwrap_or(0)),
+                Role::Whole(t) => t,
+            })
+            .collect();
+        let (spans_on, span_type) = spanning_vms(keys, x.exact, &roles, ngpus)?;
+        Ok(ByGpu {
+            x,
+            per_gpu,
+            host: &x.inst.fleet.hosts[x.inst.hosts[x.h]],
+            nt,
+            nr,
+            ns: span_type.len(),
+            roles,
+            partner,
+            spans_on,
+            span_type,
+            cores_of: keys.iter().map(|k| k.cores).collect(),
+            ram_of: keys.iter().map(|k| k.ram).collect(),
+        })
+    }
+
+    /// Per GPU: (counts per role and spanning-VM flags -> best part), or over the steps limit.
+    fn gpu_tables(&self) -> Result<Vec<Table>, Over> {
+        let cat = self.x.inst.fleet.catalog;
+        let key_class = key_classes(cat, self.x.keys);
+        let max_steps = MAX_STEPS.saturating_mul(self.x.inst.budget as u64);
+        let mut steps = 0u64;
+        let mut tables: Vec<Table> = Vec::with_capacity(self.per_gpu.len());
+        for (k, list) in self.per_gpu.iter().enumerate() {
+            let fit = self.fitting_roles(class_id(cat, self.host.gpus[k].model), &key_class);
+            let mut index: FxMap<Vec<u16>, usize> = FxMap::default();
+            let mut table: Table = Vec::new();
+            for (ci, c) in list.iter().enumerate() {
+                let (found, n) = self.compositions(k, c, &fit, max_steps.saturating_sub(steps));
+                steps += n;
+                if steps > max_steps {
+                    return Err(Over::Steps);
+                }
+                // An empty GPU is off: no cost, and its free starts earn nothing (Eq. 11).
+                let active = u32::from(!c.gis.is_empty());
+                let cf = if c.gis.is_empty() { 0 } else { c.cf };
+                let base = -self.x.inst.w.gpu * active as f64 + self.x.inst.w.free_start * cf as f64;
+                for (counts, kept, kept_extra) in self.flag_spans(k, c, found) {
+                    let part = Part {
+                        score: base + self.x.delta * kept as f64 + kept_extra,
+                        active,
+                        cf,
+                        kept,
+                        kept_extra,
+                        config: ci,
+                    };
+                    match index.get(&counts) {
+                        Some(&i) if table[i].1.score >= part.score => {}
+                        Some(&i) => table[i].1 = part,
+                        None => {
+                            index.insert(counts.clone(), table.len());
+                            table.push((counts, part));
+                        }
+                    }
                 }
             }
+            tables.push(table);
         }
+        Ok(tables)
     }
-    let nr = roles.len();
-    // The role of a piece's partner on the other GPU.
-    let partner: Vec<usize> = roles
-        .iter()
-        .map(|r| match *r {
-            Role::Piece(t, a) => roles
-                .iter()
-                .position(|&o| o == Role::Piece(t, 1 - a))
-                .unwrap_or_else(|| roles.iter().position(|&o| o == Role::Piece(t, a)).unwrap_or(0)),
-            Role::Whole(t) => t,
-        })
-        .collect();
-    // The host's running VMs across its two GPUs: per GPU, (VM, the role of its GI there, the
-    // GI's profile and start). Such a VM keeps its GIs when both GPUs give its GI to a piece of
-    // its type, the pieces paired together: one flag per VM and GPU in the tables' keys.
-    let mut spans_on: Vec<Vec<(usize, usize, usize, u8)>> = vec![Vec::new(); ngpus];
-    let mut ns = 0;
-    // The type of each spanning VM (flag index).
-    let mut span_type: Vec<usize> = Vec::new();
-    let mut spanning: Vec<&super::ExactGis> = exact
-        .iter()
-        .filter(|(_, e)| e.iter().any(|g| g.1 != e[0].1))
-        .collect();
-    spanning.sort_unstable();
-    for (t, e) in spanning {
-        if ngpus != 2 || e.len() != 2 {
-            return Err(Over::Steps);
-        }
-        for &(p, gpu, z) in e {
-            let a = if keys[*t].gis[0] == keys[*t].gis[1] {
-                0
-            } else {
-                usize::from(keys[*t].gis[1].1 == p)
-            };
-            let r = roles
-                .iter()
-                .position(|&o| o == Role::Piece(*t, a))
-                .ok_or(Over::Steps)?;
-            spans_on[gpu].push((ns, r, p, z));
-        }
-        span_type.push(*t);
-        ns += 1;
-    }
-    let budget = inst.budget as u64;
-    let mut steps = 0u64;
-    let max_steps = MAX_STEPS.saturating_mul(budget);
 
-    // Per GPU: (counts per role -> best part).
-    let mut tables: Vec<Vec<(Vec<u16>, Part)>> = Vec::with_capacity(ngpus);
-    for (k, list) in per_gpu.iter().enumerate() {
-        let class = class_id(cat, host.gpus[k].model);
-        // The roles that fit this GPU's class and the (class, profile) GIs each takes.
-        let fit: Vec<(usize, Vec<usize>)> = roles
+    /// The roles that fit a GPU of class `class` and the profiles of the GIs each takes.
+    fn fitting_roles(&self, class: usize, key_class: &[Vec<(usize, usize)>]) -> Vec<(usize, Vec<usize>)> {
+        self.roles
             .iter()
             .enumerate()
             .filter_map(|(r, role)| {
@@ -190,140 +220,152 @@ pub(super) fn enumerate(
                     .all(|&(c, _)| c == class)
                     .then(|| (r, need.iter().map(|&(_, p)| p).collect()))
             })
+            .collect()
+    }
+
+    /// The compositions of configuration `c` of GPU `k` into the roles `fit` ([`Compose`]):
+    /// (counts per role, VMs keeping their exact GIs, their surcharges), and the steps taken.
+    fn compositions(
+        &self,
+        k: usize,
+        c: &Config,
+        fit: &[(usize, Vec<usize>)],
+        max_steps: u64,
+    ) -> (Vec<(Vec<u16>, u32, f64)>, u64) {
+        let nt = self.nt;
+        // GIs left per profile; per type, its running VMs on this GPU whose exact GIs are all
+        // in the configuration.
+        let np = c.gis.iter().map(|g| g.0 + 1).max().unwrap_or(0);
+        let mut left = vec![0u32; np];
+        for &(p, _) in &c.gis {
+            left[p] += 1;
+        }
+        let mut exact_on = vec![0u32; nt];
+        for (t, e) in self.x.exact {
+            if e.iter().all(|&(p, gpu, z)| gpu == k && c.gis.contains(&(p, z))) {
+                exact_on[*t] += 1;
+            }
+        }
+        // Roles taking two GIs first, then one-GI roles by profile, the last of a profile
+        // taking what is left of it.
+        let mut order: Vec<(usize, Vec<usize>)> = fit
+            .iter()
+            .filter(|(_, need)| need.iter().all(|&p| p < np && left[p] > 0))
+            .cloned()
             .collect();
-        let mut index: FxMap<Vec<u16>, usize> = FxMap::default();
-        let mut table: Vec<(Vec<u16>, Part)> = Vec::new();
-        for (ci, c) in list.iter().enumerate() {
-            // GIs left per profile; per type, its running VMs on this GPU whose exact GIs are all
-            // in the configuration.
-            let np = c.gis.iter().map(|g| g.0 + 1).max().unwrap_or(0);
-            let mut left = vec![0u32; np];
-            for &(p, _) in &c.gis {
-                left[p] += 1;
+        order.sort_by_key(|(r, need)| (need.len() == 1, need[0], *r));
+        let last: Vec<bool> = (0..order.len())
+            .map(|i| {
+                order[i].1.len() == 1
+                    && (i + 1 == order.len()
+                        || order[i + 1].1.len() != 1
+                        || order[i + 1].1[0] != order[i].1[0])
+            })
+            .collect();
+        let mut comp = Compose {
+            order: &order,
+            last: &last,
+            roles: &self.roles,
+            total: self.x.total,
+            cores_of: &self.cores_of,
+            ram_of: &self.ram_of,
+            cores: self.host.cores,
+            ram: self.host.ram_gb,
+            exact_on: &exact_on,
+            extra: self.x.extra,
+            counts: vec![0; self.nr],
+            per_type: vec![0; nt],
+            left,
+            found: Vec::new(),
+            steps: 0,
+            max_steps,
+        };
+        comp.walk(0, 0, 0, 0, 0.0);
+        (comp.found, comp.steps)
+    }
+
+    /// The compositions `found` of configuration `c` of GPU `k` with their spanning-VM flags:
+    /// per composition, the spanning VMs whose GI here its pieces take (as many as they can: a
+    /// flag set never lowers a value).
+    fn flag_spans(
+        &self,
+        k: usize,
+        c: &Config,
+        found: Vec<(Vec<u16>, u32, f64)>,
+    ) -> Vec<(Vec<u16>, u32, f64)> {
+        let (nr, ns) = (self.nr, self.ns);
+        let cands: Vec<(usize, usize)> = self.spans_on[k]
+            .iter()
+            .filter(|&&(_, _, p, z)| c.gis.contains(&(p, z)))
+            .map(|&(v, r, _, _)| (v, r))
+            .collect();
+        let mut flagged = Vec::with_capacity(found.len());
+        for (counts, kept, kept_extra) in found {
+            if cands.is_empty() {
+                let mut key = counts;
+                key.resize(nr + ns, 0);
+                flagged.push((key, kept, kept_extra));
+                continue;
             }
-            let mut exact_on = vec![0u32; nt];
-            for (t, e) in exact {
-                if e.iter().all(|&(p, gpu, z)| gpu == k && c.gis.contains(&(p, z))) {
-                    exact_on[*t] += 1;
-                }
-            }
-            // Roles taking two GIs first, then one-GI roles by profile, the last of a profile
-            // taking what is left of it.
-            let mut order: Vec<(usize, Vec<usize>)> = fit
-                .iter()
-                .filter(|(_, need)| need.iter().all(|&p| p < np && left[p] > 0))
-                .cloned()
-                .collect();
-            order.sort_by_key(|(r, need)| (need.len() == 1, need[0], *r));
-            let last: Vec<bool> = (0..order.len())
-                .map(|i| {
-                    order[i].1.len() == 1
-                        && (i + 1 == order.len()
-                            || order[i + 1].1.len() != 1
-                            || order[i + 1].1[0] != order[i].1[0])
-                })
-                .collect();
-            // An empty GPU is off: no cost, and its free starts earn nothing (Eq. 11).
-            let active = u32::from(!c.gis.is_empty());
-            let cf = if c.gis.is_empty() { 0 } else { c.cf };
-            let base = -w.gpu * active as f64 + w.free_start * cf as f64;
-            let mut comp = Compose {
-                order: &order,
-                last: &last,
-                roles: &roles,
-                total,
-                cores_of: &cores_of,
-                ram_of: &ram_of,
-                cores: host.cores,
-                ram: host.ram_gb,
-                exact_on: &exact_on,
-                extra,
-                counts: vec![0; nr],
-                per_type: vec![0; nt],
-                left,
-                found: Vec::new(),
-                steps: 0,
-                max_steps: max_steps.saturating_sub(steps),
-            };
-            comp.walk(0, 0, 0, 0, 0.0);
-            steps += comp.steps;
-            if steps > max_steps {
-                return Err(Over::Steps);
-            }
-            // Per composition, the spanning VMs whose GI here its pieces take (as many as they
-            // can: a flag set never lowers a value).
-            let cands: Vec<(usize, usize)> = spans_on[k]
-                .iter()
-                .filter(|&&(_, _, p, z)| c.gis.contains(&(p, z)))
-                .map(|&(v, r, _, _)| (v, r))
-                .collect();
-            let mut flagged = Vec::with_capacity(comp.found.len());
-            for (counts, kept, kept_extra) in comp.found {
-                if cands.is_empty() {
-                    let mut key = counts;
+            for mask in 0u32..1 << cands.len() {
+                let ok = cands.iter().all(|&(_, r)| {
+                    let m = cands.iter().filter(|c| c.1 == r).count() as u32;
+                    let on = cands
+                        .iter()
+                        .enumerate()
+                        .filter(|&(i, c)| c.1 == r && mask >> i & 1 == 1)
+                        .count() as u32;
+                    on == m.min(counts[r] as u32)
+                });
+                if ok {
+                    let mut key = counts.clone();
                     key.resize(nr + ns, 0);
+                    for (i, &(v, _)) in cands.iter().enumerate() {
+                        key[nr + v] = (mask >> i & 1) as u16;
+                    }
                     flagged.push((key, kept, kept_extra));
-                    continue;
-                }
-                for mask in 0u32..1 << cands.len() {
-                    let ok = cands.iter().all(|&(_, r)| {
-                        let m = cands.iter().filter(|c| c.1 == r).count() as u32;
-                        let on = cands
-                            .iter()
-                            .enumerate()
-                            .filter(|&(i, c)| c.1 == r && mask >> i & 1 == 1)
-                            .count() as u32;
-                        on == m.min(counts[r] as u32)
-                    });
-                    if ok {
-                        let mut key = counts.clone();
-                        key.resize(nr + ns, 0);
-                        for (i, &(v, _)) in cands.iter().enumerate() {
-                            key[nr + v] = (mask >> i & 1) as u16;
-                        }
-                        flagged.push((key, kept, kept_extra));
-                    }
-                }
-            }
-            for (counts, kept, kept_extra) in flagged {
-                let part = Part {
-                    score: base + delta * kept as f64 + kept_extra,
-                    active,
-                    cf,
-                    kept,
-                    kept_extra,
-                    config: ci,
-                };
-                match index.get(&counts) {
-                    Some(&i) if table[i].1.score >= part.score => {}
-                    Some(&i) => table[i].1 = part,
-                    None => {
-                        index.insert(counts.clone(), table.len());
-                        table.push((counts, part));
-                    }
                 }
             }
         }
-        tables.push(table);
+        flagged
     }
 
-    // The max-plus sum of the GPUs' tables, one GPU at a time, within cores, RAM and totals;
-    // on the second of two GPUs, only parts whose pieces pair with the first's.
-    let mut acc: Vec<(Vec<u16>, Acc)> = vec![(
-        vec![0; nr + ns],
-        Acc {
-            score: 0.0,
-            active: 0,
-            cf: 0,
-            kept: 0,
-            kept_extra: 0.0,
-            parts: Vec::new(),
-        },
-    )];
-    let max_pairs = MAX_PAIRS.saturating_mul(budget);
-    let mut pairs = 0u64;
-    let mut sum = vec![0u16; nr + ns];
-    for (k, table) in tables.iter().enumerate() {
+    /// The max-plus sum of the GPUs' tables, one GPU at a time, within cores, RAM and totals;
+    /// on the second of two GPUs, only parts whose pieces pair with the first's.
+    fn max_plus_sum(&self, tables: &[Table]) -> Result<Vec<(Vec<u16>, Acc)>, Over> {
+        let mut acc: Vec<(Vec<u16>, Acc)> = vec![(
+            vec![0; self.nr + self.ns],
+            Acc {
+                score: 0.0,
+                active: 0,
+                cf: 0,
+                kept: 0,
+                kept_extra: 0.0,
+                parts: Vec::new(),
+            },
+        )];
+        let max_pairs = MAX_PAIRS.saturating_mul(self.x.inst.budget as u64);
+        let mut pairs = 0u64;
+        let mut sum = vec![0u16; self.nr + self.ns];
+        for (k, table) in tables.iter().enumerate() {
+            let last_gpu = k + 1 == tables.len();
+            acc = self.add_gpu(k, table, last_gpu, &acc, (&mut pairs, max_pairs), &mut sum)?;
+        }
+        Ok(acc)
+    }
+
+    /// The partial sums `acc` over the GPUs before `k` plus GPU `k`'s table, the best per sum;
+    /// counts the pairs combined in `pairs` and stops past `max_pairs`.
+    fn add_gpu(
+        &self,
+        k: usize,
+        table: &Table,
+        last_gpu: bool,
+        acc: &[(Vec<u16>, Acc)],
+        (pairs, max_pairs): (&mut u64, u64),
+        sum: &mut [u16],
+    ) -> Result<Vec<(Vec<u16>, Acc)>, Over> {
+        let (nt, nr) = (self.nt, self.nr);
         // The table's parts by their pieces.
         let mut by_pieces: FxMap<&[u16], Vec<usize>> = FxMap::default();
         for (i, (cb, _)) in table.iter().enumerate() {
@@ -333,10 +375,10 @@ pub(super) fn enumerate(
         let every: Vec<usize> = (0..table.len()).collect();
         let mut index: FxMap<Vec<u16>, usize> = FxMap::default();
         let mut next: Vec<(Vec<u16>, Acc)> = Vec::new();
-        for (ca, a) in &acc {
+        for (ca, a) in acc {
             // The pieces that pair with the first GPU's.
             for r in nt..nr {
-                want[r - nt] = ca[partner[r]];
+                want[r - nt] = ca[self.partner[r]];
             }
             let cands: &[usize] = if k == 0 {
                 &every
@@ -346,46 +388,17 @@ pub(super) fn enumerate(
                     None => continue,
                 }
             };
-            pairs = pairs.saturating_add(cands.len() as u64);
-            if pairs > max_pairs {
+            *pairs = pairs.saturating_add(cands.len() as u64);
+            if *pairs > max_pairs {
                 return Err(Over::Steps);
             }
-            'part: for &pi in cands {
+            for &pi in cands {
                 let (cb, b) = &table[pi];
-                let (mut cores, mut ram) = (0u32, 0u32);
-                for t in 0..nt {
-                    // Wholes of both GPUs, and the VMs the pieces make (counted on the first).
-                    let mut n = ca[t] + cb[t];
-                    for r in nt..nr {
-                        if let Role::Piece(pt, _) = roles[r] {
-                            if pt == t && k == 1 {
-                                n += ca[r];
-                            }
-                        }
-                    }
-                    if n as u32 > total[t] {
-                        continue 'part;
-                    }
-                    sum[t] = n;
-                    cores += n as u32 * cores_of[t];
-                    ram += n as u32 * ram_of[t];
-                }
-                for r in nt..nr + ns {
-                    sum[r] = if k == 0 { cb[r] } else { 0 };
-                }
-                // Spanning VMs whose GIs both GPUs give to their pieces keep them.
-                let (both, both_extra) = if k == 0 {
-                    (0, 0.0)
-                } else {
-                    (nr..nr + ns)
-                        .filter(|&i| ca[i] == 1 && cb[i] == 1)
-                        .fold((0u32, 0.0), |(n, x), i| (n + 1, x + extra[span_type[i - nr]]))
-                };
-                if (k + 1 == tables.len() || nr == nt) && (cores > host.cores || ram > host.ram_gb) {
+                let Some((both, both_extra)) = self.paired_sum(k, last_gpu, ca, cb, sum) else {
                     continue;
-                }
-                let score = a.score + b.score + delta * both as f64 + both_extra;
-                let better = match index.get(sum.as_slice()) {
+                };
+                let score = a.score + b.score + self.x.delta * both as f64 + both_extra;
+                let better = match index.get(&*sum) {
                     Some(&i) if next[i].1.score >= score => continue,
                     Some(&i) => Some(i),
                     None => None,
@@ -403,78 +416,212 @@ pub(super) fn enumerate(
                 match better {
                     Some(i) => next[i].1 = v,
                     None => {
-                        index.insert(sum.clone(), next.len());
-                        next.push((sum.clone(), v));
+                        index.insert(sum.to_vec(), next.len());
+                        next.push((sum.to_vec(), v));
                     }
                 }
             }
         }
-        acc = next;
+        Ok(next)
     }
 
-    // Contents: every non-empty sum with its pieces paired, valued as `Search::found` values an
-    // arrangement.
-    let mut out: FxMap<Vec<u16>, Content> = FxMap::default();
-    for (mut counts, a) in acc {
-        if counts[nt..].iter().any(|&n| n > 0) {
-            // One GPU with a two-GI type: no pieces can be paired.
-            continue;
+    /// Writes to `sum` the counts of partial sum `ca` plus GPU `k`'s part `cb` (the pieces of
+    /// the first GPU paired into VMs on the second); `None` past a type's total, or past the
+    /// host's cores or RAM where they are final. Returns the spanning VMs that both GPUs give
+    /// their exact GIs (they keep them) and their surcharges.
+    fn paired_sum(
+        &self,
+        k: usize,
+        last_gpu: bool,
+        ca: &[u16],
+        cb: &[u16],
+        sum: &mut [u16],
+    ) -> Option<(u32, f64)> {
+        let (nt, nr, ns) = (self.nt, self.nr, self.ns);
+        let (mut cores, mut ram) = (0u32, 0u32);
+        for t in 0..nt {
+            // Wholes of both GPUs, and the VMs the pieces make (counted on the first).
+            let mut n = ca[t] + cb[t];
+            for (r, role) in self.roles.iter().enumerate().take(nr).skip(nt) {
+                if let Role::Piece(pt, _) = *role {
+                    if pt == t && k == 1 {
+                        n += ca[r];
+                    }
+                }
+            }
+            if n as u32 > self.x.total[t] {
+                return None;
+            }
+            sum[t] = n;
+            cores += n as u32 * self.cores_of[t];
+            ram += n as u32 * self.ram_of[t];
         }
-        counts.truncate(nt);
-        if counts.iter().all(|&n| n == 0) {
-            continue;
+        for r in nt..nr + ns {
+            sum[r] = if k == 0 { cb[r] } else { 0 };
         }
-        let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
-        let base =
-            -w.host_of(host, inst.fleet.catalog) - w.gpu * a.active as f64 + w.free_start * a.cf as f64;
-        let value = base
-            + delta * (kh as f64 + a.kept as f64)
-            + super::stay_surcharges(extra, &counts, own, a.kept_extra);
-        let mut slots = Vec::new();
-        let mut pieces: Vec<Vec<Piece>> = Vec::new();
-        for (k, &pi) in a.parts.iter().enumerate() {
-            let (gc, part) = &tables[k][pi as usize];
-            pieces.push(arrange(
-                k,
-                per_gpu[k][part.config],
-                gc,
-                &roles,
-                keys,
-                exact,
-                &spans_on[k],
-                &mut slots,
-            ));
+        // Spanning VMs whose GIs both GPUs give to their pieces keep them.
+        let both = if k == 0 {
+            (0, 0.0)
+        } else {
+            (nr..nr + ns)
+                .filter(|&i| ca[i] == 1 && cb[i] == 1)
+                .fold((0u32, 0.0), |(n, x), i| {
+                    (n + 1, x + self.x.extra[self.span_type[i - nr]])
+                })
+        };
+        if (last_gpu || nr == nt) && (cores > self.host.cores || ram > self.host.ram_gb) {
+            return None;
         }
-        // Pair the pieces: each of the first GPU's with one of the second's at the other
-        // position of its type's key; a spanning VM's two pieces at its exact GIs together.
-        if let [first, second] = &mut pieces[..] {
-            first.sort_by_key(|p| p.3.is_none());
-            for &(t, a0, s0, v) in first.iter() {
-                let want = if keys[t].gis[0] == keys[t].gis[1] {
-                    a0
-                } else {
-                    1 - a0
-                };
-                let j = second
-                    .iter()
-                    .position(|&(t2, a2, _, v2)| t2 == t && a2 == want && v.is_some() && v2 == v)
-                    .or_else(|| {
-                        second
-                            .iter()
-                            .position(|&(t2, a2, _, v2)| t2 == t && a2 == want && v2.is_none())
-                    })
-                    .or_else(|| second.iter().position(|&(t2, a2, _, _)| t2 == t && a2 == want));
-                let Some(j) = j else {
-                    return Err(Over::NoColumn);
-                };
-                let (_, _, s1, _) = second.swap_remove(j);
-                let s = if a0 == 0 { vec![s0, s1] } else { vec![s1, s0] };
-                slots.push((t, s));
+        Some(both)
+    }
+
+    /// Contents: every non-empty sum with its pieces paired, valued as `Search::found` values an
+    /// arrangement.
+    fn contents(
+        &self,
+        tables: &[Table],
+        acc: Vec<(Vec<u16>, Acc)>,
+    ) -> Result<FxMap<Vec<u16>, Content>, Over> {
+        let HostIn {
+            inst,
+            keys,
+            own,
+            exact,
+            delta,
+            extra,
+            ..
+        } = self.x;
+        let w = &inst.w;
+        let nt = self.nt;
+        let mut out: FxMap<Vec<u16>, Content> = FxMap::default();
+        for (mut counts, a) in acc {
+            if counts[nt..].iter().any(|&n| n > 0) {
+                // One GPU with a two-GI type: no pieces can be paired.
+                continue;
+            }
+            counts.truncate(nt);
+            if counts.iter().all(|&n| n == 0) {
+                continue;
+            }
+            let kh: u32 = counts.iter().zip(own).map(|(&c, &o)| c.min(o) as u32).sum();
+            let base = -w.host_of(self.host, inst.fleet.catalog) - w.gpu * a.active as f64
+                + w.free_start * a.cf as f64;
+            let value = base
+                + delta * (kh as f64 + a.kept as f64)
+                + super::stay_surcharges(extra, &counts, own, a.kept_extra);
+            let mut slots = Vec::new();
+            let mut pieces: Vec<Vec<Piece>> = Vec::new();
+            for (k, &pi) in a.parts.iter().enumerate() {
+                let (gc, part) = &tables[k][pi as usize];
+                pieces.push(arrange(
+                    k,
+                    self.per_gpu[k][part.config],
+                    gc,
+                    &self.roles,
+                    keys,
+                    exact,
+                    &self.spans_on[k],
+                    &mut slots,
+                ));
+            }
+            if let [first, second] = &mut pieces[..] {
+                pair_pieces(keys, first, second, &mut slots)?;
+            }
+            out.insert(counts.clone(), Content { counts, value, slots });
+        }
+        Ok(out)
+    }
+}
+
+/// The roles of a host of `ngpus` GPUs: the wholes of every type (index t), then the pieces
+/// (two GPUs only): one per position of a two-GI key, one only when both positions are of one
+/// profile.
+fn roles_of(keys: &[TypeKey], ngpus: usize) -> Vec<Role> {
+    let mut roles: Vec<Role> = (0..keys.len()).map(Role::Whole).collect();
+    if ngpus == 2 {
+        for (t, k) in keys.iter().enumerate() {
+            if k.gis.len() == 2 {
+                roles.push(Role::Piece(t, 0));
+                if k.gis[0] != k.gis[1] {
+                    roles.push(Role::Piece(t, 1));
+                }
             }
         }
-        out.insert(counts.clone(), Content { counts, value, slots });
     }
-    Ok(out)
+    roles
+}
+
+/// The host's running VMs across its two GPUs: per GPU, (VM, the role of its GI there, the GI's
+/// profile and start), and the type of each such VM. Such a VM keeps its GIs when both GPUs give
+/// its GI to a piece of its type, the pieces paired together: one flag per VM and GPU in the
+/// tables' keys. Over the steps limit when such a VM cannot be described that way.
+#[allow(clippy::type_complexity)]
+fn spanning_vms(
+    keys: &[TypeKey],
+    exact: &Exact,
+    roles: &[Role],
+    ngpus: usize,
+) -> Result<(Vec<Vec<(usize, usize, usize, u8)>>, Vec<usize>), Over> {
+    let mut spans_on: Vec<Vec<(usize, usize, usize, u8)>> = vec![Vec::new(); ngpus];
+    let mut span_type: Vec<usize> = Vec::new();
+    let mut spanning: Vec<&super::ExactGis> = exact
+        .iter()
+        .filter(|(_, e)| e.iter().any(|g| g.1 != e[0].1))
+        .collect();
+    spanning.sort_unstable();
+    for (ns, (t, e)) in spanning.into_iter().enumerate() {
+        if ngpus != 2 || e.len() != 2 {
+            return Err(Over::Steps);
+        }
+        for &(p, gpu, z) in e {
+            let a = if keys[*t].gis[0] == keys[*t].gis[1] {
+                0
+            } else {
+                usize::from(keys[*t].gis[1].1 == p)
+            };
+            let r = roles
+                .iter()
+                .position(|&o| o == Role::Piece(*t, a))
+                .ok_or(Over::Steps)?;
+            spans_on[gpu].push((ns, r, p, z));
+        }
+        span_type.push(*t);
+    }
+    Ok((spans_on, span_type))
+}
+
+/// Pairs the pieces: each of the first GPU's with one of the second's at the other position of
+/// its type's key; a spanning VM's two pieces at its exact GIs together. The VMs go to `slots`.
+fn pair_pieces(
+    keys: &[TypeKey],
+    first: &mut [Piece],
+    second: &mut Vec<Piece>,
+    slots: &mut Vec<super::Slot>,
+) -> Result<(), Over> {
+    first.sort_by_key(|p| p.3.is_none());
+    for &(t, a0, s0, v) in first.iter() {
+        let want = if keys[t].gis[0] == keys[t].gis[1] {
+            a0
+        } else {
+            1 - a0
+        };
+        let j = second
+            .iter()
+            .position(|&(t2, a2, _, v2)| t2 == t && a2 == want && v.is_some() && v2 == v)
+            .or_else(|| {
+                second
+                    .iter()
+                    .position(|&(t2, a2, _, v2)| t2 == t && a2 == want && v2.is_none())
+            })
+            .or_else(|| second.iter().position(|&(t2, a2, _, _)| t2 == t && a2 == want));
+        let Some(j) = j else {
+            return Err(Over::NoColumn);
+        };
+        let (_, _, s1, _) = second.swap_remove(j);
+        let s = if a0 == 0 { vec![s0, s1] } else { vec![s1, s0] };
+        slots.push((t, s));
+    }
+    Ok(())
 }
 
 /// The slots of GPU `k` in configuration `c` holding `counts` per role: the wholes of each type

@@ -34,7 +34,7 @@ fn start_from_the_current_placement_is_the_built_start() {
     let pend = f.add_pending(vm(&["3g.20gb", "3g.20gb"])).unwrap();
     let inst = Inst::new(&f, &[0, 1, 2], &[pend], Weights::default()).unwrap();
     let built = build(&inst, false, false);
-    let toolkit::Decode::Patterns(d) = &built.decode else {
+    let super::super::Decode::Patterns(d) = &built.decode else {
         panic!("a pattern model")
     };
     let v = d.start_from(&inst, &inst.current_targets()).unwrap();
