@@ -139,7 +139,7 @@ fn generate(args: &Args, settings: &OrigamigSettings) -> Vec<Instance> {
     sc.workload.seed = args.seed;
     sc.workload.warmup_h = 48.0;
     sc.workload.measure_h = 4.0 * args.instances as f64;
-    let ff = migplan::policy::by_name("ff", settings).expect("ff policy");
+    let ff = migplan::policy::by_name("ff", &sc.policy).expect("ff policy");
     let mut sim = Simulator::new(&sc, ff).unwrap_or_else(|e| panic!("{e:#}"));
     let t0 = sim.time();
     let mut out = Vec::new();

@@ -473,7 +473,7 @@ fn call_instance<'a>(
     fleet: &'a Fleet,
     hosts: &[HostId],
     pending: &[VmId],
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
     w: Weights,
 ) -> anyhow::Result<Inst<'a>> {
@@ -523,7 +523,7 @@ fn greedy_hint(
     fleet: &Fleet,
     hosts: &[HostId],
     pending: &[VmId],
-    settings: &PolicySettings,
+    settings: &OrigamigSettings,
     control: &SolveControl,
     w: &Weights,
 ) -> Option<BTreeMap<VmId, Placement>> {
@@ -541,7 +541,7 @@ struct Call<'a> {
     fleet: &'a Fleet,
     hosts: &'a [HostId],
     inst: &'a Inst<'a>,
-    settings: &'a PolicySettings,
+    settings: &'a OrigamigSettings,
     control: &'a SolveControl,
     w: Weights,
     /// Eq. (5) of the current placement (pending VMs rejected).
