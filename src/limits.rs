@@ -55,6 +55,9 @@ pub const MAX_TIME_LIMIT_S: f64 = 86_400.0;
 /// 32-bit integer.
 pub const MAX_NODE_LIMIT: u64 = i32::MAX as u64;
 
+/// Most HiGHS simplex iterations per simulated call (`lp_iteration_limit`).
+pub const MAX_LP_ITERATION_LIMIT: u64 = i64::MAX as u64;
+
 /// A number as written in messages: large values in exponent form (`1e308`, not 309 digits),
 /// the others as TOML writes them (`nan`, `-inf`).
 pub fn show(v: f64) -> String {

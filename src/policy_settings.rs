@@ -47,11 +47,18 @@ pub struct OrigamigSettings {
     /// out the default.
     #[serde(skip_serializing_if = "is_default_node_limit")]
     pub node_limit: u64,
-    /// Wall-clock safety limit in seconds of a simulated call, far above what `node_limit`
-    /// takes. A call that reaches it depends on the machine's speed: it is counted
-    /// (`calls_wall_limited` in `simulate --json`) and reported. Saves leave out the default.
+    /// Wall-clock safety limit in seconds of a simulated call of the planner's play (a user
+    /// watches it), far above what the work budget takes. A batch run's calls (`simulate`,
+    /// `sweep`, `experiment`) consult no wall clock. A call that reaches it is counted
+    /// (`calls_wall_limited`). Saves leave out the default.
     #[serde(skip_serializing_if = "is_default_sim_time_limit")]
     pub sim_time_limit_s: f64,
+    /// The second half of a simulated call's deterministic work budget: HiGHS simplex
+    /// iterations per call, counted over the whole MIP solve (root cut rounds included, which
+    /// `node_limit` does not bound) and checked at HiGHS's own limit checks, so a call ends at
+    /// the same point on any machine. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_default_lp_iteration_limit")]
+    pub lp_iteration_limit: u64,
     pub threads: u32,
     /// Consolidation threshold theta on the gap Gamma_h.
     pub theta: i64,
@@ -235,14 +242,21 @@ pub const DEFAULT_MERGE_HOSTS: usize = 4;
 /// The default `node_limit`: HiGHS nodes per simulated call (docs/optimizer.md, "Call budget").
 pub const DEFAULT_NODE_LIMIT: u64 = 10_000;
 
-/// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call, the paper's
-/// 10 s per call (§6.1). A degenerate neighborhood (δ = 0 in `experiment fig6`) can spend minutes
-/// in the root's cut rounds, which no node budget bounds; 10 s keeps such runs as long as before
-/// and reports them (`calls_wall_limited`).
+/// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call of the
+/// planner's play, the paper's 10 s per call (§6.1). Batch runs have the work budget only
+/// (`node_limit`, `lp_iteration_limit`).
 pub const DEFAULT_SIM_TIME_LIMIT_S: f64 = 10.0;
 
 fn is_default_node_limit(n: &u64) -> bool {
     *n == DEFAULT_NODE_LIMIT
+}
+
+/// The default `lp_iteration_limit`: HiGHS simplex iterations per simulated call
+/// (docs/optimizer.md, "Call budget").
+pub const DEFAULT_LP_ITERATION_LIMIT: u64 = 50_000;
+
+fn is_default_lp_iteration_limit(n: &u64) -> bool {
+    *n == DEFAULT_LP_ITERATION_LIMIT
 }
 
 fn is_default_sim_time_limit(s: &f64) -> bool {
@@ -425,6 +439,7 @@ impl Default for OrigamigSettings {
             time_limit_s: 10.0,
             node_limit: DEFAULT_NODE_LIMIT,
             sim_time_limit_s: DEFAULT_SIM_TIME_LIMIT_S,
+            lp_iteration_limit: DEFAULT_LP_ITERATION_LIMIT,
             threads: 1,
             theta: 1,
             check_every_s: 10.0,

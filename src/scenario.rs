@@ -8,7 +8,7 @@ use crate::fleet::{Fleet, GiRequest, GiSlot, GpuMode, Host, Placement, Shape, Vm
 use crate::policy_kind::PolicyKind;
 pub use crate::policy_settings::{
     OrigamigSettings, PackingSettings, Preset, PresetValue, Reenable, TcSettings, DEFAULT_DELTA_JOB_EXTRA,
-    DEFAULT_MERGE_HOSTS, DEFAULT_NODE_LIMIT, DEFAULT_SIM_TIME_LIMIT_S,
+    DEFAULT_LP_ITERATION_LIMIT, DEFAULT_MERGE_HOSTS, DEFAULT_NODE_LIMIT, DEFAULT_SIM_TIME_LIMIT_S,
 };
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -429,6 +429,7 @@ policy_file! {
     time_limit_s => origamig.time_limit_s: f64,
     node_limit => origamig.node_limit: u64,
     sim_time_limit_s => origamig.sim_time_limit_s: f64,
+    lp_iteration_limit => origamig.lp_iteration_limit: u64,
     threads => origamig.threads: u32,
     theta => origamig.theta: i64,
     check_every_s => origamig.check_every_s: f64,

@@ -63,7 +63,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
     /// A `[policy]` setting as KEY=VALUE in TOML, applied to the scenario before every run
-    /// (`--policy-set sim_time_limit_s=60`); checked as in a scenario file.
+    /// (`--policy-set node_limit=1000`); checked as in a scenario file.
     #[arg(long = "policy-set", value_name = "KEY=VALUE")]
     pub policy_set: Vec<String>,
     /// With --out: go on from the runs an interrupted sweep into the same folder finished

@@ -339,6 +339,7 @@ impl Policy for Packing {
             &self.settings,
             &SolveControl {
                 cancel: self.cancel.for_solve(),
+                limit: crate::policy::origamig::call::sim_limit(&self.cancel),
                 ..SolveControl::default()
             },
         ) {

@@ -249,6 +249,14 @@ fn origamig_rules(p: &OrigamigSettings) -> Vec<(&'static str, Want)> {
             Want::Positive(p.sim_time_limit_s, limits::MAX_TIME_LIMIT_S),
         ),
         (
+            "lp_iteration_limit",
+            Want::Within(
+                p.lp_iteration_limit.min(i64::MAX as u64) as i64,
+                1,
+                limits::MAX_LP_ITERATION_LIMIT as i64,
+            ),
+        ),
+        (
             "threads",
             Want::Within(p.threads as i64, 1, limits::MAX_THREADS as i64),
         ),

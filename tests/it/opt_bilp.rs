@@ -857,15 +857,44 @@ fn a_node_budget_not_the_clock_ends_a_simulated_call() {
             s.time_limit_s
         );
     }
-    // The user's wall clock does not cut a simulated call; the safety clock does, reported as
-    // a time limit.
+    // No wall clock cuts a simulated call of a batch run, neither the user's nor the safety
+    // clock; the safety clock cuts one of the planner's play, reported as a time limit.
     let quick_user = solve(&at(10_000, 600.0, 0.001), CallLimit::Budget);
     assert_eq!(
         (quick_user.status, quick_user.objective),
         (SolveStatus::Optimal, full.objective)
     );
     let quick_safety = solve(&at(10_000, 0.001, 600.0), CallLimit::Budget);
-    assert_eq!(quick_safety.status, SolveStatus::TimeLimit);
+    assert_eq!(
+        (quick_safety.status, quick_safety.objective),
+        (SolveStatus::Optimal, full.objective)
+    );
+    let played = solve(&at(10_000, 0.001, 600.0), CallLimit::Interactive);
+    assert_eq!(played.status, SolveStatus::TimeLimit);
+    check_outcome(&fleet, &hosts, &pending, &played);
+    // The LP-iteration budget ends the root's cut rounds at the same point run after run,
+    // whatever the clocks, reported as the work budget.
+    let lp = |n: u64, sim_s: f64| OrigamigSettings {
+        lp_iteration_limit: n,
+        ..at(10_000, sim_s, 600.0)
+    };
+    let small = solve(&lp(1, 600.0), CallLimit::Budget);
+    assert_eq!(small.status, SolveStatus::NodeLimit);
+    check_outcome(&fleet, &hosts, &pending, &small);
+    assert!(small.objective >= small.start_objective && small.objective <= full.objective);
+    for s in [lp(1, 0.001), lp(1, 86_400.0)] {
+        let b = solve(&s, CallLimit::Budget);
+        assert_eq!(
+            (&b.targets, b.status, b.objective, b.bound, b.nodes),
+            (
+                &small.targets,
+                small.status,
+                small.objective,
+                small.bound,
+                small.nodes
+            )
+        );
+    }
     // A call a user waits for: the wall clock cuts it, the node budget does not.
     let user = solve(&at(0, 600.0, 600.0), CallLimit::Clock);
     assert_eq!(

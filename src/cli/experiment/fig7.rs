@@ -43,7 +43,7 @@ pub struct Fig7Args {
     #[arg(long, default_value = "default")]
     pub preset: String,
     /// A `[policy]` setting of every OrigaMIG run as KEY=VALUE in TOML, after the preset
-    /// (`--policy-set sim_time_limit_s=60`); checked as in a scenario file.
+    /// (`--policy-set node_limit=1000`); checked as in a scenario file.
     #[arg(long = "policy-set", value_name = "KEY=VALUE")]
     pub policy_set: Vec<String>,
     /// One-instance OrigaMIG runs only on fleets of at most this many hosts; the table says

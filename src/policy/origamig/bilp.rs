@@ -103,8 +103,8 @@ pub enum SolveStatus {
     /// The wall-clock limit stopped the solver; the incumbent is returned. Where that happens
     /// depends on the machine's speed and load.
     TimeLimit,
-    /// The call's node budget (`node_limit`) stopped the solver; the incumbent is returned. It
-    /// stops at the same point on any machine.
+    /// The call's work budget (`node_limit` or `lp_iteration_limit`) stopped the solver; the
+    /// incumbent is returned. It stops at the same point on any machine.
     NodeLimit,
     /// The caller cancelled; the incumbent is returned.
     Cancelled,
@@ -147,22 +147,35 @@ pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
 /// What bounds a call (docs/optimizer.md, "Call budget").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CallLimit {
-    /// A simulated call (the default; the policies): `node_limit` branch-and-bound nodes, a
-    /// budget that ends the call at the same point on any machine, and `sim_time_limit_s` of
-    /// wall clock as a safety net that a reproducible run never reaches.
+    /// A simulated call (the default; the policies in `simulate`, `sweep`, `experiment`): the
+    /// work budget only, `node_limit` branch-and-bound nodes and `lp_iteration_limit` simplex
+    /// iterations, which end the call at the same point on any machine. No wall clock.
     #[default]
     Budget,
+    /// A simulated call of the planner's play, which a user watches: the work budget, and
+    /// `sim_time_limit_s` of wall clock as a safety net.
+    Interactive,
     /// A call a user waits for (`migplan solve`, the planner's solve, `experiment`'s OPT
     /// snapshots): `time_limit_s` of wall clock, no node limit.
     Clock,
 }
 
 impl CallLimit {
-    /// Wall-clock seconds and branch-and-bound nodes of a call under `settings`.
+    /// Wall-clock seconds (infinite: none) and branch-and-bound nodes of a call under
+    /// `settings`.
     pub fn limits(self, settings: &OrigamigSettings) -> (f64, Option<u64>) {
         match self {
-            CallLimit::Budget => (settings.sim_time_limit_s, Some(settings.node_limit)),
+            CallLimit::Budget => (f64::INFINITY, Some(settings.node_limit)),
+            CallLimit::Interactive => (settings.sim_time_limit_s, Some(settings.node_limit)),
             CallLimit::Clock => (settings.time_limit_s, None),
+        }
+    }
+
+    /// Simplex iterations of a call under `settings` (`None`: none).
+    pub fn lp_iterations(self, settings: &OrigamigSettings) -> Option<u64> {
+        match self {
+            CallLimit::Budget | CallLimit::Interactive => Some(settings.lp_iteration_limit),
+            CallLimit::Clock => None,
         }
     }
 }
@@ -599,6 +612,8 @@ impl Call<'_> {
             HighsModelStatus::ReachedTimeLimit => SolveStatus::TimeLimit,
             // `mip_max_nodes` is the only solution limit set (outside `solver-lab` options).
             HighsModelStatus::ReachedSolutionLimit => SolveStatus::NodeLimit,
+            // The LP-iteration budget interrupts through the callback.
+            HighsModelStatus::ReachedInterrupt if res.lp_budget_hit => SolveStatus::NodeLimit,
             HighsModelStatus::ReachedInterrupt => SolveStatus::Cancelled,
             other => anyhow::bail!("HiGHS stopped with status {other:?}"),
         };
@@ -652,6 +667,7 @@ impl Call<'_> {
         run::RunOptions {
             time_limit_s: remaining(wall_s, self.t0),
             node_limit,
+            lp_iteration_limit: self.control.limit.lp_iterations(self.settings),
             threads: self.settings.threads,
             presolve,
             abs_gap: if integral { 0.99 } else { 1e-6 },

@@ -157,6 +157,18 @@ pub fn call_kind(fleet: &Fleet, mode: CallMode, class: Option<&Class>) -> CallKi
     }
 }
 
+/// What bounds a simulated call of a policy that holds `cancel` ([`crate::policy::Policy::set_cancel`]):
+/// the planner's play, which sets the flag, keeps the wall-clock safety net
+/// ([`CallLimit::Interactive`]); a batch run (`simulate`, `sweep`, `experiment`) has the work
+/// budget only ([`CallLimit::Budget`]), so no outcome of its calls depends on the wall clock.
+pub fn sim_limit(cancel: &crate::policy::CancelFlag) -> CallLimit {
+    if cancel.0.is_some() {
+        CallLimit::Interactive
+    } else {
+        CallLimit::Budget
+    }
+}
+
 /// One call in `mode` on the fleet's current state, as `migplan solve` makes it: a user waits,
 /// so `time_limit_s` of wall clock bounds it ([`CallLimit::Clock`]); the fleet is not changed.
 pub fn propose(

@@ -275,6 +275,7 @@ impl Partitioned {
                 };
                 let control = SolveControl {
                     cancel: cancel.for_solve(),
+                    limit: call::sim_limit(cancel),
                     ..SolveControl::default()
                 };
                 call::call_on(fleet, mode, kind.clone(), settings, &control, nb.clone(), t0)

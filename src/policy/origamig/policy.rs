@@ -5,7 +5,8 @@
 //! admission call while the queue is not empty, else a consolidation call for a class whose gap
 //! reached θ. `origamig` selects the neighborhood by Algorithm 1; `opt` solves the BILP over the
 //! whole fleet instead (for small fleets: each call is bounded by the call budget only,
-//! `node_limit` and the safety clock `sim_time_limit_s`). A call's plan goes back to the
+//! `node_limit` and `lp_iteration_limit`, with the safety clock `sim_time_limit_s` in the
+//! planner's play). A call's plan goes back to the
 //! simulator as a [`Plan`]; the pending VMs it rejects are handed over
 //! through [`Policy::take_rejected`].
 //!
@@ -408,6 +409,7 @@ impl Origamig {
         };
         let control = SolveControl {
             cancel: self.cancel.for_solve(),
+            limit: call::sim_limit(&self.cancel),
             ..SolveControl::default()
         };
         let cause = self.triggers.cause(&trigger);

@@ -25,6 +25,8 @@ pub(crate) struct RunResult {
     pub bound: f64,
     /// Branch-and-bound nodes HiGHS explored.
     pub nodes: u64,
+    /// The LP-iteration budget (`RunOptions::lp_iteration_limit`) stopped the run.
+    pub lp_budget_hit: bool,
     pub rows: usize,
     pub cols: usize,
 }
@@ -36,6 +38,10 @@ pub(crate) struct RunOptions {
     /// Branch-and-bound nodes (`mip_max_nodes`; `None`: none). Deterministic: the same model
     /// stops at the same node on any machine.
     pub node_limit: Option<u64>,
+    /// Simplex iterations of the whole MIP solve (`None`: none), checked at HiGHS's own limit
+    /// checks (each root cut round, each node): deterministic like `node_limit`, and it also
+    /// bounds the root's cut rounds, which no node limit does.
+    pub lp_iteration_limit: Option<u64>,
     pub threads: u32,
     pub presolve: bool,
     /// Absolute gap at which HiGHS may stop (0.99 for an integer-valued objective: proves the
@@ -61,6 +67,8 @@ struct CbCtx<'a> {
     last_incumbent: f64,
     last_bound: f64,
     phase: &'static str,
+    lp_iteration_limit: Option<u64>,
+    lp_budget_hit: bool,
 }
 
 impl CbCtx<'_> {
@@ -117,7 +125,14 @@ unsafe extern "C" fn highs_callback(
             out.mip_node_count,
             force,
         );
-        ctx.control.cancel.load(Ordering::Relaxed)
+        let over = kind == highs_sys::kHighsCallbackMipInterrupt as c_int
+            && ctx
+                .lp_iteration_limit
+                .is_some_and(|n| out.mip_total_lp_iterations.max(0) as u64 >= n);
+        if over {
+            ctx.lp_budget_hit = true;
+        }
+        over || ctx.control.cancel.load(Ordering::Relaxed)
     }));
     let cancel = result.unwrap_or(true);
     if cancel && kind == highs_sys::kHighsCallbackMipInterrupt as c_int && !inp.is_null() {
@@ -202,6 +217,8 @@ pub(crate) fn run(
         last_incumbent: f64::NAN,
         last_bound: f64::NAN,
         phase,
+        lp_iteration_limit: opts.lp_iteration_limit,
+        lp_budget_hit: false,
     };
     {
         let ptr = model.as_mut_ptr();
@@ -220,6 +237,7 @@ pub(crate) fn run(
             objective: f64::NAN,
             bound: f64::NAN,
             nodes: 0,
+            lp_budget_hit: false,
             rows,
             cols,
         });
@@ -250,6 +268,7 @@ pub(crate) fn run(
         objective,
         bound,
         nodes: nodes.max(0) as u64,
+        lp_budget_hit: ctx.lp_budget_hit,
         rows,
         cols,
     })
