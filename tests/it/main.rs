@@ -25,6 +25,7 @@ mod gpu_modes;
 mod host_budget;
 mod kill_writes;
 mod layers;
+mod menu_files;
 mod mode_change;
 mod mode_cli;
 mod mode_l40s;
