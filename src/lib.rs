@@ -49,6 +49,7 @@ pub mod ops;
 pub mod plan;
 pub mod policy;
 pub mod policy_kind;
+pub mod regime;
 pub mod scenario;
 pub mod session;
 pub mod sim;

@@ -18,6 +18,7 @@ mod import_k8s;
 mod import_nvidia_smi;
 mod layout;
 mod mode;
+mod regime;
 mod relayout;
 mod runstats;
 pub mod simulate;

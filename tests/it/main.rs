@@ -49,6 +49,7 @@ mod origamig_merge;
 mod origamig_penalty;
 mod origamig_preset;
 mod partitions;
+mod regimes;
 mod rules_paper_figures;
 mod scenario_errors;
 mod scenario_roundtrip;
