@@ -422,7 +422,9 @@ fn esc(s: &str) -> String {
 
 /// Drains per day (x) against pending pod-hours (y), one point per configuration.
 fn svg(cells: &[Cell]) -> String {
-    let (w, h, l, b, t, r) = (760.0, 460.0, 70.0, 50.0, 30.0, 290.0);
+    // Tall enough for one legend line per configuration.
+    let h = (60.0 + 14.0 * cells.len() as f64).max(460.0);
+    let (w, l, b, t, r) = (820.0, 70.0, 50.0, 30.0, 350.0);
     let pts: Vec<(f64, f64, &Cell)> = cells
         .iter()
         .map(|c| {
