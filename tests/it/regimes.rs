@@ -435,3 +435,92 @@ fn a_fleet_imported_from_kubernetes_starts_the_simulation_as_it_stands() {
     assert_eq!(v["pods_arrived"].as_u64(), Some((placed + pending) as u64));
     assert!(v["pods_started"].as_u64().unwrap() >= placed as u64);
 }
+
+#[test]
+fn sweep_over_regimes_writes_the_table_and_the_svg_and_refuses_bad_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("k8s.md");
+    let svg = dir.path().join("k8s.svg");
+    let o = crate::common::cli::migplan()
+        .args([
+            "sweep",
+            "scenarios/k8s-h100.toml",
+            "--regimes",
+            "static-layouts,dynamic",
+        ])
+        .args([
+            "--periods",
+            "60",
+            "--hysteresis",
+            "1,3",
+            "--hours",
+            "24",
+            "--warmup",
+            "0",
+            "--jobs",
+            "1",
+        ])
+        .arg("--markdown")
+        .arg(&md)
+        .arg("--svg")
+        .arg(&svg)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("- command: `migplan sweep scenarios/k8s-h100.toml"),
+        "{text}"
+    );
+    assert!(text.contains("- commit: ") && text.contains("- date: "), "{text}");
+    // One row per hysteresis value, one for dynamic.
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| static-layouts")).count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| dynamic")).count(),
+        1,
+        "{text}"
+    );
+    let pic = std::fs::read_to_string(&svg).unwrap();
+    assert!(pic.starts_with("<svg") && pic.contains("drains per day"), "{pic}");
+    for (args, want) in [
+        (
+            vec!["--regimes", "paper"],
+            "--regimes: the paper's regime is swept by policy",
+        ),
+        (vec!["--regimes", "static"], ""),
+        (
+            vec!["--regimes", "dynamic", "--plugins", "best"],
+            "--plugins: unknown device plugin choice `best`",
+        ),
+    ] {
+        let o = crate::common::cli::migplan()
+            .args([
+                "sweep",
+                "scenarios/k8s-h100.toml",
+                "--hours",
+                "1",
+                "--warmup",
+                "0",
+            ])
+            .args(&args)
+            .output()
+            .unwrap();
+        if want.is_empty() {
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        } else {
+            assert_eq!(o.status.code(), Some(2));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(err.contains(want) && err.lines().count() == 1, "{err}");
+        }
+    }
+    let o = crate::common::cli::migplan()
+        .args(["simulate", "scenarios/k8s-h100.toml", "--hysteresis", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("[regime] hysteresis: must be within 1..1000, not 0"));
+}
