@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Policy (ff, mfi, tc, ...); default: the scenario's `policy.arrival`.
+    /// Policy (ff, mfi, tc, ...); default: the scenario's `policy.arrival`. Runs the paper's
+    /// regime unless --regime is given.
     #[arg(long)]
     pub policy: Option<String>,
     /// Seed of the workload (default: the scenario's `workload.seed`).
@@ -304,7 +305,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         },
     )?;
     let (regime, menu_path) = super::regime::settings(&scenario, &a.scenario, &a.regime)?;
-    if regime.kind != crate::scenario::RegimeKind::Paper {
+    // An arrival policy is the paper's regime's: `--policy` without `--regime` runs that regime.
+    let paper = a.policy.is_some() && a.regime.regime.is_none();
+    if regime.kind != crate::scenario::RegimeKind::Paper && !paper {
         anyhow::ensure!(
             !a.csv,
             "--csv: the regimes' metrics are printed as text or --json"
@@ -313,7 +316,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .as_deref()
             .map(crate::ops::menu_file::load)
             .transpose()
-            .context("menu")?;
+            .with_context(|| match &a.regime.menu {
+                Some(_) => "--menu".to_string(),
+                None => format!("{}: field `regime.menu`", a.scenario.display()),
+            })?;
         let menu_name = menu_path
             .as_ref()
             .map_or_else(|| "assets/layouts.toml".to_string(), |p| p.display().to_string());
