@@ -218,6 +218,9 @@ pub fn sweep(g: SweepGrid) -> anyhow::Result<()> {
     if let Some(p) = g.markdown {
         super::experiment::markdown::check_target(p)?;
     }
+    // Taken before anything is written, so the outputs of an earlier run do not count as
+    // uncommitted changes.
+    let prov = super::experiment::markdown::Provenance::now();
     let mut base = super::simulate::load_scenario(g.scenario, g.run)?;
     anyhow::ensure!(g.loads.len() <= 1, "--loads: a regime sweep takes one load");
     super::simulate::apply(
@@ -346,7 +349,6 @@ pub fn sweep(g: SweepGrid) -> anyhow::Result<()> {
         crate::fsutil::write_atomic(p, svg(&cells).as_bytes()).map_err(|e| anyhow::anyhow!("--svg {e}"))?;
     }
     if let Some(p) = g.markdown {
-        let prov = super::experiment::markdown::Provenance::now();
         let mut out = String::new();
         let _ = writeln!(out, "# Kubernetes regimes on {}\n", base.name);
         let _ = writeln!(out, "- command: `{}`", prov.command);
