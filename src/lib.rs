@@ -51,6 +51,7 @@ pub mod plan;
 pub mod policy;
 pub mod policy_kind;
 pub mod policy_settings;
+pub mod regime;
 pub mod scenario;
 pub mod session;
 pub mod sim;

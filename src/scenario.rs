@@ -16,7 +16,9 @@ use std::ops::Range;
 use std::path::Path;
 use toml::Spanned;
 
+mod regime;
 mod settings;
+pub use regime::{PluginChoice, RegimeKind, RegimeSettings};
 
 /// The demo scenario embedded in the binary (opened by `migplan` with no arguments).
 pub const DEMO: &str = include_str!("../scenarios/demo.toml");
@@ -48,6 +50,9 @@ pub struct ScenarioFile {
     /// Per-tenant quotas: tenant -> profile -> most GIs at once.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub quotas: BTreeMap<String, BTreeMap<String, u32>>,
+    /// How instances come to exist: the paper's regime, static layouts or dynamic MIG.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regime: Option<RegimeSettings>,
 }
 
 /// `count` identical hosts named `{prefix}{index}`.
@@ -309,8 +314,9 @@ pub struct PolicySettings {
     /// GIs) unless every GI is a whole GPU (7g); off by default, since the paper's workload puts
     /// two-GI VMs on slices.
     pub multi_gpu_whole_only: bool,
-    /// Read from files that earlier versions saved (they wrote every setting) so that they still
-    /// load; nothing uses it and saves leave it out.
+    /// Read from files that earlier versions saved (they wrote every setting): the layout
+    /// planner's hysteresis of the static-layouts regime when `[regime] hysteresis` is absent
+    /// (`RegimeSettings::hysteresis_or`); saves leave it out.
     #[serde(skip_serializing)]
     pub legacy_layout_hysteresis: Option<u32>,
     /// `[policy.origamig]`: OrigaMIG's settings, also OPT's and packing's calls'.
@@ -489,6 +495,8 @@ pub struct Scenario {
     pub workload: WorkloadSettings,
     pub policy: PolicySettings,
     pub quotas: BTreeMap<String, BTreeMap<String, u32>>,
+    /// `[regime]` as written (docs/operations.md, "Regimes"); absent: the paper's regime.
+    pub regime: Option<RegimeSettings>,
     /// The host groups as written, so a save keeps them grouped.
     groups: Vec<(String, u32)>,
     /// One line per flat `[policy]` key of earlier versions that the file wrote, naming where it
@@ -610,6 +618,9 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
     });
     let moved = settings::legacy_keys(&cx)?;
     settings::check(&cx, catalog, spec.now_s, &spec.workload, &policy)?;
+    if let Some((key, msg)) = spec.regime.as_ref().and_then(RegimeSettings::out_of_range) {
+        settings::fail(&cx, "regime", key, msg)?;
+    }
     fleet
         .check_invariants()
         .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
@@ -626,6 +637,7 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
         fleet,
         workload: spec.workload,
         policy,
+        regime: spec.regime,
         quotas: spec.quotas,
         groups,
         moved_keys: moved
@@ -1380,6 +1392,11 @@ impl Scenario {
             workload: self.workload.clone(),
             policy: self.policy.clone(),
             quotas: self.quotas.clone(),
+            // The legacy hysteresis moves into `[regime]` when the table is there to hold it.
+            regime: self.regime.clone().map(|mut r| {
+                r.hysteresis = r.hysteresis.or(self.policy.legacy_layout_hysteresis);
+                r
+            }),
         }
     }
 

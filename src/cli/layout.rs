@@ -20,8 +20,10 @@ pub struct Args {
     /// Also run the exact planner (fewest GPUs, any placeable layout) and show both side by side.
     #[arg(long)]
     pub exact: bool,
-    /// Layouts the greedy planner may use: `all` (every layout of the model on file) or a
-    /// comma-separated list of names; default: the model's menu in assets/layouts.toml.
+    /// Layouts the greedy planner may use: `all` (every layout of the model on file), a
+    /// comma-separated list of names, or a mig-parted config file (`.yaml`/`.yml`: every config
+    /// that applies to the model and can be placed); default: the model's menu in
+    /// assets/layouts.toml.
     #[arg(long, value_name = "NAMES")]
     pub menu: Option<String>,
     /// Time limit of the exact planner in seconds.
@@ -66,6 +68,11 @@ fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, PlanErr
     }
 }
 
+/// Whether a `--menu` value names a mig-parted file rather than layouts.
+pub fn is_menu_file(m: &str) -> bool {
+    m.ends_with(".yaml") || m.ends_with(".yml") || m.contains('/')
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     let catalog = crate::catalog::embedded();
     let menu = layouts::embedded();
@@ -84,7 +91,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             a.time_limit
         );
     }
+    // A menu file: the layouts a mig-parted config offers for the model.
+    let from_file: Vec<Layout> = match a.menu.as_deref() {
+        Some(m) if is_menu_file(m) => {
+            let mf = crate::ops::menu_file::load(std::path::Path::new(m)).context("--menu")?;
+            let ls = mf.layouts_for(catalog, mid);
+            if ls.is_empty() {
+                anyhow::bail!(
+                    "--menu: {m}: no config of the file applies to {} and can be placed (see `migplan check-config {m}`)",
+                    model.name
+                );
+            }
+            ls
+        }
+        _ => Vec::new(),
+    };
     let choices: Vec<&Layout> = match a.menu.as_deref() {
+        _ if !from_file.is_empty() => from_file.iter().collect(),
         None => menu.planner_menu(mid),
         Some("all") => menu.for_model(mid).collect(),
         Some(list) => list

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod batch;
 mod chargeback;
 mod check;
+mod check_config;
 mod defrag;
 mod experiment;
 mod explore;
@@ -17,6 +18,7 @@ mod import_k8s;
 mod import_nvidia_smi;
 mod layout;
 mod mode;
+mod regime;
 mod relayout;
 mod runstats;
 pub mod simulate;
@@ -37,6 +39,9 @@ pub enum Command {
     Tui(crate::tui::Args),
     /// Validate a scenario file and print a one-line summary.
     Check(check::Args),
+    /// Check a mig-parted config file: every config on every GPU model it applies to, placeable
+    /// by the slice rules or which profile fails, and the capacity it leaves unused.
+    CheckConfig(check_config::Args),
     /// Plan which verified MIG layout each GPU of one model gets for a demand.
     Layout(layout::Args),
     /// Preview a GPU's re-layout: every VM its host's drain displaces, and where each could go.
@@ -198,6 +203,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         None => crate::tui::run(crate::session::Session::demo()?),
         Some(Command::Tui(a)) => crate::tui::run(crate::tui::session_of(&a)?),
         Some(Command::Check(a)) => check::run(a),
+        Some(Command::CheckConfig(a)) => check_config::run(a),
         Some(Command::Layout(a)) => layout::run(a),
         Some(Command::Relayout(a)) => relayout::run(a),
         Some(Command::Mode(a)) => mode::run(a),

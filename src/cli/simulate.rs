@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Scenario file (TOML).
     pub scenario: PathBuf,
-    /// Policy (ff, mfi, tc, ...); default: the scenario's `policy.arrival`.
+    /// Policy (ff, mfi, tc, ...); default: the scenario's `policy.arrival`. Runs the paper's
+    /// regime unless --regime is given.
     #[arg(long)]
     pub policy: Option<String>,
     /// Seed of the workload (default: the scenario's `workload.seed`).
@@ -25,6 +26,8 @@ pub struct Args {
     pub load: Option<f64>,
     #[command(flatten)]
     pub run: RunArgs,
+    #[command(flatten)]
+    pub regime: super::regime::RegimeArgs,
     /// Print JSON.
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
@@ -301,6 +304,37 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             warmup: a.run.warmup,
         },
     )?;
+    let (regime, menu_path) = super::regime::settings(&scenario, &a.scenario, &a.regime)?;
+    // An arrival policy is the paper's regime's: `--policy` without `--regime` runs that regime.
+    let paper = a.policy.is_some() && a.regime.regime.is_none();
+    if regime.kind != crate::scenario::RegimeKind::Paper && !paper {
+        anyhow::ensure!(
+            !a.csv,
+            "--csv: the regimes' metrics are printed as text or --json"
+        );
+        let menu = menu_path
+            .as_deref()
+            .map(crate::ops::menu_file::load)
+            .transpose()
+            .with_context(|| match &a.regime.menu {
+                Some(_) => "--menu".to_string(),
+                None => format!("{}: field `regime.menu`", a.scenario.display()),
+            })?;
+        let menu_name = menu_path
+            .as_ref()
+            .map_or_else(|| "assets/layouts.toml".to_string(), |p| p.display().to_string());
+        let (r, skipped) = super::regime::run(&scenario, &regime, menu.as_ref())
+            .with_context(|| format!("{}", a.scenario.display()))?;
+        if a.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&super::regime::json(&r, &menu_name, skipped)?)?
+            );
+        } else {
+            print!("{}", super::regime::human(&scenario, &r, &menu_name, skipped));
+        }
+        return Ok(());
+    }
     let mut bar = LateBar::new(1000, &format!("{} {}", scenario.name, name));
     let row = run_one(&scenario, &name, &mut |f| bar.set((f * 1000.0) as u64))
         .with_context(|| format!("{}", a.scenario.display()))?;

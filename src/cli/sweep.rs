@@ -66,6 +66,23 @@ pub struct Args {
     /// (`--policy-set node_limit=1000`); checked as in a scenario file.
     #[arg(long = "policy-set", value_name = "KEY=VALUE")]
     pub policy_set: Vec<String>,
+    /// Regimes to compare (static-layouts, dynamic): runs the grid of regimes, device plugin
+    /// choices, planner periods, hysteresis and menus instead of the policy grid; a table
+    /// (with --markdown) and drains against pending pod-hours (with --svg).
+    #[arg(long, value_delimiter = ',')]
+    pub regimes: Vec<String>,
+    /// With --regimes: planner periods in minutes.
+    #[arg(long, value_delimiter = ',', requires = "regimes")]
+    pub periods: Vec<f64>,
+    /// With --regimes: hysteresis values (consecutive identical plans before a change).
+    #[arg(long, value_delimiter = ',', requires = "regimes")]
+    pub hysteresis: Vec<u32>,
+    /// With --regimes: menus, `assets` (assets/layouts.toml) or mig-parted config files.
+    #[arg(long, value_delimiter = ',', requires = "regimes")]
+    pub menus: Vec<String>,
+    /// With --regimes: device plugin choices (first-index, packed).
+    #[arg(long, value_delimiter = ',', requires = "regimes")]
+    pub plugins: Vec<String>,
     /// With --out: go on from the runs an interrupted sweep into the same folder finished
     /// (`runs.partial.csv`, rewritten after every run) instead of running them again. The
     /// settings must be the same; without this flag, a folder holding such runs is an error.
@@ -375,6 +392,33 @@ fn merge(files: &[PathBuf], grid: Option<(&str, &[GridRun])>) -> anyhow::Result<
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if !a.regimes.is_empty() {
+        if a.out.is_some() || a.summary.is_some() || a.shard.is_some() || !a.aggregate.is_empty() || a.resume
+        {
+            bail!("--regimes writes a table (--markdown) and an SVG (--svg); --out, --summary, --shard, --aggregate and --resume go with --policies");
+        }
+        let Some(scenario) = a.scenario.as_deref() else {
+            bail!("--regimes: give the scenario");
+        };
+        let seeds = match &a.seeds {
+            Some(s) => parse_seeds(s)?,
+            None => vec![1],
+        };
+        return super::regime::sweep(super::regime::SweepGrid {
+            scenario,
+            regimes: &a.regimes,
+            periods: &a.periods,
+            hysteresis: &a.hysteresis,
+            menus: &a.menus,
+            plugins: &a.plugins,
+            seeds,
+            loads: &a.loads,
+            run: &a.run,
+            jobs: a.jobs,
+            markdown: a.markdown.as_deref(),
+            svg: a.svg.as_deref(),
+        });
+    }
     let shard = a.shard.as_deref().map(Shard::parse).transpose()?;
     if shard.is_some() {
         if !a.aggregate.is_empty() {

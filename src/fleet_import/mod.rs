@@ -82,6 +82,7 @@ pub fn empty_scenario(name: &str, description: &str, hosts: &[HostDef]) -> anyho
         workload: Default::default(),
         policy: Default::default(),
         quotas: Default::default(),
+        regime: None,
     };
     file.workload.enabled = false;
     let text = toml::to_string_pretty(&file)?;

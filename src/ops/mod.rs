@@ -7,6 +7,7 @@ pub mod defrag;
 pub mod export;
 pub mod k8s_export;
 pub mod layouts;
+pub mod menu_file;
 pub mod mig_parted;
 pub mod mode;
 pub mod planner;

@@ -416,6 +416,17 @@ pub(super) fn legacy_keys(cx: &Ctx) -> anyhow::Result<Vec<(usize, usize, String,
         let (l, c) = super::line_col(cx.src, flat);
         out.push((l, c, format!("policy.{old}"), format!("{table}.{new}")));
     }
+    // Saved by every earlier version, read now as the layout planner's hysteresis.
+    let flat = key_span(cx.src, "policy", "layout_hysteresis");
+    if flat != (0..0) {
+        let (l, c) = super::line_col(cx.src, flat);
+        out.push((
+            l,
+            c,
+            "policy.layout_hysteresis".into(),
+            "regime.hysteresis".into(),
+        ));
+    }
     Ok(out)
 }
 

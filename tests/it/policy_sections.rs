@@ -237,3 +237,17 @@ fn policy_set_takes_flat_and_sub_table_keys() {
     ]));
     assert!(err.contains("unknown setting `nonsense`"), "{err}");
 }
+
+#[test]
+fn the_saved_layout_hysteresis_is_named_with_its_new_place() {
+    let text = with_policy("[policy]\nlayout_hysteresis = 5\n");
+    let s = scenario::parse(&text, "h.toml").unwrap();
+    let line = text.lines().position(|l| l == "layout_hysteresis = 5").unwrap() + 1;
+    assert_eq!(
+        s.moved_keys,
+        vec![format!(
+            "h.toml:{line}:1: `policy.layout_hysteresis` is now `regime.hysteresis` (read as before; a save writes the new form)"
+        )]
+    );
+    assert_eq!(s.policy.legacy_layout_hysteresis, Some(5));
+}

@@ -83,8 +83,9 @@ fn saving_replaces_the_file_whole() {
 
 #[test]
 fn a_file_saved_by_an_earlier_version_still_loads() {
-    // Earlier saves wrote every policy setting, including `layout_hysteresis`, which nothing
-    // reads any more; such files must load, and a new save leaves the key out.
+    // Earlier saves wrote every policy setting, including `layout_hysteresis`, which only the
+    // static-layouts regime reads; such files must load, and a new save leaves the key out of
+    // `[policy]` (with a `[regime]` table it moves there: tests/it/regimes.rs).
     let text = format!(
         "{}\n[policy]\nlayout_hysteresis = 3\n",
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/fig1.toml")).unwrap()
