@@ -241,6 +241,10 @@ fn policy_rules(p: &PolicySettings) -> Vec<(&'static str, Want)> {
             Want::NonNegative(p.consolidation_hold_s, hours * 3600.0),
         ),
         ("compaction_min", Want::Positive(p.compaction_min, hours * 60.0)),
+        (
+            "gpu_compaction_min",
+            Want::NonNegative(p.gpu_compaction_min, hours * 60.0),
+        ),
         ("migration_gbps", Want::Positive(p.migration_gbps, NONE)),
         ("defrag_stranded_share", Want::Share(p.defrag_stranded_share)),
         (

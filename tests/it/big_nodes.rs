@@ -276,7 +276,7 @@ fn arrivals_go_to_the_active_host_they_fill_best() {
 }
 
 /// `gpu_compaction`: on a big host, a GPU whose tenant fits on another active GPU of the same
-/// host is vacated at the next compaction (`compaction_min`), the tenant keeping its host; on
+/// host is vacated at the next compaction (`gpu_compaction_min`), the tenant keeping its host; on
 /// two-GPU hosts (unless `gpu_compaction_small`) and under the paper preset nothing moves. A GPU
 /// holding at most `gpu_compaction_across` VMs (1 by default) may send them to another active
 /// big host. (θ is out of reach, so that no consolidation call runs.)
@@ -291,7 +291,7 @@ fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
         let mut o = migplan::policy::origamig::Origamig::new(&s);
         // The first step sets the compaction's clock; the second is a period later.
         assert!(o.on_step(f, 1.0).is_none());
-        o.on_step(f, 1.0 + s.compaction_min * 60.0)
+        o.on_step(f, 1.0 + s.gpu_compaction_min * 60.0)
     };
     let mut f = dgx_a100s(1);
     put(&mut f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
@@ -299,6 +299,7 @@ fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
     f.check_invariants().unwrap();
     let d = PolicySettings::default();
     assert!(d.gpu_compaction && d.gpu_compaction_across == 1 && !d.gpu_compaction_small);
+    assert_eq!(d.gpu_compaction_min, 5.0);
     let plan = step(&f, &d).expect("a compaction plan");
     assert_eq!(plan.targets.len(), 1);
     let to = &plan.targets[&1];

@@ -354,11 +354,11 @@ impl Origamig {
         self.running_until = now_s + schedule.duration_s(fleet, self.settings.migration_gbps);
     }
 
-    /// `gpu_compaction`: every `compaction_min` of simulated time, when no call runs, TC's
+    /// `gpu_compaction`: every `gpu_compaction_min` of simulated time, when no call runs, TC's
     /// compaction of the GPUs of each host of more than two GPUs within that host. `None` on
     /// fleets of two-GPU hosts, for OPT, and when nothing moves.
     fn gpu_compaction(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
-        let period = self.settings.compaction_min * 60.0;
+        let period = self.settings.gpu_compaction_min * 60.0;
         if !self.settings.gpu_compaction || self.whole || period.is_nan() || period <= 0.0 {
             return None;
         }
