@@ -159,6 +159,32 @@ pub struct OrigamigSettings {
     /// FF; `false` (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub arrival_host_best_fit: bool,
+    /// OrigaMIG's GPU compaction on hosts of more than two GPUs: with `true` (the default),
+    /// every `gpu_compaction_min` of simulated time when no call runs, TC's compaction (§6.3) of the
+    /// GPUs of each such host within the host: the least utilized GPUs are vacated when their
+    /// VMs' GIs fit, by best fit, on the host's other active GPUs (a VM keeps its host; nothing
+    /// is copied across the network), so that sparse GPUs become whole free GPUs (for 7g
+    /// requests and gangs). Hosts of a running call are left alone. Fleets of two-GPU hosts are
+    /// unchanged; `false` (`preset = "paper"`) is off everywhere. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub gpu_compaction: bool,
+    /// With `gpu_compaction`: a GPU that holds at most this many VMs may send them to another
+    /// active host of more than two GPUs (by TC's best fit over those hosts); a GPU with more
+    /// VMs is vacated within its host only. 1 (the default): a GPU with one VM, one move for a
+    /// whole GPU; 0 keeps every VM on its host. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_one")]
+    pub gpu_compaction_across: usize,
+    /// With `gpu_compaction`: `true` compacts the GPUs of hosts of two GPUs or fewer as well
+    /// (the paper's hosts); `false` (the default) leaves them to the optimizer. Saves leave out
+    /// `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_small: bool,
+    /// The period of `gpu_compaction` in minutes of simulated time: 5 by default (TC's own
+    /// period, `compaction_min`, is 15; every 5 min halved the gap in whole GPUs free to TC on
+    /// the big-nodes grid, docs/results/big-nodes-variants.md). 0 turns the compaction off.
+    /// Saves leave out the default.
+    #[serde(skip_serializing_if = "is_five_f64")]
+    pub gpu_compaction_min: f64,
 }
 
 /// TC's settings (`[policy.tc]`, §6.3).
@@ -290,6 +316,10 @@ fn is_one_u32(n: &u32) -> bool {
     *n == 1
 }
 
+fn is_five_f64(x: &f64) -> bool {
+    *x == 5.0
+}
+
 fn is_one(n: &usize) -> bool {
     *n == 1
 }
@@ -372,7 +402,7 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`OrigamigSettings::apply_preset`],
 /// [`OrigamigSettings::preset_key_values`] (saves) and [`OrigamigSettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 12] = [
+const PRESET_FIELDS: [PresetField; 13] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
@@ -385,6 +415,7 @@ const PRESET_FIELDS: [PresetField; 12] = [
     preset_field!(host_scaled_limits, Bool, false),
     preset_field!(arrival_gpu_best_fit, Bool, false),
     preset_field!(arrival_host_best_fit, Bool, false),
+    preset_field!(gpu_compaction, Bool, false),
 ];
 
 impl OrigamigSettings {
@@ -457,6 +488,10 @@ impl Default for OrigamigSettings {
             host_scaled_budget: true,
             arrival_gpu_best_fit: true,
             arrival_host_best_fit: true,
+            gpu_compaction: true,
+            gpu_compaction_across: 1,
+            gpu_compaction_small: false,
+            gpu_compaction_min: 5.0,
         }
     }
 }

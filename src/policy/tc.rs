@@ -352,6 +352,26 @@ impl Work {
     }
 }
 
+/// Which GPUs a compaction examines and where their VMs may go ([`compaction_in`]).
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    /// The hosts whose GPUs take part: vacated or receiving.
+    pub hosts: &'a dyn Fn(HostId) -> bool,
+    /// Whether VMs stay on their hosts (only their GIs move to the host's other GPUs) and no idle
+    /// GPU is added, except that a GPU holding at most `across_max_vms` VMs may send them to
+    /// other hosts of the scope.
+    pub within_host: bool,
+    /// With `within_host`: the most VMs a GPU may hold to be vacated across hosts (0: none).
+    pub across_max_vms: usize,
+}
+
+/// TC's own scope: every host, VMs may change host.
+const FLEET: Scope<'static> = Scope {
+    hosts: &|_| true,
+    within_host: false,
+    across_max_vms: 0,
+};
+
 /// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources.
 fn compaction_target(
     tables: &Tables,
@@ -359,9 +379,13 @@ fn compaction_target(
     work: &Work,
     vm: &Vm,
     from: &Placement,
+    within_host: bool,
 ) -> Option<Placement> {
     let catalog = fleet.catalog;
     choose(work.views.len(), |h| {
+        if within_host && h != from.host {
+            return None;
+        }
         if h != from.host && (work.cores[h] < vm.cores || work.ram[h] < vm.ram_gb) {
             return None;
         }
@@ -375,7 +399,7 @@ fn compaction_target(
 
 /// One pass over `order`: vacates each GPU whose VMs all fit elsewhere. Returns whether some
 /// GPU could not be vacated.
-fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize)]) -> bool {
+fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize)], scope: Scope) -> bool {
     let catalog = fleet.catalog;
     let mut failed = false;
     for &(h, k) in order {
@@ -395,6 +419,7 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
             let s = fleet.vm(id).map(|v| v.memory_slices(catalog)).unwrap_or(0);
             (std::cmp::Reverse(s), id)
         });
+        let within_host = scope.within_host && vms.len() > scope.across_max_vms;
         let mark = work.journal.len();
         work.forbid(h, k);
         let mut ok = true;
@@ -403,7 +428,7 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
                 ok = false;
                 break;
             };
-            match compaction_target(tables, fleet, work, vm, &from) {
+            match compaction_target(tables, fleet, work, vm, &from, within_host) {
                 Some(to) => work.apply(catalog, vm, &from, &to),
                 None => {
                     ok = false;
@@ -429,11 +454,15 @@ fn compact_class(
     fleet: &Fleet,
     class_model: ModelId,
     targets: &mut BTreeMap<VmId, Placement>,
+    scope: Scope,
 ) {
     let catalog = fleet.catalog;
     let mut work = Work::new(fleet);
     let mut order: Vec<(f64, HostId, usize)> = Vec::new();
     for (h, host) in fleet.hosts.iter().enumerate() {
+        if !(scope.hosts)(h) {
+            continue;
+        }
         for (k, g) in host.gpus.iter().enumerate() {
             if !catalog.same_class(g.model, class_model) || g.occ.is_empty() {
                 continue;
@@ -448,12 +477,12 @@ fn compact_class(
     if order.len() < 2 {
         return;
     }
-    let failed = pass(tables, fleet, &mut work, &order);
-    if failed {
+    let failed = pass(tables, fleet, &mut work, &order, scope);
+    if failed && !scope.within_host {
         // Add one idle GPU, from an active host if one has an idle GPU.
         let idle = |want_active: bool| {
             fleet.hosts.iter().enumerate().find_map(|(h, host)| {
-                if host.is_active() != want_active {
+                if host.is_active() != want_active || !(scope.hosts)(h) {
                     return None;
                 }
                 host.gpus
@@ -468,7 +497,7 @@ fn compact_class(
             let before = work.vacated();
             let mut more = work.clone();
             more.views[h][k].allowed = true;
-            pass(tables, fleet, &mut more, &order);
+            pass(tables, fleet, &mut more, &order, scope);
             if more.vacated() >= before + 2 {
                 work = more;
             }
@@ -529,23 +558,29 @@ impl Tc {
     /// The plan of one compaction of every class now (empty targets when nothing moves).
     pub fn compaction(&mut self, fleet: &Fleet) -> Plan {
         let tables = self.tables.get(fleet.catalog);
-        let catalog = fleet.catalog;
-        let mut classes: Vec<ModelId> = Vec::new();
-        for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
-            if !classes.iter().any(|&c| catalog.same_class(c, g.model)) {
-                classes.push(g.model);
-            }
+        compaction_in(&tables, fleet, FLEET, "tc compaction")
+    }
+}
+
+/// One compaction of every class, TC's rule, on the GPUs of `scope`'s hosts (OrigaMIG's
+/// `gpu_compaction` uses it within hosts; TC's own compaction is the whole fleet).
+pub fn compaction_in(tables: &Tables, fleet: &Fleet, scope: Scope, origin: &str) -> Plan {
+    let catalog = fleet.catalog;
+    let mut classes: Vec<ModelId> = Vec::new();
+    for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        if !classes.iter().any(|&c| catalog.same_class(c, g.model)) {
+            classes.push(g.model);
         }
-        classes.sort_unstable();
-        let mut targets = BTreeMap::new();
-        for c in classes {
-            compact_class(&tables, fleet, c, &mut targets);
-        }
-        Plan {
-            targets,
-            origin: "tc compaction".into(),
-            ..Default::default()
-        }
+    }
+    classes.sort_unstable();
+    let mut targets = BTreeMap::new();
+    for c in classes {
+        compact_class(tables, fleet, c, &mut targets, scope);
+    }
+    Plan {
+        targets,
+        origin: origin.into(),
+        ..Default::default()
     }
 }
 

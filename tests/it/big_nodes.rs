@@ -275,3 +275,74 @@ fn arrivals_go_to_the_active_host_they_fill_best() {
     let p = migplan::policy::Policy::on_arrival(&mut o, &f, &vm, 0.0).unwrap();
     assert_eq!(p.host, 0);
 }
+
+/// `gpu_compaction`: on a big host, a GPU whose tenant fits on another active GPU of the same
+/// host is vacated at the next compaction (`gpu_compaction_min`), the tenant keeping its host; on
+/// two-GPU hosts (unless `gpu_compaction_small`) and under the paper preset nothing moves. A GPU
+/// holding at most `gpu_compaction_across` VMs (1 by default) may send them to another active
+/// big host. (θ is out of reach, so that no consolidation call runs.)
+#[test]
+fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
+    use migplan::policy::Policy;
+    let step = |f: &Fleet, s: &OrigamigSettings| {
+        let s = OrigamigSettings {
+            theta: 1_000,
+            ..s.clone()
+        };
+        let mut o = migplan::policy::origamig::Origamig::new(&s);
+        // The first step sets the compaction's clock; the second is a period later.
+        assert!(o.on_step(f, 1.0).is_none());
+        o.on_step(f, 1.0 + s.gpu_compaction_min * 60.0)
+    };
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "2g.10gb"), at(0, &[(1, 0)]));
+    f.check_invariants().unwrap();
+    let d = OrigamigSettings::default();
+    assert!(d.gpu_compaction && d.gpu_compaction_across == 1 && !d.gpu_compaction_small);
+    assert_eq!(d.gpu_compaction_min, 5.0);
+    let plan = step(&f, &d).expect("a compaction plan");
+    assert_eq!(plan.targets.len(), 1);
+    let to = &plan.targets[&1];
+    assert_eq!((to.host, to.gis[0].gpu), (0, 1));
+    assert!(step(&f, &OrigamigSettings::paper()).is_none());
+    // Two-GPU hosts: the same two tenants move only with `gpu_compaction_small`.
+    let mut small = crate::common::fleet::a100s(1);
+    put(&mut small, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
+    put(&mut small, tenant(2, "2g.10gb"), at(0, &[(1, 0)]));
+    assert!(step(&small, &d).is_none());
+    let small_too = OrigamigSettings {
+        gpu_compaction_small: true,
+        ..d.clone()
+    };
+    let plan = step(&small, &small_too).expect("a compaction plan");
+    assert_eq!(plan.targets[&1].gis[0].gpu, 1);
+    // Across hosts: dgx1's first GPU is full, so its lone 1g.5gb can leave its GPU only for
+    // dgx0's GPU beside the 2g.10gb: by default, not with `gpu_compaction_across = 0`.
+    let mut two = dgx_a100s(2);
+    put(&mut two, tenant(2, "2g.10gb"), at(0, &[(1, 0)]));
+    put(&mut two, tenant(3, "4g.20gb"), at(1, &[(0, 0)]));
+    put(&mut two, tenant(4, "3g.20gb"), at(1, &[(0, 4)]));
+    put(&mut two, tenant(5, "1g.5gb"), at(1, &[(1, 0)]));
+    two.check_invariants().unwrap();
+    let within = OrigamigSettings {
+        gpu_compaction_across: 0,
+        ..d.clone()
+    };
+    assert!(step(&two, &within).is_none());
+    let plan = step(&two, &d).expect("a compaction plan");
+    let to = &plan.targets[&5];
+    assert_eq!((plan.targets.len(), to.host, to.gis[0].gpu), (1, 0, 1));
+}
+
+/// θ counted per GPU (`host_scaled_limits`): ceil(θ × g / 2) on hosts of g > 2 GPUs, θ as
+/// written on two-GPU hosts.
+#[test]
+fn theta_counts_gpus_on_big_hosts() {
+    assert_eq!(neighborhood::scaled_theta(1, 2), 1);
+    assert_eq!(neighborhood::scaled_theta(3, 1), 3);
+    assert_eq!(neighborhood::scaled_theta(1, 8), 4);
+    assert_eq!(neighborhood::scaled_theta(2, 8), 8);
+    assert_eq!(neighborhood::scaled_theta(1, 3), 2);
+    assert_eq!(neighborhood::scaled_theta(0, 8), 4);
+}

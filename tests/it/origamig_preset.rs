@@ -50,6 +50,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
                 host_scaled_budget: true,
                 arrival_gpu_best_fit: true,
                 arrival_host_best_fit: true,
+                gpu_compaction: true,
                 ..p.origamig.clone()
             },
             ..p.clone()

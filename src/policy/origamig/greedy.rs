@@ -9,7 +9,9 @@
 //!    default GI placement fits it, else the first inactive one (admission, a_i);
 //! 2. each active host, fewest VMs first, is emptied when all its VMs fit on the other active
 //!    hosts (best fit: the host with the fewest free memory slices that takes the VM, GIs at
-//!    their default starts) and Eq. (5) rises (b_j, e_jk against 2 delta_i per VM).
+//!    their default starts; with `arrival_gpu_best_fit` on a host of more than two GPUs, TC's
+//!    best fit over the other active hosts' GPUs) and Eq. (5) rises (b_j, e_jk against 2
+//!    delta_i per VM).
 //!
 //! Every step is kept only when Eq. (5), recomputed from the placement ([`objective::evaluate`]),
 //! rises, so the start is never worse than the current placement. It changes nothing in the
@@ -41,9 +43,12 @@ thread_local! {
 /// Where `vm` goes on host `h`: the default GI placement (first GPU where each GI fits), or,
 /// with `best_fit_big` on a host of more than two GPUs, TC's best fit over its GPUs (the
 /// arrival rule's `arrival_gpu_best_fit`), which fills partly used GPUs first.
+fn big(fleet: &Fleet, h: HostId) -> bool {
+    fleet.hosts[h].gpus.len() > super::neighborhood::PAPER_HOST_GPUS
+}
+
 fn place_on(fleet: &Fleet, vm: &crate::fleet::Vm, h: HostId, best_fit_big: bool) -> Option<Placement> {
-    let big = fleet.hosts[h].gpus.len() > super::neighborhood::PAPER_HOST_GPUS;
-    if best_fit_big && big && vm.is_mig() {
+    if best_fit_big && big(fleet, h) && vm.is_mig() {
         let t = TABLES.with(|t| t.borrow_mut().get(fleet.catalog));
         return crate::policy::tc::placement(&t, fleet, vm, |x| x == h);
     }
@@ -111,12 +116,20 @@ pub fn start_with(
                 break;
             }
             vm.placement = None;
-            let target = hosts
-                .iter()
-                .copied()
-                .filter(|&h| h != s && trial.hosts[h].is_active())
-                .filter_map(|h| Some((h, place_on(&trial, &vm, h, best_fit_big)?)))
-                .min_by_key(|(h, _)| (free_slices(&trial, *h), *h));
+            let receiver = |h: HostId| h != s && trial.hosts[h].is_active() && hosts.contains(&h);
+            let target = if best_fit_big && big(&trial, s) && vm.is_mig() {
+                // Big hosts: the receiver and its GPUs by TC's best fit, the fullest GPUs that
+                // take the VM, so that an emptied host fills partly used GPUs first.
+                let t = TABLES.with(|t| t.borrow_mut().get(fleet.catalog));
+                crate::policy::tc::placement(&t, &trial, &vm, receiver).map(|p| (p.host, p))
+            } else {
+                hosts
+                    .iter()
+                    .copied()
+                    .filter(|&h| receiver(h))
+                    .filter_map(|h| Some((h, place_on(&trial, &vm, h, best_fit_big)?)))
+                    .min_by_key(|(h, _)| (free_slices(&trial, *h), *h))
+            };
             let placed = match target {
                 Some((_, p)) => trial.place(id, p).is_ok(),
                 None => false,

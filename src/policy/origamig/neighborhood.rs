@@ -446,6 +446,18 @@ pub fn most_gpus(fleet: &Fleet, hosts: &Range<HostId>) -> usize {
         .max(1)
 }
 
+/// θ counted per GPU for hosts of `g` GPUs (`host_scaled_limits`): ceil(θ × g / 2), the gap a
+/// paper host's θ stands for on each of its GPUs (4θ on an eight-GPU node), as `n_max` scales.
+/// Hosts of two GPUs or fewer keep θ.
+pub fn scaled_theta(theta: i64, g: usize) -> i64 {
+    let theta = theta.max(1);
+    if g <= PAPER_HOST_GPUS {
+        return theta;
+    }
+    let g = i64::try_from(g).unwrap_or(i64::MAX);
+    theta.saturating_mul(g).saturating_add(1) / PAPER_HOST_GPUS as i64
+}
+
 /// The hosts of a merge call counted in GPUs for hosts of `g` GPUs (`host_scaled_limits`): the
 /// GPUs of `k` paper hosts, ceil(k × 2 / g) hosts, at least 2 (2 DGX hosts for the default 4).
 /// Hosts of two GPUs or fewer keep `k`, and so does `k` = 0 (merge calls off).

@@ -281,6 +281,8 @@ pub struct Origamig {
     cancel: crate::policy::CancelFlag,
     /// TC's tables for the arrival rule's best fit on big hosts (`arrival_gpu_best_fit`).
     tables: crate::policy::cache::Lazy,
+    /// When the next GPU compaction on big hosts is due (`gpu_compaction`), simulated seconds.
+    next_gpu_compaction: Option<f64>,
 }
 
 /// The arrival rule's GPUs on a big host (`arrival_gpu_best_fit`): FF chose `p`'s host; on a
@@ -343,6 +345,7 @@ impl Origamig {
             running_until: f64::NEG_INFINITY,
             cancel: Default::default(),
             tables: Default::default(),
+            next_gpu_compaction: None,
         }
     }
 
@@ -388,12 +391,78 @@ impl Origamig {
         self.running_until = now_s + schedule.duration_s(fleet, self.migration_gbps);
     }
 
+    /// `gpu_compaction`: every `gpu_compaction_min` of simulated time, when no call runs, TC's
+    /// compaction of the GPUs of each host of more than two GPUs within that host. `None` on
+    /// fleets of two-GPU hosts, for OPT, and when nothing moves.
+    fn gpu_compaction(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
+        let period = self.settings.gpu_compaction_min * 60.0;
+        if !self.settings.gpu_compaction || self.whole || period.is_nan() || period <= 0.0 {
+            return None;
+        }
+        let small_too = self.settings.gpu_compaction_small;
+        let big = |h: HostId| {
+            fleet.hosts.get(h).is_some_and(|x| {
+                (small_too || x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS) && x.is_active()
+            })
+        };
+        if !(0..fleet.hosts.len()).any(big) {
+            return None;
+        }
+        let next = *self
+            .next_gpu_compaction
+            .get_or_insert(((now_s / period).floor() + 1.0) * period);
+        // A running call's steps first: the compaction waits for the next step after them.
+        if now_s + 1e-9 < next || self.is_running(now_s) {
+            return None;
+        }
+        let mut n = next;
+        while n <= now_s + 1e-9 {
+            n += period;
+        }
+        self.next_gpu_compaction = Some(n);
+        let tables = self.tables.get(fleet.catalog);
+        let scope = crate::policy::tc::Scope {
+            hosts: &big,
+            within_host: true,
+            across_max_vms: self.settings.gpu_compaction_across,
+        };
+        let plan = crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction");
+        if plan.targets.is_empty() {
+            return None;
+        }
+        self.running = plan
+            .targets
+            .iter()
+            .flat_map(|(&id, to)| {
+                let from = fleet.vm(id).and_then(|v| v.placement.as_ref()).map(|p| p.host);
+                from.into_iter().chain([to.host])
+            })
+            .collect();
+        self.running_until = now_s + crate::policy::tc::moves_duration_s(fleet, &plan, self.migration_gbps);
+        Some(plan)
+    }
+
     /// One check of the triggers and, if one fires, one call. Returns the plan to apply.
     fn check(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
         if self.is_running(now_s) || !self.triggers.due(now_s, &self.settings) {
             return None;
         }
-        let trigger = self.triggers.next_call(fleet, &self.settings)?;
+        let trigger = if self.settings.host_scaled_limits {
+            // θ counted per GPU on big hosts (`host_scaled_limits`); two-GPU fleets keep θ.
+            let g = neighborhood::most_gpus(fleet, &(0..fleet.hosts.len()));
+            let theta = neighborhood::scaled_theta(self.settings.theta, g);
+            if theta != self.settings.theta {
+                let scaled = OrigamigSettings {
+                    theta,
+                    ..self.settings.clone()
+                };
+                self.triggers.next_call(fleet, &scaled)?
+            } else {
+                self.triggers.next_call(fleet, &self.settings)?
+            }
+        } else {
+            self.triggers.next_call(fleet, &self.settings)?
+        };
         match trigger {
             CallKind::Admission => self.stats.admission_calls += 1,
             _ => self.stats.consolidation_calls += 1,
@@ -518,7 +587,10 @@ impl Policy for Origamig {
     }
 
     fn on_step(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
-        self.check(fleet, now_s)
+        match self.check(fleet, now_s) {
+            Some(p) => Some(p),
+            None => self.gpu_compaction(fleet, now_s),
+        }
     }
 
     fn take_rejected(&mut self) -> Vec<VmId> {
