@@ -7,8 +7,8 @@
 //! scenario with the placements (the input file is only read).
 
 use crate::fleet::{Fleet, GpuMode, Shape, Vm};
+use crate::ops::layout_planner::ExactSettings;
 use crate::ops::layouts;
-use crate::ops::planner::ExactSettings;
 use crate::ops::serving::{self, BatchPlan};
 use crate::scenario;
 use serde_json::json;

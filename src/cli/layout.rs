@@ -1,8 +1,8 @@
 //! `migplan layout`: plan which verified layout each GPU of one model gets for a demand of
 //! instances per profile (docs/operations.md), with the greedy planner and, on request, the exact one.
 
+use crate::ops::layout_planner::{self, ExactSettings, LayoutPlan, PlanError};
 use crate::ops::layouts::{self, Layout};
-use crate::ops::planner::{self, ExactSettings, LayoutPlan, PlanError};
 use anyhow::Context;
 use serde_json::json;
 
@@ -59,7 +59,7 @@ fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, PlanErr
                 "idle": p.idle_by_name(model),
                 "idle_compute_slices": p.idle_compute(model),
             });
-            if p.planner == planner::Planner::Exact {
+            if p.planner == layout_planner::Planner::Exact {
                 v["optimal"] = json!(p.proven_optimal);
             }
             v
@@ -84,7 +84,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         )
     })?;
     let model = catalog.model(mid);
-    let demand = planner::parse_demand(model, &a.demand).context("--demand")?;
+    let demand = layout_planner::parse_demand(model, &a.demand).context("--demand")?;
     if !(a.time_limit > 0.0 && a.time_limit.is_finite()) {
         anyhow::bail!(
             "--time-limit: `{}` is not a positive number of seconds",
@@ -125,9 +125,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             })
             .collect::<anyhow::Result<_>>()?,
     };
-    let greedy = planner::greedy(mid, model, &choices, &demand, a.gpus);
+    let greedy = layout_planner::greedy(mid, model, &choices, &demand, a.gpus);
     let exact = a.exact.then(|| {
-        planner::exact(
+        layout_planner::exact(
             menu,
             mid,
             model,

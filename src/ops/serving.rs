@@ -5,8 +5,8 @@
 //! request (soft shares, gangs, multi-GI VMs) then goes through the packing policy's score, so
 //! fractional work keeps off hosts whose GPUs are all free and gangs take such hosts.
 
+use super::layout_planner::{self, ExactSettings, PlanError};
 use super::layouts::{self, arrange};
-use super::planner::{self, ExactSettings, PlanError};
 use crate::fleet::{Fleet, FleetError, GiSlot, GpuMode, Placement, VmId};
 use crate::policy::packing::Packing;
 use crate::policy_settings::PackingSettings;
@@ -102,7 +102,7 @@ pub fn plan_pending(
             no_free_gpu.push((model.name.clone(), queues.iter().map(Vec::len).sum()));
             continue;
         }
-        let plan = planner::exact(
+        let plan = layout_planner::exact(
             layouts::embedded(),
             m,
             model,

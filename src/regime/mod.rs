@@ -22,8 +22,8 @@ pub mod setup;
 
 use crate::catalog::{Catalog, ModelId, ProfileId};
 use crate::mig::{self, Occupancy};
+use crate::ops::layout_planner;
 use crate::ops::layouts::{self, Layout};
-use crate::ops::planner;
 use crate::scenario::{PluginChoice, RegimeKind, RegimeSettings};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -653,7 +653,7 @@ impl Run {
             .iter()
             .map(|n| n.gpus.iter().filter(|g| g.model == model).count())
             .sum();
-        match planner::greedy(model, m, &refs, &demand, u32::MAX / 2) {
+        match layout_planner::greedy(model, m, &refs, &demand, u32::MAX / 2) {
             Ok(plan) => plan
                 .gpus
                 .into_iter()

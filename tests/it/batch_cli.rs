@@ -7,8 +7,8 @@
 use crate::common::cli::{assert_one_line_error, migplan, ok};
 use migplan::catalog::embedded;
 use migplan::fleet::{GpuMode, Shape};
+use migplan::ops::layout_planner::{self, ExactSettings};
 use migplan::ops::layouts;
-use migplan::ops::planner::{self, ExactSettings};
 use migplan::ops::serving::{free_gang_hosts, plan_pending, used_gpus_by_mode};
 use migplan::scenario;
 use serde_json::Value;
@@ -36,7 +36,7 @@ fn serving_200_json_matches_the_in_process_plan_and_the_exact_optimum() {
             demand[v.gis[0].profile] += 1;
         }
     }
-    let optimum = planner::exact(
+    let optimum = layout_planner::exact(
         layouts::embedded(),
         h100,
         model,

@@ -4,8 +4,8 @@
 
 use migplan::catalog::embedded;
 use migplan::fleet::{Fleet, GiSlot, GpuMode, Host, Placement, Shape, Vm};
+use migplan::ops::layout_planner::{self, ExactSettings};
 use migplan::ops::layouts;
-use migplan::ops::planner::{self, ExactSettings};
 use migplan::ops::serving::{free_gang_hosts, plan_pending, used_gpus_by_mode};
 use migplan::policy::packing::Packing;
 use migplan::scenario;
@@ -46,7 +46,7 @@ fn serving_200_keeps_two_gang_hosts_and_uses_no_more_gpus_than_the_exact_optimum
         .count();
     assert_eq!((f.total_gpus(), mig_gpus), (64, 48));
     // The exact layout planner's optimum for that demand, on the 48 MIG GPUs.
-    let optimum = planner::exact(
+    let optimum = layout_planner::exact(
         layouts::embedded(),
         h100(),
         model,

@@ -2,8 +2,8 @@
 //! planner against brute force, hysteresis.
 
 use migplan::catalog::embedded as catalog;
+use migplan::ops::layout_planner::{self, ExactSettings};
 use migplan::ops::layouts::{self, Layout};
-use migplan::ops::planner::{self, ExactSettings};
 use proptest::prelude::*;
 
 fn h100() -> (usize, &'static migplan::catalog::GpuModel) {
@@ -16,14 +16,14 @@ fn h100() -> (usize, &'static migplan::catalog::GpuModel) {
 fn seed_example_greedy_gives_balanced_balanced_whole() {
     let (id, m) = h100();
     let menu = layouts::embedded();
-    let demand = planner::parse_demand(m, "1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1").unwrap();
-    let plan = planner::greedy(id, m, &menu.planner_menu(id), &demand, 4).unwrap();
+    let demand = layout_planner::parse_demand(m, "1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1").unwrap();
+    let plan = layout_planner::greedy(id, m, &menu.planner_menu(id), &demand, 4).unwrap();
     assert_eq!(plan.names(), vec!["all-balanced", "all-balanced", "whole"]);
     assert_eq!(plan.gpus_used(), 3);
     // Two all-balanced GPUs provide exactly 4x1g, 2x2g, 2x3g: nothing idle.
     assert!(plan.idle.iter().all(|&n| n == 0), "{:?}", plan.idle);
     // The exact planner needs no fewer GPUs here: 21 compute slices need 3 GPUs of 7.
-    let exact = planner::exact(menu, id, m, &demand, 4, ExactSettings::default()).unwrap();
+    let exact = layout_planner::exact(menu, id, m, &demand, 4, ExactSettings::default()).unwrap();
     assert_eq!(exact.gpus_used(), 3);
     assert!(exact.proven_optimal);
     assert_eq!(exact.idle_compute(m), 0);
@@ -35,14 +35,14 @@ fn seed_counter_example_tenant_inference_first_needs_all_four_gpus() {
     // which need three more GPUs: all four, with four 1g.10gb and one 3g.40gb idle.
     let (id, m) = h100();
     let menu = layouts::embedded();
-    let demand = planner::parse_demand(m, "1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1").unwrap();
+    let demand = layout_planner::parse_demand(m, "1g.10gb=4,2g.20gb=2,3g.40gb=2,7g.80gb=1").unwrap();
     let tia = menu.get(id, "tenant-inference-a").unwrap();
     let rest: Vec<u32> = demand
         .iter()
         .zip(&tia.counts)
         .map(|(d, c)| d.saturating_sub(*c))
         .collect();
-    let plan = planner::greedy(id, m, &menu.planner_menu(id), &rest, 3).unwrap();
+    let plan = layout_planner::greedy(id, m, &menu.planner_menu(id), &rest, 3).unwrap();
     assert_eq!(plan.names(), vec!["whole", "all-balanced", "all-balanced"]);
     assert_eq!(plan.gpus_used() + 1, 4);
     // tenant-inference-a's own instances all serve search and ranking, so the idle ones are the
@@ -56,29 +56,29 @@ fn greedy_breaks_ties_by_profiles_served_then_name() {
     let menu = layouts::embedded();
     // 7g only: whole and all-7g.80gb tie on useful slices and profiles served; the first name
     // wins when both are on the menu.
-    let d = planner::parse_demand(m, "7g.80gb=1").unwrap();
+    let d = layout_planner::parse_demand(m, "7g.80gb=1").unwrap();
     let both: Vec<&Layout> = vec![
         menu.get(id, "whole").unwrap(),
         menu.get(id, "all-7g.80gb").unwrap(),
     ];
     assert_eq!(
-        planner::greedy(id, m, &both, &d, 1).unwrap().names(),
+        layout_planner::greedy(id, m, &both, &d, 1).unwrap().names(),
         vec!["all-7g.80gb"]
     );
     // Most useful compute slices first: for 1g=4, 3g=1 tenant-inference-a serves 4 + 3 = 7 slices,
     // all-balanced only 2 + 3 = 5.
-    let d = planner::parse_demand(m, "1g.10gb=4,3g.40gb=1").unwrap();
-    let plan = planner::greedy(id, m, &menu.planner_menu(id), &d, 1).unwrap();
+    let d = layout_planner::parse_demand(m, "1g.10gb=4,3g.40gb=1").unwrap();
+    let plan = layout_planner::greedy(id, m, &menu.planner_menu(id), &d, 1).unwrap();
     assert_eq!(plan.names(), vec!["tenant-inference-a"]);
     // Equal useful slices: the layout serving more distinct profiles wins even when another
     // comes first by name (all-balanced serves three profiles, the renamed whole GPU one).
-    let d = planner::parse_demand(m, "1g.10gb=2,2g.20gb=1,3g.40gb=1,7g.80gb=1").unwrap();
+    let d = layout_planner::parse_demand(m, "1g.10gb=2,2g.20gb=1,3g.40gb=1,7g.80gb=1").unwrap();
     let first_by_name = Layout {
         name: "aaa-whole".into(),
         ..menu.get(id, "whole").unwrap().clone()
     };
     let menu2: Vec<&Layout> = vec![&first_by_name, menu.get(id, "all-balanced").unwrap()];
-    let plan = planner::greedy(id, m, &menu2, &d, 2).unwrap();
+    let plan = layout_planner::greedy(id, m, &menu2, &d, 2).unwrap();
     assert_eq!(plan.names(), vec!["all-balanced", "aaa-whole"]);
 }
 
@@ -86,22 +86,22 @@ fn greedy_breaks_ties_by_profiles_served_then_name() {
 fn greedy_errors_name_the_cause() {
     let (id, m) = h100();
     let menu = layouts::embedded();
-    let d = planner::parse_demand(m, "1g.20gb=1").unwrap();
-    let e = planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
+    let d = layout_planner::parse_demand(m, "1g.20gb=1").unwrap();
+    let e = layout_planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
         .unwrap_err()
         .to_string();
     assert!(e.contains("no layout") && e.contains("1g.20gb"), "{e}");
-    let d = planner::parse_demand(m, "7g.80gb=5").unwrap();
-    let e = planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
+    let d = layout_planner::parse_demand(m, "7g.80gb=5").unwrap();
+    let e = layout_planner::greedy(id, m, &menu.planner_menu(id), &d, 4)
         .unwrap_err()
         .to_string();
     assert!(e.contains("more than 4 GPUs"), "{e}");
-    let e = planner::exact(menu, id, m, &d, 4, ExactSettings::default())
+    let e = layout_planner::exact(menu, id, m, &d, 4, ExactSettings::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("does not fit on 4 GPUs"), "{e}");
     for bad in ["", "1g.10gb", "1g.10gb=x", "9g.1gb=1", "1g.10gb=-1"] {
-        assert!(planner::parse_demand(m, bad).is_err(), "{bad}");
+        assert!(layout_planner::parse_demand(m, bad).is_err(), "{bad}");
     }
 }
 
@@ -112,9 +112,9 @@ fn exact_beats_greedy_when_the_menu_is_short() {
     // (all-2g.20gb and all-3g.40gb, which are on file but not on the layout menu).
     let (id, m) = h100();
     let menu = layouts::embedded();
-    let d = planner::parse_demand(m, "2g.20gb=3,3g.40gb=2").unwrap();
-    let g = planner::greedy(id, m, &menu.planner_menu(id), &d, 8).unwrap();
-    let x = planner::exact(menu, id, m, &d, 8, ExactSettings::default()).unwrap();
+    let d = layout_planner::parse_demand(m, "2g.20gb=3,3g.40gb=2").unwrap();
+    let g = layout_planner::greedy(id, m, &menu.planner_menu(id), &d, 8).unwrap();
+    let x = layout_planner::exact(menu, id, m, &d, 8, ExactSettings::default()).unwrap();
     assert_eq!(g.gpus_used(), 3);
     assert_eq!(x.gpus_used(), 2);
     assert!(x.proven_optimal);
@@ -171,7 +171,7 @@ proptest! {
         let gpus = 8;
         let all = layouts::maximal_layouts(m, &ps);
         let want = brute_min_gpus(&all, &d, gpus);
-        let x = planner::exact(menu, id, m, &d, gpus, ExactSettings::default());
+        let x = layout_planner::exact(menu, id, m, &d, gpus, ExactSettings::default());
         match want {
             Some(k) => {
                 let x = x.unwrap();
@@ -182,7 +182,7 @@ proptest! {
                     for (p, n) in g.counts.iter().enumerate() { supply[p] += n; }
                 }
                 prop_assert!(supply.iter().zip(&d).all(|(s, d)| s >= d));
-                if let Ok(g) = planner::greedy(id, m, &menu.planner_menu(id), &d, gpus) {
+                if let Ok(g) = layout_planner::greedy(id, m, &menu.planner_menu(id), &d, gpus) {
                     prop_assert!(x.gpus_used() <= g.gpus_used());
                 }
             }
