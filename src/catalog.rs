@@ -8,9 +8,9 @@ use serde::Deserialize;
 use std::sync::OnceLock;
 
 /// Largest placement grid supported (memory slices per GPU); slice sets are `u32` bit masks.
-pub const MAX_SLICES: usize = 32;
+pub(crate) const MAX_SLICES: usize = 32;
 /// Largest number of profiles per GPU model (per-profile counters are fixed arrays).
-pub const MAX_PROFILES: usize = 12;
+pub(crate) const MAX_PROFILES: usize = 12;
 
 /// Index of a GPU model in the catalog.
 pub type ModelId = usize;
@@ -75,7 +75,7 @@ impl GpuModel {
     }
 
     /// Bit mask of every memory slice of the grid.
-    pub fn full_mask(&self) -> u32 {
+    pub(crate) fn full_mask(&self) -> u32 {
         if self.memory_slices as usize >= 32 {
             u32::MAX
         } else {
@@ -86,7 +86,7 @@ impl GpuModel {
     /// The smallest profile (+me left out) with at least `gb` of memory: the least memory, then
     /// the fewest slices, then the least compute; the rule for a request with no shape but a
     /// memory need.
-    pub fn smallest_profile_for(&self, gb: f64) -> Option<ProfileId> {
+    pub(crate) fn smallest_profile_for(&self, gb: f64) -> Option<ProfileId> {
         self.cf_profiles()
             .filter(|&p| self.profiles[p].memory_gb >= gb)
             .min_by(|&a, &b| {
@@ -99,7 +99,7 @@ impl GpuModel {
     }
 
     /// Names of all profiles, for error messages.
-    pub fn profile_names(&self) -> String {
+    pub(crate) fn profile_names(&self) -> String {
         self.profiles
             .iter()
             .map(|p| p.name.as_str())
@@ -110,7 +110,7 @@ impl GpuModel {
 
 impl Profile {
     /// Bit mask of the slices a GI of this profile covers when it starts at `start`.
-    pub fn mask_at(&self, start: u8) -> u32 {
+    pub(crate) fn mask_at(&self, start: u8) -> u32 {
         (((1u64 << self.size) - 1) << start) as u32
     }
 }
@@ -189,7 +189,7 @@ fn pci_ids(ids: &[String], ctx: &str) -> anyhow::Result<Vec<String>> {
 }
 
 /// A PCI device ID as `0x` and eight upper-case hex digits, if `id` is one (any case).
-pub fn normal_pci_id(id: &str) -> Option<String> {
+pub(crate) fn normal_pci_id(id: &str) -> Option<String> {
     let hex = id.strip_prefix("0x").or_else(|| id.strip_prefix("0X"))?;
     (hex.len() == 8 && hex.chars().all(|c| c.is_ascii_hexdigit()))
         .then(|| format!("0x{}", hex.to_ascii_uppercase()))
@@ -368,7 +368,7 @@ impl Catalog {
     }
 
     /// [`GpuModel::smallest_profile_for`] of model `m`.
-    pub fn smallest_profile_for(&self, m: ModelId, gb: f64) -> Option<ProfileId> {
+    pub(crate) fn smallest_profile_for(&self, m: ModelId, gb: f64) -> Option<ProfileId> {
         self.model(m).smallest_profile_for(gb)
     }
 
@@ -382,7 +382,7 @@ impl Catalog {
     }
 
     /// Names of all models, for error messages.
-    pub fn model_names(&self) -> String {
+    pub(crate) fn model_names(&self) -> String {
         self.models
             .iter()
             .map(|m| m.name.as_str())

@@ -51,7 +51,7 @@ impl StepKind {
     }
 
     /// Whether the step is a live migration (a move or a parking move) that copies the VM.
-    pub fn is_migration(self) -> bool {
+    pub(crate) fn is_migration(self) -> bool {
         matches!(self, StepKind::Move | StepKind::Park)
     }
 }
@@ -148,14 +148,14 @@ pub fn copied_gb(fleet: &Fleet, vm: VmId, from: HostId, to: HostId) -> f64 {
 }
 
 /// Seconds to copy `gb` gigabytes at `gbps` Gbit/s (§6.6: half the 25 Gbit/s of a host, 12.5).
-pub fn copy_seconds(gb: f64, gbps: f64) -> f64 {
+pub(crate) fn copy_seconds(gb: f64, gbps: f64) -> f64 {
     gb * 8.0 / gbps
 }
 
 /// Whether switching a GPU of `model` from mode `from` to `to` needs a GPU reset: turning MIG on
 /// or off on a model that needs one for it (A100, A30: `mig_enable_reset` in `assets/gpus.toml`;
 /// not the H100 and later).
-pub fn switch_needs_reset(fleet: &Fleet, model: usize, from: GpuMode, to: GpuMode) -> bool {
+pub(crate) fn switch_needs_reset(fleet: &Fleet, model: usize, from: GpuMode, to: GpuMode) -> bool {
     (from == GpuMode::Mig) != (to == GpuMode::Mig) && fleet.catalog.model(model).mig_enable_reset
 }
 

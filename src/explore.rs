@@ -95,7 +95,7 @@ pub fn build(model: &GpuModel, gis: &[(ProfileId, u8)]) -> Result<Occupancy, GiE
 
 /// A GI resident on the GPU being explained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ResidentRef {
+pub(crate) struct ResidentRef {
     pub profile: ProfileId,
     pub start: u8,
     /// The VM owning the GI, when known.
@@ -574,14 +574,14 @@ impl CompactSearch<'_> {
 
 /// A configuration key: per memory slice u, bits 4u..4u+3 hold `p + 1` when a GI of profile `p`
 /// starts at u.
-pub type ConfigKey = u128;
+pub(crate) type ConfigKey = u128;
 
 fn key_add(key: ConfigKey, p: ProfileId, z: u8) -> ConfigKey {
     key | ((p as u128 + 1) << (4 * z as u32))
 }
 
 /// The (profile, start) GIs of a configuration key, by start.
-pub fn key_gis(key: ConfigKey) -> Vec<(ProfileId, u8)> {
+pub(crate) fn key_gis(key: ConfigKey) -> Vec<(ProfileId, u8)> {
     (0..32u8)
         .filter_map(|z| {
             let v = (key >> (4 * z as u32)) & 0xF;
@@ -591,7 +591,7 @@ pub fn key_gis(key: ConfigKey) -> Vec<(ProfileId, u8)> {
 }
 
 /// The key of a list of GIs.
-pub fn key_of(gis: &[(ProfileId, u8)]) -> ConfigKey {
+pub(crate) fn key_of(gis: &[(ProfileId, u8)]) -> ConfigKey {
     gis.iter().fold(0, |k, &(p, z)| key_add(k, p, z))
 }
 
@@ -670,7 +670,7 @@ pub struct Space<'m> {
 }
 
 /// CF over `profiles` (Eq. 2 with P = `profiles`).
-pub fn cf_over(model: &GpuModel, occ: &Occupancy, profiles: &[ProfileId]) -> u32 {
+pub(crate) fn cf_over(model: &GpuModel, occ: &Occupancy, profiles: &[ProfileId]) -> u32 {
     profiles
         .iter()
         .map(|&p| mig::free_starts(model, occ, p).count() as u32)
@@ -679,7 +679,7 @@ pub fn cf_over(model: &GpuModel, occ: &Occupancy, profiles: &[ProfileId]) -> u32
 
 /// The default start (Eq. 3) with CF over `profiles`: the free permitted start that maximizes CF
 /// after placing, the lowest on ties.
-pub fn default_start_over(
+pub(crate) fn default_start_over(
     model: &GpuModel,
     occ: &Occupancy,
     p: ProfileId,

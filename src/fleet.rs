@@ -129,7 +129,7 @@ impl Shape {
     }
 
     /// The mode of GPU a slot of this shape needs.
-    pub fn gpu_mode(&self) -> GpuMode {
+    pub(crate) fn gpu_mode(&self) -> GpuMode {
         match self {
             Shape::Mig => GpuMode::Mig,
             Shape::Share { isolation: false, .. } => GpuMode::Shared,
@@ -187,7 +187,7 @@ impl Vm {
     }
 
     /// Memory in GB of all GIs.
-    pub fn gpu_memory_gb(&self, catalog: &Catalog) -> f64 {
+    pub(crate) fn gpu_memory_gb(&self, catalog: &Catalog) -> f64 {
         self.gis
             .iter()
             .map(|g| catalog.model(g.model).profiles[g.profile].memory_gb)
@@ -250,7 +250,7 @@ impl Vm {
 
     /// Indices of the GIs, largest memory size first (ties by index): the order in which every
     /// placement policy places them (§6.3).
-    pub fn gis_largest_first(&self, catalog: &Catalog) -> Vec<usize> {
+    pub(crate) fn gis_largest_first(&self, catalog: &Catalog) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.gis.len()).collect();
         order.sort_by_key(|&i| {
             let g = self.gis[i];
@@ -302,7 +302,7 @@ impl Gpu {
         Gpu::with_mode(model, GpuMode::Mig)
     }
 
-    pub fn with_mode(model: ModelId, mode: GpuMode) -> Self {
+    pub(crate) fn with_mode(model: ModelId, mode: GpuMode) -> Self {
         Gpu {
             model,
             mode,
@@ -337,12 +337,12 @@ impl Gpu {
     }
 
     /// Whole GPU free for a holder: whole mode and nobody holds it.
-    pub fn is_free_whole(&self) -> bool {
+    pub(crate) fn is_free_whole(&self) -> bool {
         self.mode == GpuMode::Whole && self.holder.is_none()
     }
 
     /// The GI covering memory slice `u`, if any.
-    pub fn gi_at(&self, catalog: &Catalog, u: u8) -> Option<&ResidentGi> {
+    pub(crate) fn gi_at(&self, catalog: &Catalog, u: u8) -> Option<&ResidentGi> {
         let m = catalog.model(self.model);
         self.gis
             .iter()
@@ -351,7 +351,7 @@ impl Gpu {
 }
 
 /// A GPU model's memory in whole GB (the capacity of a shared GPU).
-pub fn gpu_gb(catalog: &Catalog, model: ModelId) -> u32 {
+pub(crate) fn gpu_gb(catalog: &Catalog, model: ModelId) -> u32 {
     catalog.model(model).memory_gb.floor() as u32
 }
 
@@ -398,11 +398,11 @@ impl Host {
         !self.vms.is_empty()
     }
 
-    pub fn free_cores(&self) -> u32 {
+    pub(crate) fn free_cores(&self) -> u32 {
         self.cores - self.used_cores
     }
 
-    pub fn free_ram(&self) -> u32 {
+    pub(crate) fn free_ram(&self) -> u32 {
         self.ram_gb - self.used_ram
     }
 }
@@ -612,7 +612,7 @@ impl Fleet {
     }
 
     /// Mutable access to a VM's bookkeeping fields; the placement must not be changed through it.
-    pub fn vm_meta_mut(&mut self, id: VmId) -> Option<&mut Vm> {
+    pub(crate) fn vm_meta_mut(&mut self, id: VmId) -> Option<&mut Vm> {
         self.vms.get_mut(&id)
     }
 
@@ -627,7 +627,7 @@ impl Fleet {
     }
 
     /// Validates a VM request on its own: GI classes and profiles, resources.
-    pub fn validate_request(&self, vm: &Vm) -> Result<(), FleetError> {
+    pub(crate) fn validate_request(&self, vm: &Vm) -> Result<(), FleetError> {
         let bad = |what: String| Err(FleetError::BadRequest(format!("VM {}: {what}", vm.id)));
         match vm.shape {
             Shape::Mig => {}
@@ -763,7 +763,10 @@ impl Fleet {
     /// their target are left as they are; the others are all taken off first, so a VM may take a
     /// slot that another one leaves (placing them one by one would fail on such a swap). On
     /// failure: the VM whose target the fleet refuses, and why.
-    pub fn with_placements(&self, targets: &BTreeMap<VmId, Placement>) -> Result<Fleet, (VmId, FleetError)> {
+    pub(crate) fn with_placements(
+        &self,
+        targets: &BTreeMap<VmId, Placement>,
+    ) -> Result<Fleet, (VmId, FleetError)> {
         let mut after = self.clone();
         let movers: Vec<(VmId, &Placement)> = targets
             .iter()
@@ -1123,7 +1126,7 @@ impl Fleet {
     /// [`Fleet::ff_placement`] over the hosts `allowed` accepts.
     /// The index skips hosts that cannot take the VM; the candidates it yields are tried in
     /// host order, so the result is the first host of a full scan.
-    pub fn ff_placement_where(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
+    pub(crate) fn ff_placement_where(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
         if self.ff_index.len() != self.hosts.len() {
             return (0..self.hosts.len())
                 .filter(|&h| allowed(h))
@@ -1144,14 +1147,18 @@ impl Fleet {
     /// [`Fleet::ff_placement_where`] over the active hosts first, then, when none takes the VM,
     /// over the switched-off ones: a request never switches a host on while an active host has
     /// room for it (OrigaMIG's arrival rule with `policy.origamig.ff_active_first`).
-    pub fn ff_placement_active_first(&self, vm: &Vm, allowed: impl Fn(HostId) -> bool) -> Option<Placement> {
+    pub(crate) fn ff_placement_active_first(
+        &self,
+        vm: &Vm,
+        allowed: impl Fn(HostId) -> bool,
+    ) -> Option<Placement> {
         self.ff_placement_where(vm, |h| self.hosts[h].is_active() && allowed(h))
             .or_else(|| self.ff_placement_where(vm, |h| !self.hosts[h].is_active() && allowed(h)))
     }
 
     /// OrigaMIG's arrival rule (§5.1): [`Fleet::ff_placement_active_first`] when `active_first`
     /// (`policy.origamig.ff_active_first`), else [`Fleet::ff_placement_where`] over every allowed host.
-    pub fn ff_placement_arrival(
+    pub(crate) fn ff_placement_arrival(
         &self,
         vm: &Vm,
         active_first: bool,
@@ -1201,7 +1208,7 @@ impl Fleet {
     /// The GPUs of host `h` a share or gang takes first fit: a share the first GPU of its class in
     /// the right mode with room, a gang the first `gpus` free whole GPUs of its class. `None` for
     /// a MIG request or when the host has no room (cores and RAM are not checked here).
-    pub fn host_slots_first(&self, vm: &Vm, h: HostId) -> Option<Vec<GiSlot>> {
+    pub(crate) fn host_slots_first(&self, vm: &Vm, h: HostId) -> Option<Vec<GiSlot>> {
         let host = &self.hosts[h];
         let fits = |g: &Gpu| match vm.shape {
             Shape::Mig => false,
@@ -1446,7 +1453,7 @@ impl Fleet {
     /// Power of one GPU in watts (§6.3): idle + (max - idle) u with u its share of compute
     /// slices in use (a held whole GPU: 1; a shared GPU: its weight sum, at most 1); idle when
     /// it holds nothing; nothing on an off host.
-    pub fn gpu_power_w(&self, host: &Host, gpu: &Gpu) -> f64 {
+    pub(crate) fn gpu_power_w(&self, host: &Host, gpu: &Gpu) -> f64 {
         if !host.is_active() {
             return 0.0;
         }
@@ -1461,7 +1468,7 @@ impl Fleet {
 
     /// Power of a host and its GPUs in watts: the host curve at its core load plus its GPUs;
     /// nothing for an off host (§6.3).
-    pub fn host_power_w(&self, h: HostId) -> f64 {
+    pub(crate) fn host_power_w(&self, h: HostId) -> f64 {
         let host = &self.hosts[h];
         if !host.is_active() {
             return 0.0;
@@ -1478,7 +1485,7 @@ impl Fleet {
 
     /// A GPU reference of this fleet for messages and examples: GPU 0 of the first host with GPUs
     /// (`node0/0` in a fleet without GPUs).
-    pub fn example_gpu_label(&self) -> String {
+    pub(crate) fn example_gpu_label(&self) -> String {
         self.hosts
             .iter()
             .position(|h| !h.gpus.is_empty())
@@ -1487,7 +1494,7 @@ impl Fleet {
     }
 
     /// Human label of a GPU: `host/gpu`.
-    pub fn gpu_label(&self, h: HostId, k: usize) -> String {
+    pub(crate) fn gpu_label(&self, h: HostId, k: usize) -> String {
         format!("{}/{}", self.hosts[h].name, k)
     }
 }

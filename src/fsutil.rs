@@ -14,7 +14,7 @@ const TMP_TAG: &str = ".migplan-tmp-";
 
 /// Writes `bytes` to `path` atomically (temporary file in the same folder, fsync, rename, fsync
 /// of the folder). On error the target is unchanged and the temporary file is removed.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -46,14 +46,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// Reads a text file; bytes that are not UTF-8 are an error naming the file, the line and the
 /// column of the first bad byte.
-pub fn read_text(path: &Path) -> anyhow::Result<String> {
+pub(crate) fn read_text(path: &Path) -> anyhow::Result<String> {
     let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
     text_of(bytes, &path.display().to_string())
 }
 
 /// `bytes` as text; bytes that are not UTF-8 are an error naming `name`, the line, the column
 /// and the byte offset of the first bad byte.
-pub fn text_of(bytes: Vec<u8>, name: &str) -> anyhow::Result<String> {
+pub(crate) fn text_of(bytes: Vec<u8>, name: &str) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         let bad = e.utf8_error().valid_up_to();
         let before = &e.as_bytes()[..bad];
@@ -68,7 +68,7 @@ pub fn text_of(bytes: Vec<u8>, name: &str) -> anyhow::Result<String> {
 }
 
 /// The temporary file of target `fname` in `dir` written by process `pid`.
-pub fn temp_path(dir: &Path, fname: &str, pid: u32) -> PathBuf {
+pub(crate) fn temp_path(dir: &Path, fname: &str, pid: u32) -> PathBuf {
     dir.join(format!(".{fname}{TMP_TAG}{pid}"))
 }
 

@@ -5,58 +5,58 @@
 
 /// Longest simulated period of one window (`warmup_h`, `measure_h`, `--hours`, `--warmup`), and
 /// longest mean lifetime: ten years of simulated time, in hours.
-pub const MAX_SIM_HOURS: f64 = 87_600.0;
+pub(crate) const MAX_SIM_HOURS: f64 = 87_600.0;
 
 /// Largest offered load rho (`load`, `--load`, `--loads`).
-pub const MAX_LOAD: f64 = 100.0;
+pub(crate) const MAX_LOAD: f64 = 100.0;
 
 /// Most hosts in one scenario (over all host groups and hosts).
-pub const MAX_HOSTS: u64 = 1_000_000;
+pub(crate) const MAX_HOSTS: u64 = 1_000_000;
 
 /// Most seeds in one sweep (`--seeds`).
-pub const MAX_SEEDS: u64 = 10_000;
+pub(crate) const MAX_SEEDS: u64 = 10_000;
 
 /// Most solver threads (`policy.origamig.threads`).
-pub const MAX_THREADS: u32 = 64;
+pub(crate) const MAX_THREADS: u32 = 64;
 /// `policy.origamig.host_columns_budget`: the multiplier of the host-content enumeration's limits (at
 /// 32, up to 12.8 million cutting steps per host and 1.92 million columns per model).
 pub const MAX_HOST_COLUMNS_BUDGET: u32 = 32;
 /// `policy.origamig.merge_hosts`: the hosts of a merge neighborhood (Mmax of §6.7's largest variant, 32,
 /// already takes calls to the time limit in the paper).
-pub const MAX_MERGE_HOSTS: usize = 32;
+pub(crate) const MAX_MERGE_HOSTS: usize = 32;
 /// `policy.origamig.neighborhood_vms`: the VMs of a VM-bounded neighborhood (twice the paper's Nmax).
-pub const MAX_NEIGHBORHOOD_VMS: usize = 128;
+pub(crate) const MAX_NEIGHBORHOOD_VMS: usize = 128;
 
 /// `policy.origamig.delta_per_gb`: the migration penalty per GB a move copies. At 1000 a VM of 1 TB
 /// costs 1e6 per move, [`MAX_WEIGHT`].
-pub const MAX_DELTA_PER_GB: f64 = 1000.0;
+pub(crate) const MAX_DELTA_PER_GB: f64 = 1000.0;
 
 /// Largest weight: profile weights (`large_profile_weight`, `profile_mix`), the rewards and costs
 /// of the optimizer's objective (`weight_*`, `delta`) and the packing policy's weights.
-pub const MAX_WEIGHT: f64 = 1e6;
+pub(crate) const MAX_WEIGHT: f64 = 1e6;
 
 /// Latest simulated time of a saved state (`now_s`, VM arrival and admission): a hundred years,
 /// in seconds, far inside the calendar's range.
-pub const MAX_NOW_S: f64 = 100.0 * 365.25 * 86_400.0;
+pub(crate) const MAX_NOW_S: f64 = 100.0 * 365.25 * 86_400.0;
 
 /// Shortest lifetime of a trace pod that ran at all, in seconds (the trace's resolution).
-pub const MIN_TRACE_LIFETIME_S: f64 = 1.0;
+pub(crate) const MIN_TRACE_LIFETIME_S: f64 = 1.0;
 
 /// Most rows of a trace file.
-pub const MAX_TRACE_ROWS: usize = 10_000_000;
+pub(crate) const MAX_TRACE_ROWS: usize = 10_000_000;
 
 /// Longest trace window (`trace_window_days`): ten years.
-pub const MAX_TRACE_DAYS: f64 = 3_652.5;
+pub(crate) const MAX_TRACE_DAYS: f64 = 3_652.5;
 
 /// Longest optimizer time limit per call (`time_limit_s`, `sim_time_limit_s`): one day.
-pub const MAX_TIME_LIMIT_S: f64 = 86_400.0;
+pub(crate) const MAX_TIME_LIMIT_S: f64 = 86_400.0;
 
 /// Most HiGHS branch-and-bound nodes per simulated call (`node_limit`): HiGHS counts them in a
 /// 32-bit integer.
-pub const MAX_NODE_LIMIT: u64 = i32::MAX as u64;
+pub(crate) const MAX_NODE_LIMIT: u64 = i32::MAX as u64;
 
 /// Most HiGHS simplex iterations per simulated call (`lp_iteration_limit`).
-pub const MAX_LP_ITERATION_LIMIT: u64 = i64::MAX as u64;
+pub(crate) const MAX_LP_ITERATION_LIMIT: u64 = i64::MAX as u64;
 
 /// A number as written in messages: large values in exponent form (`1e308`, not 309 digits),
 /// the others as TOML writes them (`nan`, `-inf`).

@@ -37,7 +37,7 @@ impl PolicyKind {
     /// The arrival policies the planner offers, in the order `policy next` cycles. The
     /// whole-fleet OPT is an on-demand call there, not an arrival policy: it would solve the
     /// whole fleet on every step.
-    pub const PLANNER: [PolicyKind; 5] = [
+    pub(crate) const PLANNER: [PolicyKind; 5] = [
         PolicyKind::Ff,
         PolicyKind::Mfi,
         PolicyKind::Tc,

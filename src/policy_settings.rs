@@ -260,7 +260,7 @@ impl Reenable {
 }
 
 /// The default `[policy] migration_gbps`: live-migration bandwidth in Gbit/s.
-pub const DEFAULT_MIGRATION_GBPS: f64 = 12.5;
+pub(crate) const DEFAULT_MIGRATION_GBPS: f64 = 12.5;
 
 /// The default `merge_hosts`.
 pub const DEFAULT_MERGE_HOSTS: usize = 4;
@@ -339,7 +339,7 @@ pub enum Preset {
 
 impl Preset {
     /// No preset (saves leave it out).
-    pub fn is_default(&self) -> bool {
+    pub(crate) fn is_default(&self) -> bool {
         *self == Preset::Default
     }
 
@@ -446,7 +446,7 @@ impl OrigamigSettings {
 
     /// Sets the values `preset` fixes, leaving out the keys for which `written` is true
     /// (settings written beside the preset win).
-    pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
+    pub(crate) fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
         if preset == Preset::Paper {
             for f in PRESET_FIELDS.iter().filter(|f| !written(f.key)) {
                 (f.set)(self, f.paper);

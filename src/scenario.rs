@@ -26,7 +26,7 @@ pub const DEMO: &str = include_str!("../scenarios/demo.toml");
 /// A scenario file as written on disk.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct ScenarioFile {
+pub(crate) struct ScenarioFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,7 +58,7 @@ pub struct ScenarioFile {
 /// `count` identical hosts named `{prefix}{index}`.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct HostGroupSpec {
+pub(crate) struct HostGroupSpec {
     pub prefix: Spanned<String>,
     pub count: u32,
     pub cores: u32,
@@ -75,7 +75,7 @@ pub struct HostGroupSpec {
 /// One host.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct HostSpec {
+pub(crate) struct HostSpec {
     pub name: Spanned<String>,
     pub cores: u32,
     pub ram_gb: u32,
@@ -105,7 +105,7 @@ pub struct HostSpec {
 /// smallest MIG profile of `model` with that much memory).
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct VmSpec {
+pub(crate) struct VmSpec {
     pub id: u64,
     /// GPU model (class) of the GIs, share or gang; required when the VM asks for GPUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -353,7 +353,7 @@ impl PolicySettings {
 
     /// Sets `preset` and the values of `[policy.origamig]` it fixes, leaving out the keys for
     /// which `written` is true (settings written beside the preset win).
-    pub fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
+    pub(crate) fn apply_preset(&mut self, preset: Preset, written: &dyn Fn(&str) -> bool) {
         self.preset = preset;
         self.origamig.apply_preset(preset, written);
     }
@@ -416,7 +416,7 @@ macro_rules! policy_file {
         }
 
         /// The flat `[policy]` keys of earlier versions: (old key, sub-table, new key).
-        pub const LEGACY_POLICY_KEYS: &[(&str, &str, &str)] = &[
+        pub(crate) const LEGACY_POLICY_KEYS: &[(&str, &str, &str)] = &[
             $( (stringify!($old), stringify!($section), stringify!($new)), )*
         ];
     };
@@ -1249,7 +1249,7 @@ fn spanned<T>(v: T) -> Spanned<T> {
 
 impl Scenario {
     /// The scenario file that describes this state (groups kept where the hosts still match).
-    pub fn to_file(&self) -> ScenarioFile {
+    pub(crate) fn to_file(&self) -> ScenarioFile {
         let catalog = self.fleet.catalog;
         let mut host_groups = Vec::new();
         let mut hosts = Vec::new();
@@ -1440,7 +1440,7 @@ pub fn save(scenario: &Scenario, path: &Path) -> anyhow::Result<()> {
 }
 
 /// Writes `bytes` to `path` atomically: see [`crate::fsutil::write_atomic`].
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     crate::fsutil::write_atomic(path, bytes)
 }
 

@@ -244,7 +244,7 @@ impl Simulator {
     }
 
     /// The date of simulated time `t` (seconds since the start date).
-    pub fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
+    pub(crate) fn date_at(&self, t: f64) -> chrono::DateTime<chrono::Utc> {
         self.start + chrono::Duration::milliseconds((t * 1000.0).round() as i64)
     }
 
@@ -275,7 +275,7 @@ impl Simulator {
 
     /// The fleet for changes by hand (the TUI). Departures and the metrics' cached state are
     /// rebuilt before the clock moves again; a VM placed by hand is admitted now.
-    pub fn fleet_mut(&mut self) -> &mut Fleet {
+    pub(crate) fn fleet_mut(&mut self) -> &mut Fleet {
         self.dirty = true;
         &mut self.fleet
     }
@@ -285,12 +285,12 @@ impl Simulator {
     }
 
     /// Replaces the policy from now on.
-    pub fn set_policy(&mut self, policy: Box<dyn Policy>) {
+    pub(crate) fn set_policy(&mut self, policy: Box<dyn Policy>) {
         self.policy = policy;
     }
 
     /// The policy, to hand it a cancel flag ([`Policy::set_cancel`]).
-    pub fn policy_mut(&mut self) -> &mut dyn Policy {
+    pub(crate) fn policy_mut(&mut self) -> &mut dyn Policy {
         self.policy.as_mut()
     }
 
@@ -421,7 +421,7 @@ impl Simulator {
     /// Runs the next `hours` and shows `observe` every fleet state on the way, with whether it may
     /// differ from the one shown before (the event count moved) and how many hours it lasts: the
     /// clock stops at every event and every step, so nothing changes within one call.
-    pub fn run_for(
+    pub(crate) fn run_for(
         &mut self,
         hours: f64,
         mut observe: impl FnMut(&Fleet, bool, f64),
@@ -488,7 +488,7 @@ impl Simulator {
 
     /// Runs to the end of the measurement window, reporting the fraction done about once per
     /// simulated hour.
-    pub fn run_with(&mut self, progress: &mut dyn FnMut(f64)) {
+    pub(crate) fn run_with(&mut self, progress: &mut dyn FnMut(f64)) {
         let (from, to) = (self.now, self.horizon);
         while self.now < to {
             let next = (self.now + 3600.0).min(to);
@@ -526,7 +526,11 @@ impl Simulator {
     /// in the pending queue when the policy cannot place it, whatever the policy does with its
     /// own unplaced arrivals (a user who asked for it may then run an optimizer call to admit
     /// it). Returns the VM's id and whether it was placed.
-    pub fn submit_by_hand(&mut self, mut vm: Vm, pin: Option<Placement>) -> anyhow::Result<(VmId, bool)> {
+    pub(crate) fn submit_by_hand(
+        &mut self,
+        mut vm: Vm,
+        pin: Option<Placement>,
+    ) -> anyhow::Result<(VmId, bool)> {
         self.resync();
         let t = self.now;
         vm.arrival = t;
@@ -569,7 +573,7 @@ impl Simulator {
 
     /// Runs an already ordered schedule now (the TUI plays a previewed plan step by step), with
     /// the same bookkeeping as a plan from the policy; `origin` names it in the log.
-    pub fn apply_schedule(
+    pub(crate) fn apply_schedule(
         &mut self,
         schedule: &executor::Schedule,
         origin: &str,
@@ -896,7 +900,7 @@ impl Simulator {
 
 /// Parses a duration such as `90`, `45s`, `15m`, `1h30m`, `2d`, `1.5h` into seconds (a bare
 /// number is seconds).
-pub fn parse_duration(text: &str) -> anyhow::Result<f64> {
+pub(crate) fn parse_duration(text: &str) -> anyhow::Result<f64> {
     let s = text.trim();
     if s.is_empty() {
         anyhow::bail!("empty duration; write e.g. `90s`, `15m`, `1h30m` or `2d`");

@@ -418,7 +418,7 @@ pub struct Trace {
 
 /// The smallest profile of `model` (by memory slices, then compute) with at least
 /// ceil(C f) compute slices and ceil(|U| f) memory slices for a share f = milli / 1000 (§6.5).
-pub fn profile_for_share(catalog: &Catalog, model: ModelId, milli: u32) -> Option<ProfileId> {
+pub(crate) fn profile_for_share(catalog: &Catalog, model: ModelId, milli: u32) -> Option<ProfileId> {
     let m = catalog.model(model);
     let need_c = (m.compute_slices as u32 * milli).div_ceil(1000);
     let need_m = (m.memory_slices as u32 * milli).div_ceil(1000);

@@ -69,7 +69,7 @@ fn plan_json(model: &crate::catalog::GpuModel, plan: &Result<LayoutPlan, PlanErr
 }
 
 /// Whether a `--menu` value names a mig-parted file rather than layouts.
-pub fn is_menu_file(m: &str) -> bool {
+pub(crate) fn is_menu_file(m: &str) -> bool {
     m.ends_with(".yaml") || m.ends_with(".yml") || m.contains('/')
 }
 

@@ -167,7 +167,7 @@ pub fn json(r: &Report, menu: &str, skipped: u64) -> anyhow::Result<serde_json::
 }
 
 /// What `sweep --regimes` takes.
-pub struct SweepGrid<'a> {
+pub(crate) struct SweepGrid<'a> {
     pub scenario: &'a Path,
     pub regimes: &'a [String],
     pub periods: &'a [f64],

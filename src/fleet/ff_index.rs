@@ -43,7 +43,7 @@ struct Need {
 
 /// The index; rebuilt by [`FfIndex::new`] and kept current by [`FfIndex::update`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FfIndex {
+pub(crate) struct FfIndex {
     /// Bit offset of each GPU model's profiles (models of one class share an offset), or `None`
     /// when the catalog has more (class, profile) pairs than bits: the profile test is then off.
     offsets: Option<Vec<u32>>,
@@ -139,7 +139,7 @@ impl FfIndex {
     }
 
     /// The first host at index `from` or later that passes the necessary test for `vm`.
-    pub fn first_candidate(&self, vm: &Vm, from: usize) -> Option<usize> {
+    pub(crate) fn first_candidate(&self, vm: &Vm, from: usize) -> Option<usize> {
         if from >= self.hosts {
             return None;
         }

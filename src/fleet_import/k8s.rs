@@ -66,12 +66,12 @@ pub struct Report {
 
 /// One config of a mig-parted file: per entry, its devices (`None`: all), MIG mode and
 /// instances per profile name.
-pub type MigConfig = Vec<(Option<Vec<usize>>, bool, Vec<(String, u32)>)>;
+pub(crate) type MigConfig = Vec<(Option<Vec<usize>>, bool, Vec<(String, u32)>)>;
 
 /// Reads a mig-parted config (`version: v1`, `mig-configs`), or the GPU operator's ConfigMap
 /// holding one under `data."config.yaml"`, into its configs by name (through the one reader,
 /// [`crate::ops::mig_parted`]).
-pub fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigConfig>, K8sError> {
+pub(crate) fn parse_mig_parted(text: &str, file: &str) -> Result<BTreeMap<String, MigConfig>, K8sError> {
     let configs = crate::ops::mig_parted::parse(text, file)?;
     Ok(configs
         .into_iter()
@@ -144,7 +144,7 @@ fn containers(pod: &Value) -> &[Value] {
 
 /// The GPU pods (`namespace/name`) that run on node `node`: pods asking for `nvidia.com/gpu` or
 /// `nvidia.com/mig-*` with `spec.nodeName` = `node`, not finished, sorted.
-pub fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, K8sError> {
+pub(crate) fn gpu_pods_on(text: &str, file: &str, node: &str) -> Result<Vec<String>, K8sError> {
     let v = parse_json(text, file)?;
     let mut out = Vec::new();
     for p in items(&v, file)? {
@@ -221,7 +221,7 @@ pub fn import(
 
 /// [`import`] with the devices of DRA ResourceSlices too: a node's capture wins over its slices,
 /// its slices over its layout label.
-pub fn import_with(
+pub(crate) fn import_with(
     nodes_json: (&str, &str),
     pods_json: (&str, &str),
     captures: &[Capture],

@@ -43,7 +43,7 @@ pub(crate) fn field(file: &str, path: impl Into<String>, problem: impl Into<Stri
 }
 
 /// Parses JSON text; errors name the file, line and column.
-pub fn parse_json(text: &str, file: &str) -> Result<Value, K8sError> {
+pub(crate) fn parse_json(text: &str, file: &str) -> Result<Value, K8sError> {
     serde_json::from_str(text).map_err(|e| K8sError::Json {
         file: file.to_string(),
         line: e.line(),

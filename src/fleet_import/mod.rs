@@ -26,11 +26,11 @@ use nvidia_smi::Capture;
 use std::path::{Path, PathBuf};
 
 /// The tenant of an instance whose owner the source does not say (nvidia-smi).
-pub const OBSERVED: &str = "observed";
+pub(crate) const OBSERVED: &str = "observed";
 
 /// A host of a scenario being built.
 #[derive(Debug, Clone, PartialEq)]
-pub struct HostDef {
+pub(crate) struct HostDef {
     pub name: String,
     pub cores: u32,
     pub ram_gb: u32,
@@ -48,7 +48,7 @@ fn spanned<T>(v: T) -> toml::Spanned<T> {
 
 /// A scenario with these hosts, no VMs, and synthetic arrivals switched off (an imported fleet
 /// stays as it was imported until the user turns them on).
-pub fn empty_scenario(name: &str, description: &str, hosts: &[HostDef]) -> anyhow::Result<Scenario> {
+pub(crate) fn empty_scenario(name: &str, description: &str, hosts: &[HostDef]) -> anyhow::Result<Scenario> {
     let catalog = embedded();
     let mut file = ScenarioFile {
         name: Some(name.to_string()),
@@ -90,7 +90,7 @@ pub fn empty_scenario(name: &str, description: &str, hosts: &[HostDef]) -> anyho
 }
 
 /// Writes a scenario atomically after checking that its text loads back to the same fleet.
-pub fn save_checked(s: &Scenario, out: &Path) -> anyhow::Result<()> {
+pub(crate) fn save_checked(s: &Scenario, out: &Path) -> anyhow::Result<()> {
     let text = s.to_toml()?;
     let back = scenario::parse(&text, &out.display().to_string())?;
     if back.fleet.hosts.len() != s.fleet.hosts.len() || back.fleet.vms().count() != s.fleet.vms().count() {
@@ -103,7 +103,7 @@ pub fn save_checked(s: &Scenario, out: &Path) -> anyhow::Result<()> {
 }
 
 /// The files named: a directory stands for its non-hidden files, by name.
-pub fn files_of(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+pub(crate) fn files_of(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -130,7 +130,7 @@ pub fn files_of(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 /// Reads and checks the captures of `paths` (files or folders); host names must be unique.
-pub fn read_captures(paths: &[PathBuf]) -> anyhow::Result<Vec<Capture>> {
+pub(crate) fn read_captures(paths: &[PathBuf]) -> anyhow::Result<Vec<Capture>> {
     let mut caps: Vec<Capture> = Vec::new();
     for f in files_of(paths)? {
         let file = f.display().to_string();
@@ -149,7 +149,11 @@ pub fn read_captures(paths: &[PathBuf]) -> anyhow::Result<Vec<Capture>> {
 }
 
 /// The host of a capture; cores and RAM from the capture, else from `cores`/`ram_gb`.
-pub fn host_of_capture(c: &Capture, cores: Option<u32>, ram_gb: Option<u32>) -> anyhow::Result<HostDef> {
+pub(crate) fn host_of_capture(
+    c: &Capture,
+    cores: Option<u32>,
+    ram_gb: Option<u32>,
+) -> anyhow::Result<HostDef> {
     let Some(cores) = c.cores.or(cores) else {
         anyhow::bail!(
             "{}: cores: no `nproc` line in the capture and no --cores given",
@@ -185,7 +189,7 @@ pub fn host_of_capture(c: &Capture, cores: Option<u32>, ram_gb: Option<u32>) -> 
 
 /// Cores and RAM an instance of `compute` compute slices is charged on a host: its share of the
 /// host's GPU compute slices (nvidia-smi does not say what its owner uses), rounded down.
-pub fn share_of_host(h: &HostDef, compute: u32) -> (u32, u32) {
+pub(crate) fn share_of_host(h: &HostDef, compute: u32) -> (u32, u32) {
     let catalog = embedded();
     let total: u32 = h
         .gpus
@@ -204,7 +208,7 @@ pub fn share_of_host(h: &HostDef, compute: u32) -> (u32, u32) {
 /// What an import produced (hosts, GPUs, GPUs without MIG, instances), for its summary line
 /// and `--json`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
-pub struct ImportCounts {
+pub(crate) struct ImportCounts {
     pub hosts: usize,
     pub gpus: usize,
     pub mig_disabled: usize,
@@ -213,7 +217,7 @@ pub struct ImportCounts {
 
 /// The scenario of a set of nvidia-smi captures: one host per capture, one VM of tenant
 /// [`OBSERVED`] per instance at exactly its start slice (VM ids by host, GPU and start).
-pub fn from_nvidia_smi(
+pub(crate) fn from_nvidia_smi(
     paths: &[PathBuf],
     cores: Option<u32>,
     ram_gb: Option<u32>,

@@ -39,7 +39,7 @@ fn product_key(name: &str) -> String {
 }
 
 /// The catalog model of a product name (`NVIDIA A100-SXM4-40GB`, `NVIDIA-H100-80GB-HBM3`).
-pub fn model_of_product(catalog: &Catalog, product: &str) -> Option<ModelId> {
+pub(crate) fn model_of_product(catalog: &Catalog, product: &str) -> Option<ModelId> {
     let key = product_key(product);
     PRODUCTS
         .iter()
@@ -48,7 +48,7 @@ pub fn model_of_product(catalog: &Catalog, product: &str) -> Option<ModelId> {
 }
 
 /// The product names known, for error messages.
-pub fn known_products() -> String {
+pub(crate) fn known_products() -> String {
     PRODUCTS
         .iter()
         .map(|(p, _)| format!("NVIDIA {p}"))
@@ -63,7 +63,7 @@ pub fn known_products() -> String {
 /// 20), 1 compute slice on 2 memory slices 15, 2g 14, 3g 9, 4g 5, 7g 0. On the A30: 1g 14 (+me
 /// 21), 2g 5, 4g 0; the ID of the A30's 2g.12gb+me is not known here (`None`: matched by name and
 /// size only).
-pub fn gi_profile_id(model: &GpuModel, p: ProfileId) -> Option<u32> {
+pub(crate) fn gi_profile_id(model: &GpuModel, p: ProfileId) -> Option<u32> {
     let pr = &model.profiles[p];
     let me = pr.media_ext;
     match (model.memory_slices, pr.compute, pr.size, me) {
@@ -83,7 +83,7 @@ pub fn gi_profile_id(model: &GpuModel, p: ProfileId) -> Option<u32> {
 }
 
 /// The profile of `model` whose nvidia-smi GI profile ID is `id`.
-pub fn profile_of_id(model: &GpuModel, id: u32) -> Option<ProfileId> {
+pub(crate) fn profile_of_id(model: &GpuModel, id: u32) -> Option<ProfileId> {
     (0..model.profiles.len()).find(|&p| gi_profile_id(model, p) == Some(id))
 }
 

@@ -70,7 +70,7 @@ pub fn parse(q: &str) -> Result<f64, QuantityError> {
 }
 
 /// Whole cores of a cpu quantity, rounded down (allocatable capacity).
-pub fn cores_floor(q: &str) -> Result<u32, QuantityError> {
+pub(crate) fn cores_floor(q: &str) -> Result<u32, QuantityError> {
     Ok((parse(q)? + 1e-9).floor().min(u32::MAX as f64) as u32)
 }
 
@@ -82,7 +82,7 @@ pub fn cores_ceil(q: &str) -> Result<u32, QuantityError> {
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// Whole GiB of a memory quantity, rounded down (allocatable capacity).
-pub fn gib_floor(q: &str) -> Result<u32, QuantityError> {
+pub(crate) fn gib_floor(q: &str) -> Result<u32, QuantityError> {
     Ok((parse(q)? / GIB + 1e-9).floor().min(u32::MAX as f64) as u32)
 }
 

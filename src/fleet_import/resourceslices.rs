@@ -32,7 +32,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The DRA driver of NVIDIA GPUs.
-pub const DRIVER: &str = "gpu.nvidia.com";
+pub(crate) const DRIVER: &str = "gpu.nvidia.com";
 
 /// One node's devices as a capture, and whether every MIG device gave its placement.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,10 +22,10 @@ use crate::sim::{SimError, Simulator};
 use std::collections::BTreeMap;
 
 /// The tenant name under which VMs without a tenant are billed.
-pub const NO_TENANT: &str = "(no tenant)";
+pub(crate) const NO_TENANT: &str = "(no tenant)";
 
 /// raw(i) = max(compute share, memory share) of one instance of profile `p`.
-pub fn raw_weight(model: &GpuModel, p: ProfileId) -> f64 {
+pub(crate) fn raw_weight(model: &GpuModel, p: ProfileId) -> f64 {
     let pr = &model.profiles[p];
     let compute = pr.compute as f64 / model.compute_slices as f64;
     let memory = pr.size as f64 / model.memory_slices as f64;
@@ -170,7 +170,7 @@ pub fn bill_state(fleet: &Fleet, now_s: f64, hours: f64) -> Bill {
 /// A bill built from the fleet states a simulation goes through ([`Simulator::run_for`]): each
 /// state is billed for as long as it lasts.
 #[derive(Debug, Clone, Default)]
-pub struct Meter {
+pub(crate) struct Meter {
     bill: Bill,
     /// The charges per hour of the current state.
     rates: Bill,
@@ -179,7 +179,7 @@ pub struct Meter {
 impl Meter {
     /// Bills `fleet` for `dt_h` hours; `changed` says whether it may differ from the state seen
     /// last (the charges change only when something happens, so they are recomputed only then).
-    pub fn observe(&mut self, fleet: &Fleet, changed: bool, dt_h: f64) {
+    pub(crate) fn observe(&mut self, fleet: &Fleet, changed: bool, dt_h: f64) {
         if changed {
             self.rates = Bill::default();
             self.rates.accrue(fleet, 1.0);

@@ -33,11 +33,11 @@ use crate::plan::Plan;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The origin of the pass's plans (logs, previews).
-pub const ORIGIN: &str = "defrag";
+pub(crate) const ORIGIN: &str = "defrag";
 
 /// Placements the restart search may try before it gives up (each candidate placement of a
 /// tenant and each set of tenants counts one).
-pub const SEARCH_BUDGET: u64 = 200_000;
+pub(crate) const SEARCH_BUDGET: u64 = 200_000;
 
 /// What the pass is asked to free beyond repacking the shares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -200,7 +200,7 @@ pub type NodeLabels = BTreeMap<String, (String, usize)>;
 
 /// Reads the `nvidia.com/mig.config` labels of a shell script of `kubectl label node NODE
 /// nvidia.com/mig.config=VALUE` lines (words plain or single-quoted); other lines are skipped.
-pub fn parse_labels(text: &str, file: &str) -> Result<NodeLabels, ImportError> {
+pub(crate) fn parse_labels(text: &str, file: &str) -> Result<NodeLabels, ImportError> {
     let mut out = NodeLabels::new();
     for (i, line) in text.lines().enumerate() {
         let at = || format!("{file}:{}", i + 1);

@@ -39,7 +39,7 @@ pub struct GpuConfig {
 
 /// The configuration of every GPU of host `h` now; `None` for a GPU whose model has no MIG
 /// (mig-parted leaves it alone).
-pub fn host_configs(fleet: &Fleet, h: HostId) -> Vec<Option<GpuConfig>> {
+pub(crate) fn host_configs(fleet: &Fleet, h: HostId) -> Vec<Option<GpuConfig>> {
     let host = &fleet.hosts[h];
     host.gpus
         .iter()
@@ -94,7 +94,7 @@ fn configured(
 
 impl GpuConfig {
     /// The configuration of a GPU of `model` holding `counts` instances per profile id.
-    pub fn of_counts(model: &GpuModel, mig_enabled: bool, counts: &[u32]) -> GpuConfig {
+    pub(crate) fn of_counts(model: &GpuModel, mig_enabled: bool, counts: &[u32]) -> GpuConfig {
         GpuConfig {
             mig_enabled,
             devices: if mig_enabled {
@@ -128,7 +128,7 @@ fn config_name(fleet: &Fleet, m: ModelId, c: &GpuConfig) -> Option<String> {
 
 /// The node label of host `h` once GPU `gpu` has `layout`, and the mig-parted config text the
 /// label needs when it is not a menu layout (a config named after the host).
-pub fn label_after(
+pub(crate) fn label_after(
     fleet: &Fleet,
     h: HostId,
     gpu: usize,
@@ -265,7 +265,7 @@ fn sh(s: &str) -> String {
 }
 
 /// `labels.sh`.
-pub fn labels_sh(scenario: &str, p: &Plan) -> String {
+pub(crate) fn labels_sh(scenario: &str, p: &Plan) -> String {
     let mut o = format!(
         "#!/bin/sh\n# MIG layout labels of scenario `{scenario}`, written by migplan. Apply the ConfigMap of\n"
     );
@@ -331,7 +331,7 @@ pub fn mig_parted(p: &Plan, indent: usize) -> String {
 }
 
 /// Name of the ConfigMap `mig-parted-config.yaml` defines.
-pub const CONFIGMAP: &str = "custom-mig-config";
+pub(crate) const CONFIGMAP: &str = "custom-mig-config";
 
 /// `mig-parted-config.yaml`: the GPU operator's ConfigMap holding the plan's configs.
 pub fn configmap(scenario: &str, p: &Plan) -> String {
@@ -357,7 +357,7 @@ pub fn configmap(scenario: &str, p: &Plan) -> String {
 }
 
 /// `resourcequotas.yaml`: one ResourceQuota per tenant of `[quotas]` (a comment when none).
-pub fn resource_quotas(s: &Scenario) -> String {
+pub(crate) fn resource_quotas(s: &Scenario) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -399,7 +399,7 @@ pub fn resource_quotas(s: &Scenario) -> String {
 /// Why an export cannot be written: a YAML document that does not parse back, or a layout plan
 /// that does not fit the fleet. Each is one line naming the file (and the JSON path).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     #[error("{file}: written YAML does not parse: {problem}")]
     Yaml { file: String, problem: String },
     #[error("{file}: no config `{label}` for node {node} (a bug)")]
@@ -417,7 +417,7 @@ pub enum ExportError {
 }
 
 /// Checks that every YAML document of `text` parses; returns how many there are.
-pub fn check_yaml(text: &str, file: &str) -> Result<usize, ExportError> {
+pub(crate) fn check_yaml(text: &str, file: &str) -> Result<usize, ExportError> {
     use serde::Deserialize;
     let mut n = 0;
     for doc in serde_yaml_ng::Deserializer::from_str(text) {
@@ -432,7 +432,7 @@ pub fn check_yaml(text: &str, file: &str) -> Result<usize, ExportError> {
 
 /// A layout plan of `migplan layout --json` put on a fleet: which GPUs it configures.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PlanOnFleet {
+pub(crate) struct PlanOnFleet {
     /// Every host with GPUs and the configuration of each GPU after the plan.
     pub hosts: Vec<(HostId, Vec<Option<GpuConfig>>)>,
     /// The plan's GPU model.
@@ -447,7 +447,7 @@ pub struct PlanOnFleet {
 /// `exact` the exact one) on the GPUs of its model in `fleet`, in host order and GPU index;
 /// GPUs past the plan and GPUs of other models keep their configuration. Every layout must be a
 /// menu layout of the model holding the instances the plan lists, or instances one GPU holds.
-pub fn plan_on_fleet(
+pub(crate) fn plan_on_fleet(
     fleet: &Fleet,
     plan: &serde_json::Value,
     file: &str,
@@ -587,7 +587,7 @@ pub fn plan_on_fleet(
 /// timeout stops the runbook), uncordon. `pods` are the node's GPU pods as `namespace/name` when
 /// known (from `--pods`), else the VMs are named. `label` is the node's new label and `config`
 /// the mig-parted entry it needs when it is not a menu layout.
-pub fn relayout_runbook(
+pub(crate) fn relayout_runbook(
     fleet: &Fleet,
     h: HostId,
     preview: &crate::ops::relayout::DrainPreview,

@@ -16,7 +16,7 @@ use good_lp::{constraint, variable, Expression, ProblemVariables, Solution, Solv
 use std::collections::BTreeMap;
 
 /// Instances wanted per profile (indexed by the model's profile ids).
-pub type Demand = Vec<u32>;
+pub(crate) type Demand = Vec<u32>;
 
 /// Why a demand text does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -129,7 +129,7 @@ impl LayoutPlan {
     }
 
     /// Idle instances by profile name (only profiles with idle instances).
-    pub fn idle_by_name(&self, model: &GpuModel) -> BTreeMap<String, u32> {
+    pub(crate) fn idle_by_name(&self, model: &GpuModel) -> BTreeMap<String, u32> {
         self.idle
             .iter()
             .enumerate()
@@ -234,7 +234,12 @@ impl Default for ExactSettings {
 
 /// The candidate layouts of the exact planner: the maximal placeable multisets of the demanded
 /// profiles, named after a layout on file where one has the same instances.
-pub fn exact_candidates(menu: &Menu, model_id: ModelId, model: &GpuModel, demand: &[u32]) -> Vec<PlannedGpu> {
+pub(crate) fn exact_candidates(
+    menu: &Menu,
+    model_id: ModelId,
+    model: &GpuModel,
+    demand: &[u32],
+) -> Vec<PlannedGpu> {
     let profiles: Vec<ProfileId> = (0..demand.len()).filter(|&p| demand[p] > 0).collect();
     let mut out: Vec<PlannedGpu> = layouts::maximal_layouts(model, &profiles)
         .into_iter()
@@ -263,7 +268,7 @@ pub fn exact_candidates(menu: &Menu, model_id: ModelId, model: &GpuModel, demand
 }
 
 /// `custom:1g.10gb=4,3g.40gb=1`: the name of a layout that is not on file.
-pub fn generated_name(model: &GpuModel, counts: &[u32]) -> String {
+pub(crate) fn generated_name(model: &GpuModel, counts: &[u32]) -> String {
     let parts: Vec<String> = layouts::named_counts(model, counts)
         .map(|(name, n)| format!("{name}={n}"))
         .collect();

@@ -91,7 +91,10 @@ impl Layout {
 }
 
 /// The non-zero per-profile counts as (profile name, count), by profile.
-pub fn named_counts<'a>(model: &'a GpuModel, counts: &'a [u32]) -> impl Iterator<Item = (&'a str, u32)> + 'a {
+pub(crate) fn named_counts<'a>(
+    model: &'a GpuModel,
+    counts: &'a [u32],
+) -> impl Iterator<Item = (&'a str, u32)> + 'a {
     counts
         .iter()
         .enumerate()
@@ -112,7 +115,7 @@ pub fn describe_counts(model: &GpuModel, counts: &[u32]) -> String {
 }
 
 /// Compute slices of per-profile counts.
-pub fn compute_of(model: &GpuModel, counts: &[u32]) -> u32 {
+pub(crate) fn compute_of(model: &GpuModel, counts: &[u32]) -> u32 {
     counts
         .iter()
         .enumerate()
@@ -196,7 +199,7 @@ fn search(
 /// Every placeable multiset of the profiles `profiles` on one GPU of `model` (as per-profile count
 /// vectors), found by enumerating every configuration reachable from an empty GPU (§3): a multiset
 /// is placeable when some arrangement of it exists.
-pub fn placeable_layouts(model: &GpuModel, profiles: &[ProfileId]) -> BTreeSet<Vec<u32>> {
+pub(crate) fn placeable_layouts(model: &GpuModel, profiles: &[ProfileId]) -> BTreeSet<Vec<u32>> {
     explore::configurations(model, profiles)
         .iter()
         .map(|(_, occ)| {
@@ -279,7 +282,7 @@ fn line_of(src: &str, at: usize) -> usize {
 }
 
 /// The largest number of instances of `p` one empty GPU holds.
-pub fn max_count(model: &GpuModel, p: ProfileId) -> u32 {
+pub(crate) fn max_count(model: &GpuModel, p: ProfileId) -> u32 {
     mig::capacity(model, &Occupancy::empty(), p)
 }
 

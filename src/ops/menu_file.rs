@@ -105,7 +105,7 @@ impl MenuFile {
     }
 
     /// The line of a config's entry (the config's line when not found).
-    pub fn entry_line(&self, config: &str, entry: usize) -> usize {
+    pub(crate) fn entry_line(&self, config: &str, entry: usize) -> usize {
         self.lines
             .get(config)
             .and_then(|(_, es)| es.get(entry).copied())
@@ -115,7 +115,7 @@ impl MenuFile {
     /// The layouts this file offers for `model`: one per config entry that applies to the model
     /// and can be placed, named after the config (`NAME[0,1]` for an entry limited to GPU
     /// indices). Entries that cannot be placed are left out; `check` says why.
-    pub fn layouts_for(&self, catalog: &Catalog, mid: ModelId) -> Vec<Layout> {
+    pub(crate) fn layouts_for(&self, catalog: &Catalog, mid: ModelId) -> Vec<Layout> {
         let model = catalog.model(mid);
         let mut out = Vec::new();
         for (name, cfg) in &self.configs {
@@ -153,7 +153,7 @@ pub struct Applies {
 }
 
 /// Which catalog models an entry applies to (see the module documentation).
-pub fn applies_to(catalog: &Catalog, e: &Entry) -> Applies {
+pub(crate) fn applies_to(catalog: &Catalog, e: &Entry) -> Applies {
     let mut out = Applies::default();
     if e.device_filter.is_empty() {
         for (mid, m) in catalog.models.iter().enumerate() {
@@ -205,7 +205,7 @@ fn counts_of(model: &GpuModel, e: &Entry) -> Result<Vec<u32>, Unplaceable> {
 /// Which profile of `counts` fails on one empty GPU of `model`, and why: over its instance limit,
 /// more memory or compute slices than the GPU has, or no free start left after the larger
 /// instances (placed largest first, each count the most that fits with those before it).
-pub fn why_unplaceable(model: &GpuModel, counts: &[u32]) -> Option<Unplaceable> {
+pub(crate) fn why_unplaceable(model: &GpuModel, counts: &[u32]) -> Option<Unplaceable> {
     if layouts::arrange(model, counts).is_some() {
         return None;
     }
@@ -324,7 +324,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn failures(&self) -> impl Iterator<Item = &Row> {
+    pub(crate) fn failures(&self) -> impl Iterator<Item = &Row> {
         self.rows
             .iter()
             .filter(|r| matches!(r.verdict, Verdict::Unplaceable(_)))

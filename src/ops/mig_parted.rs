@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 /// Deepest nesting of YAML collections accepted. A mig-parted config needs five levels; the
 /// ConfigMap wrapping is a separate document.
-pub const MAX_NESTING: usize = 64;
+pub(crate) const MAX_NESTING: usize = 64;
 
 /// One entry of a config: the GPUs it names and what it sets on them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,7 +66,7 @@ fn field(file: &str, path: impl Into<String>, problem: impl Into<String>) -> Mig
 /// Refuses YAML whose collections nest deeper than `max` levels, naming the line and column
 /// where the limit is passed. Flow collections (`[`, `{`) and compact block sequences (`- - x`)
 /// are counted; quoted scalars and comments are skipped. Linear in the text.
-pub fn check_nesting(text: &str, file: &str, max: usize) -> Result<(), MigPartedError> {
+pub(crate) fn check_nesting(text: &str, file: &str, max: usize) -> Result<(), MigPartedError> {
     let deep = |line: usize, column: usize| MigPartedError::At {
         file: file.to_string(),
         line,
@@ -150,13 +150,13 @@ fn duplicate_key_line(text: &str, key: &str) -> Option<usize> {
 
 /// Parses one YAML document of user input into a value, after the nesting guard. Errors name
 /// the file and, where one can be found, the line and column.
-pub fn parse_yaml(text: &str, file: &str) -> Result<Value, MigPartedError> {
+pub(crate) fn parse_yaml(text: &str, file: &str) -> Result<Value, MigPartedError> {
     check_nesting(text, file, MAX_NESTING)?;
     serde_yaml_ng::from_str(text).map_err(|e| yaml_error(text, file, &e))
 }
 
 /// A YAML parser error as one line with the best location there is.
-pub fn yaml_error(text: &str, file: &str, e: &serde_yaml_ng::Error) -> MigPartedError {
+pub(crate) fn yaml_error(text: &str, file: &str, e: &serde_yaml_ng::Error) -> MigPartedError {
     let msg = crate::catalog::one_line(&e.to_string());
     // The parser's own "at line L column C" suffix is replaced by the prefix.
     let problem = match msg.find(" at line ") {
@@ -222,7 +222,7 @@ pub fn show(v: &Value) -> String {
 }
 
 /// `s` fit for a one-line message: control characters escaped, at most 60 characters kept.
-pub fn printable(s: &str) -> String {
+pub(crate) fn printable(s: &str) -> String {
     let mut out: String = s
         .chars()
         .take(60)

@@ -186,7 +186,7 @@ pub enum ModeError {
 /// `HOST/GPU` or `HOST:GPU` (a host's name or index, a GPU's index on it) into (host, gpu).
 /// The error says in one phrase what is wrong: the form, an unknown host (naming the first
 /// hosts) or a GPU index the host does not have.
-pub fn parse_gpu_ref(fleet: &Fleet, s: &str) -> Result<(HostId, usize), String> {
+pub(crate) fn parse_gpu_ref(fleet: &Fleet, s: &str) -> Result<(HostId, usize), String> {
     let example = fleet.example_gpu_label();
     let Some((h, k)) = s.rsplit_once('/').or_else(|| s.rsplit_once(':')) else {
         return Err(format!("say a host and a GPU index, e.g. `{example}`"));

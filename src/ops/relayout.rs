@@ -98,7 +98,7 @@ pub enum DrainError {
 
 /// The host and the GPU a drain changes, checked: both exist and, when a MIG layout is asked
 /// for, the GPU's model has MIG and the layout is of the GPU's class.
-pub fn drained_gpu<'a>(
+pub(crate) fn drained_gpu<'a>(
     fleet: &'a Fleet,
     host: HostId,
     gpu: usize,

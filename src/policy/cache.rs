@@ -12,7 +12,7 @@ const MAX_TABLE_SLICES: u8 = 16;
 
 /// Tables of one model.
 #[derive(Debug)]
-pub struct ModelTables {
+pub(crate) struct ModelTables {
     /// `default_start[p][mask]`: Eq. 3's start for profile p on a GPU whose occupied slices are
     /// `mask`, ignoring p's own instance limit (checked by the caller); `u8::MAX` when none.
     default_start: Vec<Vec<u8>>,
@@ -30,7 +30,7 @@ pub struct Tables {
 /// MFI's fragmentation score (Zambianco et al., as §6.3 states it): over the profiles whose
 /// memory slices fit in the GPU's free slices, the profile's memory slices times the number of
 /// its permitted starts at which they are not all free.
-pub fn mfi_score(model: &GpuModel, mask: u32) -> u32 {
+pub(crate) fn mfi_score(model: &GpuModel, mask: u32) -> u32 {
     let free = model.memory_slices as u32 - (mask & model.full_mask()).count_ones();
     let mut score = 0;
     for p in model.cf_profiles() {
@@ -90,7 +90,7 @@ impl Tables {
     }
 
     /// Whether these tables were built for `catalog`.
-    pub fn is_for(&self, catalog: &Catalog) -> bool {
+    pub(crate) fn is_for(&self, catalog: &Catalog) -> bool {
         std::ptr::eq(self.catalog, catalog)
     }
 
@@ -127,7 +127,7 @@ impl Tables {
 
 /// Lazily built tables held by a policy (shared between clones).
 #[derive(Debug, Clone, Default)]
-pub struct Lazy(Option<Arc<Tables>>);
+pub(crate) struct Lazy(Option<Arc<Tables>>);
 
 impl Lazy {
     /// The tables for `catalog`, built on first use.

@@ -7,7 +7,7 @@ use crate::fleet::{Fleet, Placement, Vm};
 /// First fit: the first host with room for the VM's cores, RAM and GIs (largest GI first, each
 /// on the first GPU of the host where it fits, at the start that maximizes CF).
 #[derive(Debug, Clone, Default)]
-pub struct FirstFit;
+pub(crate) struct FirstFit;
 
 impl Policy for FirstFit {
     fn name(&self) -> &str {

@@ -12,7 +12,7 @@ use crate::fleet::{Fleet, GiSlot, GpuMode, HostId, Placement, Vm};
 use crate::mig::Occupancy;
 
 #[derive(Debug, Clone, Default)]
-pub struct Mfi {
+pub(crate) struct Mfi {
     tables: Lazy,
 }
 
@@ -23,7 +23,7 @@ impl Mfi {
 }
 
 /// The MFI placement of `vm` on host `h` and its total score increase, if the host has room.
-pub fn host_placement(tables: &Tables, fleet: &Fleet, vm: &Vm, h: HostId) -> Option<(i64, Placement)> {
+pub(crate) fn host_placement(tables: &Tables, fleet: &Fleet, vm: &Vm, h: HostId) -> Option<(i64, Placement)> {
     let host = &fleet.hosts[h];
     if host.free_cores() < vm.cores || host.free_ram() < vm.ram_gb {
         return None;

@@ -105,11 +105,11 @@ pub trait Policy: Send {
 /// The cancel flag a policy holds while the planner steps time ([`Policy::set_cancel`]). It is
 /// no part of what the policy decides, so two policies compare equal whatever their flags.
 #[derive(Debug, Clone, Default)]
-pub struct CancelFlag(pub Option<Arc<AtomicBool>>);
+pub(crate) struct CancelFlag(pub Option<Arc<AtomicBool>>);
 
 impl CancelFlag {
     /// The flag for a solve: the one set, or a fresh one nobody sets.
-    pub fn for_solve(&self) -> Arc<AtomicBool> {
+    pub(crate) fn for_solve(&self) -> Arc<AtomicBool> {
         self.0.clone().unwrap_or_default()
     }
 }

@@ -564,7 +564,7 @@ impl Tc {
 
 /// One compaction of every class, TC's rule, on the GPUs of `scope`'s hosts (OrigaMIG's
 /// `gpu_compaction` uses it within hosts; TC's own compaction is the whole fleet).
-pub fn compaction_in(tables: &Tables, fleet: &Fleet, scope: Scope, origin: &str) -> Plan {
+pub(crate) fn compaction_in(tables: &Tables, fleet: &Fleet, scope: Scope, origin: &str) -> Plan {
     let catalog = fleet.catalog;
     let mut classes: Vec<ModelId> = Vec::new();
     for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {

@@ -68,14 +68,14 @@ impl PluginChoice {
 }
 
 /// Default minutes between runs of the layout planner.
-pub const DEFAULT_PERIOD_MIN: f64 = 60.0;
+pub(crate) const DEFAULT_PERIOD_MIN: f64 = 60.0;
 /// Default consecutive identical plans before a GPU changes.
-pub const DEFAULT_HYSTERESIS: u32 = 3;
+pub(crate) const DEFAULT_HYSTERESIS: u32 = 3;
 /// Default seconds a node serves nothing during a re-layout: the runbook's alert threshold for a
 /// `nvidia.com/mig.config.state` still pending (10 minutes; docs/operations.md, "Regimes").
-pub const DEFAULT_RELAYOUT_S: f64 = 600.0;
+pub(crate) const DEFAULT_RELAYOUT_S: f64 = 600.0;
 /// Default hours of usage the forecast looks back over.
-pub const DEFAULT_FORECAST_H: f64 = 24.0;
+pub(crate) const DEFAULT_FORECAST_H: f64 = 24.0;
 
 /// The `[regime]` table. Every field is optional.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -123,12 +123,12 @@ impl Default for RegimeSettings {
 
 impl RegimeSettings {
     /// The hysteresis in force: the table's, else the legacy key's, else the default.
-    pub fn hysteresis_or(&self, legacy: Option<u32>) -> u32 {
+    pub(crate) fn hysteresis_or(&self, legacy: Option<u32>) -> u32 {
         self.hysteresis.or(legacy).unwrap_or(DEFAULT_HYSTERESIS)
     }
 
     /// The first setting out of range: (key, what it must be).
-    pub fn out_of_range(&self) -> Option<(&'static str, String)> {
+    pub(crate) fn out_of_range(&self) -> Option<(&'static str, String)> {
         let week_min = 7.0 * 24.0 * 60.0;
         let pos = |v: f64, max: f64| -> Option<String> {
             (!(v.is_finite() && v > 0.0 && v <= max))

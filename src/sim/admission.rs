@@ -22,7 +22,7 @@ pub type Quotas = BTreeMap<String, BTreeMap<String, u32>>;
 
 /// The profile a quota key names: `requests.nvidia.com/mig-3g.40gb`, `nvidia.com/mig-3g.40gb` and
 /// `3g.40gb` all name `3g.40gb`.
-pub fn profile_of_key(key: &str) -> &str {
+pub(crate) fn profile_of_key(key: &str) -> &str {
     let k = key.strip_prefix("requests.").unwrap_or(key);
     k.strip_prefix("nvidia.com/mig-").unwrap_or(k)
 }
@@ -166,7 +166,7 @@ pub fn check(quotas: &Quotas, fleet: &Fleet, vm: &Vm) -> Result<(), Refusal> {
 }
 
 /// Whether a VM is multi-GPU work: it asks for two or more GIs.
-pub fn is_multi_gpu(vm: &Vm) -> bool {
+pub(crate) fn is_multi_gpu(vm: &Vm) -> bool {
     vm.gis.len() >= 2
 }
 
@@ -199,7 +199,7 @@ pub fn check_multi_gpu(catalog: &Catalog, vm: &Vm) -> Result<(), Refusal> {
 }
 
 /// Whether profile `p` of `model` is the whole GPU (all compute and all memory slices).
-pub fn is_whole_gpu(model: &crate::catalog::GpuModel, p: usize) -> bool {
+pub(crate) fn is_whole_gpu(model: &crate::catalog::GpuModel, p: usize) -> bool {
     let pr = &model.profiles[p];
     pr.size == model.memory_slices && pr.compute == model.compute_slices
 }

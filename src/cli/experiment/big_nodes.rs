@@ -107,7 +107,7 @@ struct Job {
 
 /// Tuned or held out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Part {
+pub(crate) enum Part {
     Tuned,
     HeldOut,
 }

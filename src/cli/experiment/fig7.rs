@@ -66,7 +66,7 @@ pub struct Fig7Args {
 
 /// One run of the table.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Fig7Row {
+pub(crate) struct Fig7Row {
     pub hosts: usize,
     /// `ff`, `tc`, `origamig` or `origamig xK` (K partitions).
     pub policy: String,
@@ -313,7 +313,7 @@ fn line(r: &Fig7Row) -> String {
 }
 
 /// The table as a Markdown file with its provenance.
-pub fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
+pub(crate) fn to_markdown(a: &Fig7Args, rows: &[Fig7Row], p: &Provenance) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "# Fig. 7: OrigaMIG against FF and TC as the fleet grows\n");
     let _ = writeln!(out, "- command: `{}`", p.command);

@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Where a table came from.
-pub struct Provenance {
+pub(crate) struct Provenance {
     /// The command line, program name shortened to `migplan`.
     pub command: String,
     /// `git rev-parse --short HEAD` of the working directory, "unknown" outside a checkout,
@@ -83,7 +83,7 @@ fn commit() -> String {
 }
 
 /// Fails before a long run when FILE could not be written afterwards: its folder is missing.
-pub fn check_target(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_target(path: &Path) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),

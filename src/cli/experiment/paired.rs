@@ -80,7 +80,7 @@ pub struct Run {
 
 /// One (load, seed) pair.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Pair {
+pub(crate) struct Pair {
     pub load: f64,
     pub seed: u64,
     pub origamig: Run,
@@ -93,7 +93,7 @@ pub struct Pair {
 
 /// One load over its seeds.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct LoadRow {
+pub(crate) struct LoadRow {
     pub load: f64,
     pub seeds: usize,
     /// Seeds where OrigaMIG keeps fewer active hosts than TC.
@@ -236,7 +236,7 @@ pub fn table(runs: &[Run]) -> anyhow::Result<Table> {
 }
 
 /// Reads runs from `runs.csv` files of `migplan sweep` (columns by the header's names).
-pub fn read_runs(files: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
+pub(crate) fn read_runs(files: &[PathBuf]) -> anyhow::Result<Vec<Run>> {
     let mut out = Vec::new();
     for f in files {
         let text = crate::fsutil::read_text(f)?;

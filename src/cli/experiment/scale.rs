@@ -42,7 +42,7 @@ struct Row {
 /// The largest fleet this experiment builds.
 const MAX_HOSTS: usize = 2_000_000;
 
-pub fn scale(a: &ScaleArgs) -> anyhow::Result<()> {
+pub(crate) fn scale(a: &ScaleArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.markdown {
         markdown::check_target(path)?;
     }

@@ -142,7 +142,7 @@ pub struct Progress {
 }
 
 /// A progress sink; called on the solving thread.
-pub type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
+pub(crate) type ProgressSink = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// What bounds a call (docs/optimizer.md, "Call budget").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -172,7 +172,7 @@ impl CallLimit {
     }
 
     /// Simplex iterations of a call under `settings` (`None`: none).
-    pub fn lp_iterations(self, settings: &OrigamigSettings) -> Option<u64> {
+    pub(crate) fn lp_iterations(self, settings: &OrigamigSettings) -> Option<u64> {
         match self {
             CallLimit::Budget | CallLimit::Interactive => Some(settings.lp_iteration_limit),
             CallLimit::Clock => None,
@@ -427,7 +427,7 @@ pub fn solve(
 }
 
 /// Whether a host of `hosts` has more GPUs than the paper's host (§6.1: two).
-pub fn big_hosts(fleet: &Fleet, hosts: &[HostId]) -> bool {
+pub(crate) fn big_hosts(fleet: &Fleet, hosts: &[HostId]) -> bool {
     hosts
         .iter()
         .filter_map(|&h| fleet.hosts.get(h))

@@ -135,7 +135,7 @@ impl Proposal {
 
 /// The call `mode` asks for on this fleet: admission while Q is not empty (auto), else
 /// consolidation of `class` or of the class with the largest gap Γh (ties: class order).
-pub fn call_kind(fleet: &Fleet, mode: CallMode, class: Option<&Class>) -> CallKind {
+pub(crate) fn call_kind(fleet: &Fleet, mode: CallMode, class: Option<&Class>) -> CallKind {
     let consolidation = || {
         let c = class.cloned().unwrap_or_else(|| {
             let mut best: Option<(i64, Class)> = None;
@@ -161,7 +161,7 @@ pub fn call_kind(fleet: &Fleet, mode: CallMode, class: Option<&Class>) -> CallKi
 /// the planner's play, which sets the flag, keeps the wall-clock safety net
 /// ([`CallLimit::Interactive`]); a batch run (`simulate`, `sweep`, `experiment`) has the work
 /// budget only ([`CallLimit::Budget`]), so no outcome of its calls depends on the wall clock.
-pub fn sim_limit(cancel: &crate::policy::CancelFlag) -> CallLimit {
+pub(crate) fn sim_limit(cancel: &crate::policy::CancelFlag) -> CallLimit {
     if cancel.0.is_some() {
         CallLimit::Interactive
     } else {
@@ -214,7 +214,7 @@ pub fn call(
 
 /// [`call`] with its neighborhood selected within a scope (a partition's hosts and the pending
 /// VMs it decides).
-pub fn call_in(
+pub(crate) fn call_in(
     fleet: &Fleet,
     mode: CallMode,
     kind: CallKind,
@@ -229,7 +229,7 @@ pub fn call_in(
 
 /// [`call`] on a neighborhood already selected (at `t0`, from which [`Proposal::call_s`]
 /// counts).
-pub fn call_on(
+pub(crate) fn call_on(
     fleet: &Fleet,
     mode: CallMode,
     kind: CallKind,

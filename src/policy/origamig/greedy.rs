@@ -57,7 +57,7 @@ fn place_on(fleet: &Fleet, vm: &crate::fleet::Vm, h: HostId, best_fit_big: bool)
 
 /// [`start`], with `best_fit_big`: on hosts of more than two GPUs, VMs go to the GPUs by best
 /// fit ([`place_on`]).
-pub fn start_with(
+pub(crate) fn start_with(
     fleet: &Fleet,
     hosts: &[HostId],
     pending: &[VmId],

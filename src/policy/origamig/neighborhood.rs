@@ -185,12 +185,12 @@ fn all_mig(host: &Host) -> bool {
 }
 
 /// The fit test of §5.2 on a host's free resources now.
-pub fn fits_free(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
+pub(crate) fn fits_free(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
     Free::of(fleet, host).fits(fleet, vm)
 }
 
 /// The fit test of §5.2 on a host as if it were empty.
-pub fn fits_empty(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
+pub(crate) fn fits_empty(fleet: &Fleet, host: &Host, vm: &Vm) -> bool {
     Free::empty(fleet, host).fits(fleet, vm)
 }
 
@@ -264,7 +264,7 @@ pub fn admission(fleet: &Fleet, settings: &OrigamigSettings) -> Neighborhood {
 /// Algorithm 1, AdmissionCall(Q) for the pending VMs of `scope` on its hosts. Line 12 still asks
 /// whether any host of the fleet could ever take a VM: one that only another partition can take
 /// waits for it.
-pub fn admission_in(fleet: &Fleet, settings: &OrigamigSettings, scope: Scope) -> Neighborhood {
+pub(crate) fn admission_in(fleet: &Fleet, settings: &OrigamigSettings, scope: Scope) -> Neighborhood {
     let (m_max, n_max) = limits(fleet, settings, scope.hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let active: Vec<HostId> = scope
@@ -406,7 +406,7 @@ pub fn consolidation(fleet: &Fleet, class: &Class, settings: &OrigamigSettings) 
 }
 
 /// Algorithm 1, ConsolidationCall(h) on the hosts of a partition.
-pub fn consolidation_in(
+pub(crate) fn consolidation_in(
     fleet: &Fleet,
     class: &Class,
     settings: &OrigamigSettings,
@@ -432,7 +432,7 @@ fn limits(fleet: &Fleet, settings: &OrigamigSettings, hosts: &Range<HostId>) -> 
 }
 
 /// The GPUs of the paper's host (§6.1), on which `m_max` and `n_max` were set.
-pub const PAPER_HOST_GPUS: usize = 2;
+pub(crate) const PAPER_HOST_GPUS: usize = 2;
 
 /// The most GPUs on one MIG host of `hosts` (at least 1).
 pub fn most_gpus(fleet: &Fleet, hosts: &Range<HostId>) -> usize {
@@ -622,7 +622,7 @@ fn used_slices_of(fleet: &Fleet, host: &Host, class: &Class) -> u32 {
 /// use, then fewest VMs, then lowest id), within Nmax; every one is a source and a receiver, so
 /// the BILP may empty any of them into the others. The call is made only when at least one of
 /// them can be emptied into the others by the fit test of §5.2.
-pub fn merge_in(
+pub(crate) fn merge_in(
     fleet: &Fleet,
     class: &Class,
     settings: &OrigamigSettings,

@@ -115,7 +115,7 @@ impl Weights {
 
     /// What delta_i of running VM `vm` adds to `delta_running`: the [`Weights::surcharge`] of
     /// its migration's GB, plus `delta_job_extra` for a job.
-    pub fn surcharge_of(&self, vm: &Vm, catalog: &Catalog) -> f64 {
+    pub(crate) fn surcharge_of(&self, vm: &Vm, catalog: &Catalog) -> f64 {
         let job = if vm.kind == crate::fleet::VmKind::Job {
             self.delta_job_extra
         } else {

@@ -133,7 +133,7 @@ impl Partitioned {
     }
 
     /// The policy with its plans' steps timed at `gbps` Gbit/s (`[policy] migration_gbps`).
-    pub fn with_migration_gbps(mut self, gbps: f64) -> Self {
+    pub(crate) fn with_migration_gbps(mut self, gbps: f64) -> Self {
         self.migration_gbps = gbps;
         self
     }

@@ -53,7 +53,7 @@ pub struct CallStats {
 
 /// How one call the triggers started ended, for [`CallTally`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallEnd {
+pub(crate) enum CallEnd {
     /// The solver ran; whether the call changed the placements, and the migrations (moves and
     /// parking moves) of the plan it applied.
     Solved { changed: bool, moves: usize },
@@ -66,7 +66,7 @@ pub enum CallEnd {
 /// What OrigaMIG's calls have done, recorded once for [`Origamig`] and [`super::Partitioned`]:
 /// the log [`Policy::call_log`] returns, and the tallies by trigger and neighborhood.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CallRecorder {
+pub(crate) struct CallRecorder {
     log: crate::policy::CallLog,
     tallies: CallTallies,
 }
@@ -74,7 +74,7 @@ pub struct CallRecorder {
 impl CallRecorder {
     /// Records one call fired by `trigger` on `nb` that took `s` seconds and ended as `end`: a
     /// solve adds its time and |N̂| to the log, an empty neighborhood counts as a trigger check.
-    pub fn record(&mut self, trigger: &'static str, nb: &Neighborhood, end: CallEnd, s: f64) {
+    pub(crate) fn record(&mut self, trigger: &'static str, nb: &Neighborhood, end: CallEnd, s: f64) {
         match end {
             CallEnd::Solved { .. } => {
                 self.log.times_s.push(s);
@@ -102,11 +102,11 @@ impl CallRecorder {
 
 /// The calls of a run by trigger and neighborhood ([`CallTally`]), in a fixed order.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CallTallies(Vec<CallTally>);
+pub(crate) struct CallTallies(Vec<CallTally>);
 
 impl CallTallies {
     /// Counts one call fired by `trigger` ([`Triggers::cause`]) on `nb` that took `s` seconds.
-    pub fn record(&mut self, trigger: &'static str, nb: &Neighborhood, end: CallEnd, s: f64) {
+    pub(crate) fn record(&mut self, trigger: &'static str, nb: &Neighborhood, end: CallEnd, s: f64) {
         let neighborhood = match (&nb.kind, nb.merge) {
             (CallKind::Whole, _) => "whole",
             (_, true) => "merge",
@@ -194,7 +194,7 @@ impl NeighborhoodKey {
 /// current placement's value, so no plan can be strictly better (§5.3) and the call can only
 /// change nothing: it is skipped. The last [`ProvenUnchanged::KEEP`] are kept.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct ProvenUnchanged(Vec<NeighborhoodKey>);
+pub(crate) struct ProvenUnchanged(Vec<NeighborhoodKey>);
 
 impl ProvenUnchanged {
     const KEEP: usize = 64;
@@ -210,7 +210,7 @@ impl ProvenUnchanged {
 
     /// Remembers the neighborhood of a consolidation call whose solve proved the current
     /// placement optimal.
-    pub fn learn(&mut self, fleet: &Fleet, p: &Proposal) {
+    pub(crate) fn learn(&mut self, fleet: &Fleet, p: &Proposal) {
         let proven = matches!(p.neighborhood.kind, CallKind::Consolidation(_))
             && p.status == Some(SolveStatus::Optimal)
             && p.plan.targets.is_empty()
@@ -358,7 +358,7 @@ impl Origamig {
     }
 
     /// The policy with its plans' steps timed at `gbps` Gbit/s (`[policy] migration_gbps`).
-    pub fn with_migration_gbps(mut self, gbps: f64) -> Self {
+    pub(crate) fn with_migration_gbps(mut self, gbps: f64) -> Self {
         self.migration_gbps = gbps;
         self
     }

@@ -51,7 +51,7 @@ impl Class {
 
     /// Whether a host belongs to the class: it has a GPU of the class (§5.1), or no GPU at all
     /// for M0.
-    pub fn has_host(&self, fleet: &Fleet, host: &Host) -> bool {
+    pub(crate) fn has_host(&self, fleet: &Fleet, host: &Host) -> bool {
         match self {
             Class::NoGpu => host.gpus.is_empty(),
             Class::Gpu(c) => host.gpus.iter().any(|g| &fleet.catalog.model(g.model).class == c),
@@ -59,7 +59,7 @@ impl Class {
     }
 
     /// The class of a VM's GIs (M0 for a VM without GIs).
-    pub fn of_vm(fleet: &Fleet, vm: &Vm) -> Class {
+    pub(crate) fn of_vm(fleet: &Fleet, vm: &Vm) -> Class {
         match vm.model() {
             Some(m) => Class::Gpu(fleet.catalog.model(m).class.clone()),
             None => Class::NoGpu,
@@ -97,7 +97,7 @@ pub fn gap(fleet: &Fleet, class: &Class) -> i64 {
 }
 
 /// Γh of Eq. 17 (Eq. 18 for M0) over the hosts of a partition, counted from them.
-pub fn gap_in(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64 {
+pub(crate) fn gap_in(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64 {
     let models = fleet.catalog.models.len();
     let mut g = GapCounters {
         active_gpus: vec![0; models],
@@ -240,7 +240,7 @@ impl Triggers {
 
     /// The triggers of an instance that owns a partition: Γh and the classes are those of its
     /// hosts.
-    pub fn for_hosts(hosts: Range<HostId>) -> Self {
+    pub(crate) fn for_hosts(hosts: Range<HostId>) -> Self {
         Triggers {
             hosts: Some(hosts),
             ..Self::default()
