@@ -1324,7 +1324,38 @@ impl Scenario {
         }
         // Placed VMs first by id, then pending VMs in queue order (the queue order is kept).
         let mut vms = Vec::new();
-        let vm_spec = |v: &Vm| VmSpec {
+        let vm_spec = |v: &Vm| self.vm_spec(v);
+        for v in self.fleet.vms().filter(|v| v.placement.is_some()) {
+            vms.push(vm_spec(v));
+        }
+        for id in self.fleet.pending() {
+            if let Some(v) = self.fleet.vm(*id) {
+                vms.push(vm_spec(v));
+            }
+        }
+        ScenarioFile {
+            name: Some(self.name.clone()),
+            description: self.description.clone(),
+            start: Some(self.start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+            now_s: if self.now_s != 0.0 { Some(self.now_s) } else { None },
+            host_groups,
+            hosts,
+            vms,
+            workload: self.workload.clone(),
+            policy: self.policy.clone(),
+            quotas: self.quotas.clone(),
+            // The legacy hysteresis moves into `[regime]` when the table is there to hold it.
+            regime: self.regime.clone().map(|mut r| {
+                r.hysteresis = r.hysteresis.or(self.policy.legacy_layout_hysteresis);
+                r
+            }),
+        }
+    }
+
+    /// VM `v` as a `[[vm]]` table: its shape, and where it runs when placed.
+    fn vm_spec(&self, v: &Vm) -> VmSpec {
+        let catalog = self.fleet.catalog;
+        VmSpec {
             id: v.id,
             model: v.model().map(|m| spanned(catalog.model(m).name.clone())),
             profiles: v
@@ -1376,31 +1407,6 @@ impl Scenario {
                         .collect()
                 })
                 .unwrap_or_default(),
-        };
-        for v in self.fleet.vms().filter(|v| v.placement.is_some()) {
-            vms.push(vm_spec(v));
-        }
-        for id in self.fleet.pending() {
-            if let Some(v) = self.fleet.vm(*id) {
-                vms.push(vm_spec(v));
-            }
-        }
-        ScenarioFile {
-            name: Some(self.name.clone()),
-            description: self.description.clone(),
-            start: Some(self.start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-            now_s: if self.now_s != 0.0 { Some(self.now_s) } else { None },
-            host_groups,
-            hosts,
-            vms,
-            workload: self.workload.clone(),
-            policy: self.policy.clone(),
-            quotas: self.quotas.clone(),
-            // The legacy hysteresis moves into `[regime]` when the table is there to hold it.
-            regime: self.regime.clone().map(|mut r| {
-                r.hysteresis = r.hysteresis.or(self.policy.legacy_layout_hysteresis);
-                r
-            }),
         }
     }
 

@@ -168,8 +168,20 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         demand_text,
         layouts::compute_of(model, &demand)
     );
-    let mut columns: Vec<(&str, &Result<LayoutPlan, PlanError>)> = vec![("greedy (menu)", &greedy)];
-    if let Some(x) = &exact {
+    print_plans(model, a.gpus, &greedy, &exact);
+    Ok(())
+}
+
+/// The greedy plan, and the exact one with --exact, side by side: each GPU's layout, the GPUs
+/// used, the instances left idle and the solver's status.
+fn print_plans(
+    model: &crate::catalog::GpuModel,
+    gpus: u32,
+    greedy: &Result<LayoutPlan, PlanError>,
+    exact: &Option<Result<LayoutPlan, PlanError>>,
+) {
+    let mut columns: Vec<(&str, &Result<LayoutPlan, PlanError>)> = vec![("greedy (menu)", greedy)];
+    if let Some(x) = exact {
         columns.push(("exact (any placeable layout)", x));
     }
     let cell = |plan: &Result<LayoutPlan, PlanError>, gpu: usize| -> String {
@@ -188,7 +200,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .chain(columns.iter().map(|(t, _)| t.to_string()))
             .collect(),
     );
-    for k in 0..a.gpus as usize {
+    for k in 0..gpus as usize {
         rows.push(
             std::iter::once(k.to_string())
                 .chain(columns.iter().map(|(_, p)| cell(p, k)))
@@ -198,7 +210,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     rows.push(
         std::iter::once("GPUs used".to_string())
             .chain(columns.iter().map(|(_, p)| match p {
-                Ok(p) => format!("{} of {}", p.gpus_used(), a.gpus),
+                Ok(p) => format!("{} of {}", p.gpus_used(), gpus),
                 Err(e) => e.to_string(),
             }))
             .collect(),
@@ -219,7 +231,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             }))
             .collect(),
     );
-    if let Some(Ok(x)) = &exact {
+    if let Some(Ok(x)) = exact {
         let status = if x.proven_optimal {
             "HiGHS: optimal"
         } else {
@@ -228,5 +240,4 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         rows.push(vec!["solver".into(), String::new(), status.into()]);
     }
     super::print_table(&rows);
-    Ok(())
 }

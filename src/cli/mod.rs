@@ -19,6 +19,7 @@ mod import_nvidia_smi;
 mod layout;
 mod mode;
 mod regime;
+mod regime_sweep;
 mod relayout;
 mod runstats;
 pub mod simulate;

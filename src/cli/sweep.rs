@@ -404,7 +404,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             Some(s) => parse_seeds(s)?,
             None => vec![1],
         };
-        return super::regime::sweep(super::regime::SweepGrid {
+        return super::regime_sweep::sweep(super::regime_sweep::SweepGrid {
             scenario,
             regimes: &a.regimes,
             periods: &a.periods,
