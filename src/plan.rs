@@ -2,7 +2,7 @@
 //! one), a value that can be previewed and discarded. The executor ([`crate::executor`]) orders it
 //! into steps and applies them; applying a plan is the only way a policy changes the fleet.
 
-use crate::fleet::{GpuMode, HostId, Placement, VmId};
+use crate::fleet::{Fleet, GpuMode, HostId, Placement, VmId};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A target placement for some VMs: pending VMs to start and running VMs to move.
@@ -26,5 +26,17 @@ impl Plan {
     /// Whether VM `id` reaches its target by a restart at its next deploy.
     pub fn restarts_at_deploy(&self, id: VmId) -> bool {
         self.restarts.contains(&id)
+    }
+
+    /// The hosts the plan touches on `fleet`: each target's host and the host each moving VM
+    /// leaves (§6.3: no request goes to them until the moves end).
+    pub fn hosts(&self, fleet: &Fleet) -> BTreeSet<HostId> {
+        self.targets
+            .iter()
+            .flat_map(|(&id, to)| {
+                let from = fleet.vm(id).and_then(|v| v.placement.as_ref()).map(|p| p.host);
+                from.into_iter().chain([to.host])
+            })
+            .collect()
     }
 }

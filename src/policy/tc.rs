@@ -622,14 +622,7 @@ impl Policy for Tc {
             return None;
         }
         // §6.3: no request is placed on the hosts of a compaction until its moves end.
-        self.busy = plan
-            .targets
-            .iter()
-            .flat_map(|(&id, to)| {
-                let from = fleet.vm(id).and_then(|v| v.placement.as_ref()).map(|p| p.host);
-                from.into_iter().chain([to.host])
-            })
-            .collect();
+        self.busy = plan.hosts(fleet);
         self.busy_until = now_s + moves_duration_s(fleet, &plan, self.gbps);
         Some(plan)
     }

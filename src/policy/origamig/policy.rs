@@ -430,14 +430,7 @@ impl Origamig {
         if plan.targets.is_empty() {
             return None;
         }
-        self.running = plan
-            .targets
-            .iter()
-            .flat_map(|(&id, to)| {
-                let from = fleet.vm(id).and_then(|v| v.placement.as_ref()).map(|p| p.host);
-                from.into_iter().chain([to.host])
-            })
-            .collect();
+        self.running = plan.hosts(fleet);
         self.running_until = now_s + crate::policy::tc::moves_duration_s(fleet, &plan, self.migration_gbps);
         Some(plan)
     }
