@@ -7,23 +7,15 @@
 //! every call would reach it does not reach a batch run's calls (it is the planner's only).
 //! tests/it/determinism.rs runs the same seed beside a CPU hog.
 
-use crate::common::cli::migplan;
+use crate::common::cli::{migplan, temp_file};
+use crate::common::fleet::paper_32_with_policy;
 use crate::common::{golden_args, without_timing};
 use serde_json::Value;
 
 /// `simulate --json` of the golden OrigaMIG run on paper-32 with `keys` added to `[policy]`:
 /// the JSON with timing fields removed, and stderr.
 fn run(keys: &str) -> (Value, String) {
-    let dir = tempfile::tempdir().unwrap();
-    let src =
-        std::fs::read_to_string(format!("{}/scenarios/paper-32.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    assert_eq!(
-        src.matches("[policy]\n").count(),
-        1,
-        "paper-32 has one [policy] table"
-    );
-    let path = dir.path().join("paper-32.toml");
-    std::fs::write(&path, src.replace("[policy]\n", &format!("[policy]\n{keys}\n"))).unwrap();
+    let (_dir, path) = temp_file("paper-32.toml", &paper_32_with_policy(keys));
     let mut args = golden_args(path.to_str().unwrap(), "origamig");
     // Half the golden window: enough calls, a quick test.
     let i = args.iter().position(|a| a == "--hours").unwrap();

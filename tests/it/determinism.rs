@@ -2,7 +2,8 @@
 //! sweep and whatever the solver's thread count. Each run is a separate process (HiGHS's thread
 //! count is global to a process), on the demo fleet with short windows.
 
-use crate::common::cli::migplan;
+use crate::common::cli::{migplan, temp_file};
+use crate::common::fleet::paper_32_with_policy;
 
 /// `simulate --json` of the demo fleet with `[policy] threads = threads`, without the timing
 /// fields (wall time, solver call durations).
@@ -121,16 +122,7 @@ impl Drop for CpuHog {
 /// `simulate --json` of OrigaMIG on paper-32 (seed 1, load 0.85, 2 h + 4 h) with `keys` added to
 /// `[policy]`, beside `hog` spinning threads: the JSON without its timing fields, as text.
 fn origamig_figures(keys: &str, hog: usize) -> serde_json::Value {
-    let dir = tempfile::tempdir().unwrap();
-    let src =
-        std::fs::read_to_string(format!("{}/scenarios/paper-32.toml", env!("CARGO_MANIFEST_DIR"))).unwrap();
-    assert_eq!(
-        src.matches("[policy]\n").count(),
-        1,
-        "paper-32 has one [policy] table"
-    );
-    let path = dir.path().join("paper-32.toml");
-    std::fs::write(&path, src.replace("[policy]\n", &format!("[policy]\n{keys}\n"))).unwrap();
+    let (_dir, path) = temp_file("paper-32.toml", &paper_32_with_policy(keys));
     let _hog = CpuHog::start(hog);
     let out = migplan()
         .args(["simulate", path.to_str().unwrap(), "--policy", "origamig"])
