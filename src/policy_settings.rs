@@ -79,6 +79,11 @@ pub struct OrigamigSettings {
     /// the count to `partitions`; setting both is refused. Saves leave out the default.
     #[serde(skip_serializing_if = "is_zero")]
     pub partition_hosts: usize,
+    /// With partitions: `true` interleaves them (partition i of k holds hosts i, i + k, ...),
+    /// so every partition holds hosts from every part of first fit's fill order; `false` cuts
+    /// contiguous ranges (racks). Saves leave out `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub partition_interleaved: bool,
     /// OrigaMIG's host-content budget, a multiplier (1 ..= `limits::MAX_HOST_COLUMNS_BUDGET`) of
     /// the enumeration's limits per call (configuration combinations and cutting steps per host,
     /// content columns per model); a call over it builds the pattern formulation instead
@@ -477,6 +482,7 @@ impl Default for OrigamigSettings {
             keep_removed_sources: true,
             partitions: 1,
             partition_hosts: 0,
+            partition_interleaved: false,
             host_columns_budget: 1,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,

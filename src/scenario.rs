@@ -442,6 +442,7 @@ policy_file! {
     keep_removed_sources => origamig.keep_removed_sources: bool,
     partitions => origamig.partitions: usize,
     partition_hosts => origamig.partition_hosts: usize,
+    partition_interleaved => origamig.partition_interleaved: bool,
     host_columns_budget => origamig.host_columns_budget: u32,
     merge_hosts => origamig.merge_hosts: usize,
     neighborhood_vms => origamig.neighborhood_vms: usize,

@@ -7,6 +7,7 @@ use migplan::catalog::embedded;
 use migplan::fleet::{Fleet, Host, Vm, VmId};
 use migplan::policy::origamig::bilp::{CallLimit, SolveControl, SolveStatus};
 use migplan::policy::origamig::call::{propose_with, CallMode};
+use migplan::policy::origamig::hostset::HostSet;
 use migplan::policy::origamig::neighborhood::{self, scaled_limits};
 use migplan::policy::origamig::objective::Weights;
 use migplan::policy::origamig::triggers::Class;
@@ -73,7 +74,7 @@ fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
         ..d.clone()
     };
     assert_eq!(scaled_limits(&one, 8).0, 2);
-    assert_eq!(neighborhood::most_gpus(&dgx_a100s(2), &(0..2)), 8);
+    assert_eq!(neighborhood::most_gpus(&dgx_a100s(2), &HostSet::range(0..2)), 8);
     assert_eq!(neighborhood::scaled_merge(4, 2), 4);
     assert_eq!(neighborhood::scaled_merge(4, 8), 2);
     assert_eq!(neighborhood::scaled_merge(8, 4), 4);

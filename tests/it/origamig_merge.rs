@@ -5,6 +5,7 @@
 use crate::common::cli::{assert_one_line_error, migplan, temp_file};
 use crate::common::fleet::{a100s, mig_vm};
 use migplan::fleet::{Fleet, Vm, VmId};
+use migplan::policy::origamig::hostset::HostSet;
 use migplan::policy::origamig::neighborhood;
 use migplan::policy::origamig::triggers::{gap, host_gap, CallKind, Class, Triggers};
 use migplan::policy_settings::OrigamigSettings;
@@ -205,12 +206,12 @@ fn the_host_gap_counts_hosts_that_their_slices_do_not_need() {
     let f = three_per_host();
     // Eq. 17: 5 active GPUs - ceil(24 / 8) = 2; hosts: 4 - ceil(3 / 2) = 2.
     assert_eq!(gap(&f, &a100()), 2);
-    assert_eq!(host_gap(&f, &a100(), &(0..4)), 2);
+    assert_eq!(host_gap(&f, &a100(), &HostSet::range(0..4)), 2);
     // Two hosts with one full GPU each: Γh = 2 - 2 = 0, but one host could carry both.
     let f = two_half_hosts();
     assert_eq!(gap(&f, &a100()), 0);
-    assert_eq!(host_gap(&f, &a100(), &(0..2)), 1);
-    assert_eq!(host_gap(&f, &Class::NoGpu, &(0..2)), 0);
+    assert_eq!(host_gap(&f, &a100(), &HostSet::range(0..2)), 1);
+    assert_eq!(host_gap(&f, &Class::NoGpu, &HostSet::range(0..2)), 0);
 }
 
 #[test]

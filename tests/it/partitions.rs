@@ -6,7 +6,7 @@ use crate::common::cli::{assert_one_line_error, migplan, temp_file};
 use crate::common::fleet::{assert_checked_repeats, paper_32_with_policy};
 use crate::common::{golden_run, without_timing};
 use migplan::policy::origamig::neighborhood::{self, Scope};
-use migplan::policy::origamig::partitioned::{ranges, Partitioned};
+use migplan::policy::origamig::partitioned::{host_sets, Partitioned};
 use migplan::policy::origamig::triggers::{CallKind, Class};
 use migplan::sim::{EventKind, Simulator};
 use serde_json::Value;
@@ -172,20 +172,38 @@ fn fig7_says_which_runs_it_left_out() {
 
 #[test]
 fn calls_never_cross_partitions() {
+    calls_stay_in_their_partitions(false);
+}
+
+#[test]
+fn calls_never_cross_interleaved_partitions() {
+    calls_stay_in_their_partitions(true);
+}
+
+fn calls_stay_in_their_partitions(interleaved: bool) {
     // With classes enabled again by any departure (the paper's reading), this short window has
     // plans that move VMs in both partitions; the default makes none in it.
     let text = paper_32_with_policy("partitions = 2\nreenable = \"departure\"");
     let (_dir, path) = temp_file("k2.toml", &text);
     let mut s = migplan::scenario::load(&path).unwrap();
+    s.policy.origamig.partition_interleaved = interleaved;
     s.workload.warmup_h = 2.0;
-    s.workload.measure_h = 2.0;
-    let parts = ranges(s.fleet.hosts.len(), 2);
-    assert_eq!(parts, vec![0..16, 16..32]);
-    let mut sim = Simulator::new(&s, Box::new(Partitioned::new(&s.policy.origamig))).unwrap();
+    s.workload.measure_h = if interleaved { 6.0 } else { 2.0 };
+    let parts = host_sets(s.fleet.hosts.len(), 2, interleaved);
+    let listed: Vec<Vec<usize>> = parts.iter().map(|p| p.iter().collect()).collect();
+    if interleaved {
+        let evens: Vec<usize> = (0..32).step_by(2).collect();
+        let odds: Vec<usize> = (1..32).step_by(2).collect();
+        assert_eq!(listed, vec![evens, odds]);
+    } else {
+        assert_eq!(listed, vec![(0..16).collect::<Vec<_>>(), (16..32).collect()]);
+    }
+    let policy = Partitioned::new(&s.policy.origamig);
+    let mut sim = Simulator::new(&s, Box::new(policy)).unwrap();
     let mut checked_moves = 0;
     let mut checked_calls = 0;
     let mut moves: Vec<(usize, usize)> = Vec::new();
-    let part = |h: usize| parts.iter().position(|r| r.contains(&h)).unwrap();
+    let part = |h: usize| parts.iter().position(|r| r.contains(h)).unwrap();
     while sim.time() < sim.horizon() {
         let seen = sim.events_total();
         sim.step();
@@ -219,8 +237,8 @@ fn calls_never_cross_partitions() {
                 for kind in kinds {
                     let nb = neighborhood::select_in(fleet, &kind, &s.policy.origamig, scope);
                     assert!(
-                        nb.hosts.iter().all(|h| r.contains(h)),
-                        "{kind}: {:?} outside {r:?}",
+                        nb.hosts.iter().all(|&h| r.contains(h)),
+                        "{kind}: {:?} outside {r}",
                         nb.hosts
                     );
                     checked_calls += usize::from(!nb.hosts.is_empty());

@@ -204,7 +204,7 @@ pub fn call(
     settings: &OrigamigSettings,
     control: &SolveControl,
 ) -> anyhow::Result<Proposal> {
-    let all = 0..fleet.hosts.len();
+    let all = super::hostset::HostSet::all(fleet.hosts.len());
     let scope = Scope {
         hosts: &all,
         pending: fleet.pending(),

@@ -5,6 +5,7 @@
 pub mod bilp;
 pub mod call;
 pub mod greedy;
+pub mod hostset;
 pub mod neighborhood;
 pub mod objective;
 pub mod partitioned;

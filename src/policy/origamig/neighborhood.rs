@@ -47,6 +47,7 @@
 //!   receiver ([`merge_in`]); with `neighborhood_vms` (§7) a call is bounded by its VMs instead
 //!   of its hosts. `preset = "paper"` sets both off (docs/policies.md).
 
+use super::hostset::HostSet;
 use super::objective::Weights;
 use super::triggers::{CallKind, Class};
 use crate::catalog::ModelId;
@@ -54,13 +55,12 @@ use crate::fleet::{Fleet, Host, HostId, Vm, VmId};
 use crate::mig;
 use crate::policy_settings::OrigamigSettings;
 use std::collections::BTreeSet;
-use std::ops::Range;
 
-/// What a call may use: the hosts of its partition (a contiguous range in fleet order) and the
+/// What a call may use: the hosts of its partition ([`HostSet`]) and the
 /// pending VMs it decides. One OrigaMIG instance over the whole fleet has every host and Q.
 #[derive(Debug, Clone, Copy)]
 pub struct Scope<'a> {
-    pub hosts: &'a Range<HostId>,
+    pub hosts: &'a HostSet,
     /// The pending VMs of the call's admission, oldest first (a subset of Q).
     pub pending: &'a [VmId],
 }
@@ -250,7 +250,7 @@ impl Builder {
 
 /// Algorithm 1, AdmissionCall(Q).
 pub fn admission(fleet: &Fleet, settings: &OrigamigSettings) -> Neighborhood {
-    let all = 0..fleet.hosts.len();
+    let all = HostSet::all(fleet.hosts.len());
     admission_in(
         fleet,
         settings,
@@ -269,7 +269,7 @@ pub(crate) fn admission_in(fleet: &Fleet, settings: &OrigamigSettings, scope: Sc
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let active: Vec<HostId> = scope
         .hosts
-        .clone()
+        .iter()
         .filter(|&h| fleet.hosts[h].is_active() && all_mig(&fleet.hosts[h]))
         .collect();
     let mut b = Builder::new();
@@ -308,7 +308,7 @@ pub(crate) fn admission_in(fleet: &Fleet, settings: &OrigamigSettings, scope: Sc
         if is_oldest {
             oldest = Some(i);
             // Line 14's switched-off host, chosen now so that a slot of M̂ is kept for it.
-            off_host = scope.hosts.clone().find(|&h| {
+            off_host = scope.hosts.iter().find(|&h| {
                 let host = &fleet.hosts[h];
                 !host.is_active() && all_mig(host) && Free::of(fleet, host).fits(fleet, vm)
             });
@@ -402,7 +402,7 @@ fn host_cf(fleet: &Fleet, host: &Host) -> u32 {
 
 /// Algorithm 1, ConsolidationCall(h).
 pub fn consolidation(fleet: &Fleet, class: &Class, settings: &OrigamigSettings) -> Neighborhood {
-    consolidation_in(fleet, class, settings, &(0..fleet.hosts.len()))
+    consolidation_in(fleet, class, settings, &HostSet::all(fleet.hosts.len()))
 }
 
 /// Algorithm 1, ConsolidationCall(h) on the hosts of a partition.
@@ -410,7 +410,7 @@ pub(crate) fn consolidation_in(
     fleet: &Fleet,
     class: &Class,
     settings: &OrigamigSettings,
-    hosts: &Range<HostId>,
+    hosts: &HostSet,
 ) -> Neighborhood {
     let nb = algorithm1_consolidation(fleet, class, settings, hosts);
     if nb.sources.is_empty() && settings.merge_hosts >= 2 {
@@ -421,7 +421,7 @@ pub(crate) fn consolidation_in(
 
 /// Mmax and Nmax of a call on `hosts`: the settings', or, with `neighborhood_vms` (§7), as many
 /// hosts as the VM bound lets in; with `host_scaled_limits`, counted in GPUs ([`scaled_limits`]).
-fn limits(fleet: &Fleet, settings: &OrigamigSettings, hosts: &Range<HostId>) -> (usize, usize) {
+fn limits(fleet: &Fleet, settings: &OrigamigSettings, hosts: &HostSet) -> (usize, usize) {
     if settings.neighborhood_vms > 0 {
         (hosts.len().max(1), settings.neighborhood_vms)
     } else if settings.host_scaled_limits {
@@ -435,9 +435,9 @@ fn limits(fleet: &Fleet, settings: &OrigamigSettings, hosts: &Range<HostId>) -> 
 pub(crate) const PAPER_HOST_GPUS: usize = 2;
 
 /// The most GPUs on one MIG host of `hosts` (at least 1).
-pub fn most_gpus(fleet: &Fleet, hosts: &Range<HostId>) -> usize {
+pub fn most_gpus(fleet: &Fleet, hosts: &HostSet) -> usize {
     hosts
-        .clone()
+        .iter()
         .filter_map(|h| fleet.hosts.get(h))
         .filter(|h| all_mig(h))
         .map(|h| h.gpus.len())
@@ -484,12 +484,12 @@ fn algorithm1_consolidation(
     fleet: &Fleet,
     class: &Class,
     settings: &OrigamigSettings,
-    hosts: &Range<HostId>,
+    hosts: &HostSet,
 ) -> Neighborhood {
     let (m_max, n_max) = limits(fleet, settings, hosts);
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let of_class: Vec<HostId> = hosts
-        .clone()
+        .iter()
         .filter(|&h| {
             let host = &fleet.hosts[h];
             host.is_active() && all_mig(host) && class.has_host(fleet, host)
@@ -524,7 +524,7 @@ fn algorithm1_consolidation(
     if *class != Class::NoGpu {
         pool.extend(
             hosts
-                .clone()
+                .iter()
                 .filter(|&h| fleet.hosts[h].is_active() && fleet.hosts[h].gpus.is_empty()),
         );
     }
@@ -626,7 +626,7 @@ pub(crate) fn merge_in(
     fleet: &Fleet,
     class: &Class,
     settings: &OrigamigSettings,
-    hosts: &Range<HostId>,
+    hosts: &HostSet,
 ) -> Neighborhood {
     let (_, n_max) = limits(fleet, settings, hosts);
     let merge_k = if settings.host_scaled_limits && settings.neighborhood_vms == 0 {
@@ -636,7 +636,7 @@ pub(crate) fn merge_in(
     };
     let nvms = |h: HostId| fleet.hosts[h].vms.len();
     let mut of_class: Vec<HostId> = hosts
-        .clone()
+        .iter()
         .filter(|&h| {
             let host = &fleet.hosts[h];
             host.is_active() && all_mig(host) && class.has_host(fleet, host)
@@ -729,7 +729,7 @@ pub fn whole(fleet: &Fleet) -> Neighborhood {
 
 /// The neighborhood of a call of the given kind.
 pub fn select(fleet: &Fleet, kind: &CallKind, settings: &OrigamigSettings) -> Neighborhood {
-    let all = 0..fleet.hosts.len();
+    let all = HostSet::all(fleet.hosts.len());
     select_in(
         fleet,
         kind,

@@ -28,6 +28,7 @@
 
 use super::bilp::{SolveControl, SolveStatus};
 use super::call::{self, CallMode, Proposal};
+use super::hostset::HostSet;
 use super::neighborhood::{self, Neighborhood, Scope};
 use super::policy::{check_skipped_repeat, CallEnd, CallRecorder, CallStats, ProvenUnchanged};
 use super::triggers::{CallKind, Triggers};
@@ -44,7 +45,7 @@ use std::time::{Duration, Instant};
 /// One partition's instance.
 #[derive(Debug, Clone)]
 struct Part {
-    hosts: Range<HostId>,
+    hosts: HostSet,
     triggers: Triggers,
     /// M̂ of the call whose steps are still running, and when the last of them ends.
     running: Vec<HostId>,
@@ -68,6 +69,8 @@ pub struct Partitioned {
     migration_gbps: f64,
     /// Built on first use from the fleet's host count.
     parts: Vec<Part>,
+    /// The host count the partitions were built for.
+    fleet_hosts: Option<usize>,
     /// What the calls have done ([`Policy::call_log`]).
     calls: CallRecorder,
     rejected: Vec<VmId>,
@@ -80,11 +83,11 @@ pub struct Partitioned {
 }
 
 /// Whether a call's steps reach outside its partition's hosts.
-fn crosses_of(p: &Proposal, hosts: &Range<HostId>) -> bool {
+fn crosses_of(p: &Proposal, hosts: &HostSet) -> bool {
     p.schedule
         .steps
         .iter()
-        .any(|s| !hosts.contains(&s.to.host) || s.from.as_ref().is_some_and(|f| !hosts.contains(&f.host)))
+        .any(|s| !hosts.contains(s.to.host) || s.from.as_ref().is_some_and(|f| !hosts.contains(f.host)))
 }
 
 /// The host ranges of `k` partitions of `n` hosts: contiguous, in fleet order, sizes differing by
@@ -102,6 +105,17 @@ pub fn ranges(n: usize, k: usize) -> Vec<Range<HostId>> {
     out
 }
 
+/// The hosts of `k` partitions of `n` hosts: the contiguous [`ranges`], or with `interleaved`
+/// partition i holds hosts i, i + k, i + 2k, ... (`k` cut to `n` as for [`ranges`]).
+pub fn host_sets(n: usize, k: usize, interleaved: bool) -> Vec<HostSet> {
+    if interleaved {
+        let k = k.clamp(1, n.max(1));
+        (0..k).map(|i| HostSet::strided(i, n, k)).collect()
+    } else {
+        ranges(n, k).into_iter().map(HostSet::range).collect()
+    }
+}
+
 /// The number of partitions of a fleet of `n` hosts: ceil(n / `partition_hosts`) when that is
 /// set, else `partitions`.
 pub fn count(n: usize, settings: &OrigamigSettings) -> usize {
@@ -117,6 +131,7 @@ impl Partitioned {
             settings: settings.clone(),
             migration_gbps: crate::policy_settings::DEFAULT_MIGRATION_GBPS,
             parts: Vec::new(),
+            fleet_hosts: None,
             calls: CallRecorder::default(),
             rejected: Vec::new(),
             stats: CallStats::default(),
@@ -142,15 +157,16 @@ impl Partitioned {
         &self.stats
     }
 
-    /// The host ranges of the partitions (empty until the policy first sees the fleet).
-    pub fn partitions(&self) -> Vec<Range<HostId>> {
+    /// The hosts of the partitions (empty until the policy first sees the fleet).
+    pub fn partitions(&self) -> Vec<HostSet> {
         self.parts.iter().map(|p| p.hosts.clone()).collect()
     }
 
     fn ensure_parts(&mut self, fleet: &Fleet) {
         let n = fleet.hosts.len();
-        if self.parts.last().map(|p| p.hosts.end) != Some(n) {
-            self.parts = ranges(n, count(n, &self.settings))
+        if self.fleet_hosts != Some(n) {
+            self.fleet_hosts = Some(n);
+            self.parts = host_sets(n, count(n, &self.settings), self.settings.partition_interleaved)
                 .into_iter()
                 .map(|hosts| Part {
                     triggers: Triggers::for_hosts(hosts.clone()),
@@ -164,7 +180,7 @@ impl Partitioned {
     }
 
     fn part_of(&self, host: HostId) -> Option<usize> {
-        self.parts.iter().position(|p| p.hosts.contains(&host))
+        self.parts.iter().position(|p| p.hosts.contains(host))
     }
 
     fn is_held(&self, host: HostId, now_s: f64) -> bool {
@@ -181,7 +197,7 @@ impl Partitioned {
                 .iter()
                 .enumerate()
                 .filter(|(i, _)| idle[*i])
-                .flat_map(|(i, p)| p.hosts.clone().map(move |h| (i, h)))
+                .flat_map(|(i, p)| p.hosts.iter().map(move |h| (i, h)))
         };
         let active_fit = |h: HostId| {
             let host = &fleet.hosts[h];
@@ -432,7 +448,7 @@ impl Policy for Partitioned {
 
 #[cfg(test)]
 mod tests {
-    use super::{count, ranges, Partitioned};
+    use super::{count, host_sets, ranges, HostSet, Partitioned};
     use crate::catalog::embedded;
     use crate::fleet::{Fleet, GiRequest, Host, Vm};
     use crate::policy::origamig::triggers::{CallKind, Class};
@@ -467,14 +483,14 @@ mod tests {
         };
         let mut p = Partitioned::new(&settings);
         p.ensure_parts(&fleet);
-        assert_eq!(p.partitions(), vec![0..2, 2..4]);
+        assert_eq!(p.partitions(), vec![HostSet::range(0..2), HostSet::range(2..4)]);
         let disable_all = |p: &mut Partitioned| {
             for part in &mut p.parts {
                 // The triggers take `reenable` from the settings at a check (the fleet is
                 // empty: no call).
                 assert_eq!(part.triggers.next_call_with(&fleet, &settings, false), None);
                 // A call on every host of the partition changed nothing.
-                let hosts: Vec<usize> = part.hosts.clone().collect();
+                let hosts: Vec<usize> = part.hosts.iter().collect();
                 part.triggers
                     .after_call_on(&fleet, &CallKind::Consolidation(class.clone()), false, &hosts);
             }
@@ -497,6 +513,22 @@ mod tests {
         assert_eq!(ranges(4, 8), vec![0..1, 1..2, 2..3, 3..4]);
         assert_eq!(ranges(5, 1), vec![0..5]);
         assert_eq!(ranges(0, 3), vec![0..0]);
+    }
+
+    #[test]
+    fn interleaved_partitions_take_every_kth_host_and_cover_the_fleet_once() {
+        let sets = host_sets(10, 3, true);
+        let listed: Vec<Vec<usize>> = sets.iter().map(|s| s.iter().collect()).collect();
+        assert_eq!(listed, vec![vec![0, 3, 6, 9], vec![1, 4, 7], vec![2, 5, 8]]);
+        for h in 0..10 {
+            assert_eq!(sets.iter().filter(|s| s.contains(h)).count(), 1, "host {h}");
+        }
+        // k is cut to n, as for contiguous ranges.
+        assert_eq!(host_sets(2, 5, true).len(), 2);
+        assert_eq!(
+            host_sets(10, 3, false),
+            ranges(10, 3).into_iter().map(HostSet::range).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -442,7 +442,7 @@ impl Origamig {
         }
         let trigger = if self.settings.host_scaled_limits {
             // θ counted per GPU on big hosts (`host_scaled_limits`); two-GPU fleets keep θ.
-            let g = neighborhood::most_gpus(fleet, &(0..fleet.hosts.len()));
+            let g = neighborhood::most_gpus(fleet, &super::hostset::HostSet::all(fleet.hosts.len()));
             let theta = neighborhood::scaled_theta(self.settings.theta, g);
             if theta != self.settings.theta {
                 let scaled = OrigamigSettings {

@@ -9,10 +9,10 @@
 //! ceil(RAM / Rmax)) over the VMs running there. Both read the fleet's counters
 //! ([`crate::fleet::GapCounters`]), which every placement and release updates in O(1).
 
+use super::hostset::HostSet;
 use crate::fleet::{Fleet, GapCounters, Host, HostId, Vm};
 use crate::policy_settings::{OrigamigSettings, Reenable};
 use std::collections::{BTreeMap, BTreeSet};
-use std::ops::Range;
 
 /// A compatibility class (§6.1: each GPU model forms its own class), or M0, the hosts without
 /// GPUs (§5.1).
@@ -68,14 +68,14 @@ impl Class {
 
     /// The classes present in the fleet, in order (GPU classes by name, then M0).
     pub fn all(fleet: &Fleet) -> Vec<Class> {
-        Class::all_in(fleet, &(0..fleet.hosts.len()))
+        Class::all_in(fleet, &HostSet::all(fleet.hosts.len()))
     }
 
     /// The classes present on the hosts of a partition, in the order of [`Class::all`].
-    pub fn all_in(fleet: &Fleet, hosts: &Range<HostId>) -> Vec<Class> {
-        let hosts = &fleet.hosts[hosts.clone()];
+    pub fn all_in(fleet: &Fleet, hosts: &HostSet) -> Vec<Class> {
+        let hosts: Vec<&Host> = hosts.iter().map(|h| &fleet.hosts[h]).collect();
         let mut out: Vec<Class> = Vec::new();
-        for h in hosts {
+        for h in &hosts {
             for g in &h.gpus {
                 let c = Class::Gpu(fleet.catalog.model(g.model).class.clone());
                 if !out.contains(&c) {
@@ -93,18 +93,23 @@ impl Class {
 
 /// Γh of Eq. 17 (Eq. 18 for M0), from the fleet's counters.
 pub fn gap(fleet: &Fleet, class: &Class) -> i64 {
-    gap_of(fleet, fleet.gap_counters(), class, &(0..fleet.hosts.len()))
+    gap_of(
+        fleet,
+        fleet.gap_counters(),
+        class,
+        &HostSet::all(fleet.hosts.len()),
+    )
 }
 
 /// Γh of Eq. 17 (Eq. 18 for M0) over the hosts of a partition, counted from them.
-pub(crate) fn gap_in(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64 {
+pub(crate) fn gap_in(fleet: &Fleet, class: &Class, hosts: &HostSet) -> i64 {
     let models = fleet.catalog.models.len();
     let mut g = GapCounters {
         active_gpus: vec![0; models],
         placed_slices: vec![0; models],
         ..Default::default()
     };
-    for host in &fleet.hosts[hosts.clone()] {
+    for host in hosts.iter().map(|h| &fleet.hosts[h]) {
         for gpu in &host.gpus {
             if !gpu.occ.is_empty() {
                 g.active_gpus[gpu.model] += 1;
@@ -123,7 +128,7 @@ pub(crate) fn gap_in(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64
 }
 
 /// Γh from counters over `hosts` (Cmax and Rmax of M0 are those of its hosts there).
-fn gap_of(fleet: &Fleet, g: &GapCounters, class: &Class, hosts: &Range<HostId>) -> i64 {
+fn gap_of(fleet: &Fleet, g: &GapCounters, class: &Class, hosts: &HostSet) -> i64 {
     match class {
         Class::Gpu(c) => {
             let (mut active, mut slices, mut grid) = (0i64, 0i64, 0i64);
@@ -145,7 +150,11 @@ fn gap_of(fleet: &Fleet, g: &GapCounters, class: &Class, hosts: &Range<HostId>) 
             }
             // Cmax and Rmax: the largest M0 host (a pass over the hosts, only for M0).
             let (mut cmax, mut rmax) = (0u64, 0u64);
-            for h in fleet.hosts[hosts.clone()].iter().filter(|h| h.gpus.is_empty()) {
+            for h in hosts
+                .iter()
+                .map(|h| &fleet.hosts[h])
+                .filter(|h| h.gpus.is_empty())
+            {
                 cmax = cmax.max(h.cores as u64);
                 rmax = rmax.max(h.ram_gb as u64);
             }
@@ -162,10 +171,10 @@ fn gap_of(fleet: &Fleet, g: &GapCounters, class: &Class, hosts: &Range<HostId>) 
 /// minus the fewest hosts that could hold its placed slices, ceil(ceil(slices / |Uh|) / the most
 /// GPUs of the class on one host). Γh counts GPUs only, so two hosts each with one full GPU of a
 /// two-GPU class give Γh = 0 while one host could carry both. M0's Γ0 already counts hosts: 0.
-pub fn host_gap(fleet: &Fleet, class: &Class, hosts: &Range<HostId>) -> i64 {
+pub fn host_gap(fleet: &Fleet, class: &Class, hosts: &HostSet) -> i64 {
     let Class::Gpu(c) = class else { return 0 };
     let (mut active, mut per_host, mut slices, mut grid) = (0i64, 0i64, 0i64, 0i64);
-    for host in &fleet.hosts[hosts.clone()] {
+    for host in hosts.iter().map(|h| &fleet.hosts[h]) {
         let mut of_class = 0i64;
         for g in &host.gpus {
             let m = fleet.catalog.model(g.model);
@@ -217,7 +226,7 @@ pub struct Triggers {
     /// Time of the last check.
     last_check_s: Option<f64>,
     /// The hosts of the instance's partition; `None` for the whole fleet.
-    hosts: Option<Range<HostId>>,
+    hosts: Option<HostSet>,
     /// Whether the gap also counts hosts ([`host_gap`]); set from `merge_hosts` at each
     /// [`Triggers::next_call_with`].
     count_hosts: bool,
@@ -240,7 +249,7 @@ impl Triggers {
 
     /// The triggers of an instance that owns a partition: Γh and the classes are those of its
     /// hosts.
-    pub(crate) fn for_hosts(hosts: Range<HostId>) -> Self {
+    pub(crate) fn for_hosts(hosts: HostSet) -> Self {
         Triggers {
             hosts: Some(hosts),
             ..Self::default()
@@ -258,7 +267,7 @@ impl Triggers {
     fn gap(&self, fleet: &Fleet, class: &Class) -> i64 {
         let g = self.gpu_gap(fleet, class);
         if self.count_hosts {
-            let all = 0..fleet.hosts.len();
+            let all = HostSet::all(fleet.hosts.len());
             g.max(host_gap(fleet, class, self.hosts.as_ref().unwrap_or(&all)))
         } else {
             g
