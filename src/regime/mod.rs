@@ -218,6 +218,36 @@ pub struct GpuView {
     pub next: Option<String>,
     pub streak: u32,
     pub in_use: usize,
+    /// The GPU model's name.
+    pub model: String,
+    /// Each instance: its profile's name and whether a pod uses it (static layouts: every
+    /// instance of the layout; dynamic: the instances created for pods, all in use).
+    pub instances: Vec<(String, bool)>,
+    /// Compute slices the model has, and those no instance uses.
+    pub compute_slices: u32,
+    pub free_compute: u32,
+}
+
+/// The per-node view: its name, until when a re-layout keeps it from serving, its GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeView {
+    pub name: String,
+    /// Set while the node is being re-laid out: the time it serves again, seconds.
+    pub relayout_until: Option<f64>,
+    pub pods: usize,
+    pub gpus: Vec<GpuView>,
+}
+
+/// Pods waiting for one profile now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingRow {
+    pub profile: String,
+    /// Pods waiting (a pod asking for two instances of it counts once).
+    pub pods: usize,
+    /// Instances they ask for.
+    pub instances: usize,
+    /// The longest wait so far, seconds.
+    pub oldest_wait_s: f64,
 }
 
 /// The simulation of one regime.
@@ -847,25 +877,124 @@ impl Run {
 
     /// Each GPU's state now, node by node.
     pub fn view(&self) -> Vec<Vec<GpuView>> {
-        let cat = self.s.catalog;
         self.nodes
             .iter()
-            .map(|node| {
-                node.gpus
+            .map(|node| node.gpus.iter().map(|g| self.gpu_view(g)).collect())
+            .collect()
+    }
+
+    fn gpu_view(&self, g: &GpuSt) -> GpuView {
+        let cat = self.s.catalog;
+        let menu = self.s.menus.get(&g.model);
+        let model = cat.model(g.model);
+        let dynamic = self.s.settings.kind == RegimeKind::Dynamic;
+        let pname = |p: ProfileId| model.profiles[p].name.clone();
+        let instances: Vec<(String, bool)> = if dynamic {
+            g.used.iter().map(|&(_, p, _)| (pname(p), true)).collect()
+        } else {
+            g.insts.iter().map(|&(p, pod)| (pname(p), pod.is_some())).collect()
+        };
+        let used: u32 = if dynamic {
+            g.used.iter().map(|&(_, p, _)| model.profiles[p].compute as u32).sum()
+        } else {
+            g.insts.iter().map(|&(p, _)| model.profiles[p].compute as u32).sum()
+        };
+        GpuView {
+            layout: if dynamic && g.mig {
+                "dynamic".into()
+            } else {
+                name_of(menu, model, g.mig, &g.counts)
+            },
+            next: g.next.as_ref().map(|(mig, c)| name_of(menu, model, *mig, c)),
+            streak: g.streak,
+            in_use: g.in_use(),
+            model: model.name.clone(),
+            instances,
+            compute_slices: model.compute_slices as u32,
+            free_compute: (model.compute_slices as u32).saturating_sub(used),
+        }
+    }
+
+    /// Each node's state now.
+    pub fn nodes_view(&self) -> Vec<NodeView> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| NodeView {
+                name: self.s.nodes[n].name.clone(),
+                relayout_until: (node.up_at > self.now).then_some(node.up_at),
+                pods: self
+                    .st
                     .iter()
-                    .map(|g| {
-                        let menu = self.s.menus.get(&g.model);
-                        let model = cat.model(g.model);
-                        GpuView {
-                            layout: name_of(menu, model, g.mig, &g.counts),
-                            next: g.next.as_ref().map(|(mig, c)| name_of(menu, model, *mig, c)),
-                            streak: g.streak,
-                            in_use: g.in_use(),
-                        }
-                    })
-                    .collect()
+                    .filter(|st| st.at.as_ref().is_some_and(|(x, _)| *x == n))
+                    .count(),
+                gpus: node.gpus.iter().map(|g| self.gpu_view(g)).collect(),
             })
             .collect()
+    }
+
+    /// The pending queue per profile: pods, instances asked for, the longest wait.
+    pub fn pending_rows(&self) -> Vec<PendingRow> {
+        let mut rows: BTreeMap<String, PendingRow> = BTreeMap::new();
+        for &i in &self.pending {
+            let wait = self.st[i].waiting_since.map_or(0.0, |t| (self.now - t).max(0.0));
+            let mut seen: Vec<String> = Vec::new();
+            for &(m, p) in &self.pods[i].gis {
+                let name = self.s.catalog.model(m).profiles[p].name.clone();
+                let row = rows.entry(name.clone()).or_insert_with(|| PendingRow {
+                    profile: name.clone(),
+                    pods: 0,
+                    instances: 0,
+                    oldest_wait_s: 0.0,
+                });
+                row.instances += 1;
+                row.oldest_wait_s = row.oldest_wait_s.max(wait);
+                if !seen.contains(&name) {
+                    row.pods += 1;
+                    seen.push(name);
+                }
+            }
+        }
+        rows.into_values().collect()
+    }
+
+    /// Pods waiting now.
+    pub fn pending_pods(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Pods running now.
+    pub fn running_pods(&self) -> usize {
+        self.st.iter().filter(|st| st.at.is_some()).count()
+    }
+
+    /// The time of the next event (arrival, departure, node back, timeout, planner run), if any
+    /// before the horizon.
+    pub fn next_event_at(&self) -> Option<f64> {
+        self.heap.peek().map(|e| e.t).filter(|&t| t <= self.s.horizon_s)
+    }
+
+    /// When the layout planner runs next (static layouts).
+    pub fn next_planner_at(&self) -> Option<f64> {
+        (self.s.settings.kind == RegimeKind::StaticLayouts).then(|| {
+            let p = self.s.settings.period_min * 60.0;
+            ((self.now / p).floor() + 1.0) * p
+        })
+    }
+
+    /// The settings the run plays, and the hysteresis in force.
+    pub fn settings(&self) -> (&RegimeSettings, u32) {
+        (&self.s.settings, self.s.hysteresis)
+    }
+
+    /// The end of the warm-up and the horizon, seconds.
+    pub fn window(&self) -> (f64, f64) {
+        (self.s.warmup_s, self.s.horizon_s)
+    }
+
+    /// The report of the run so far (the measured window up to now).
+    pub fn report_now(&self) -> Report {
+        self.report()
     }
 
     /// Pods waiting now, per profile name.

@@ -1,0 +1,119 @@
+//! The regime view: the scenario's `[regime]` played in the planner, key by key through the real
+//! event loop against a `TestBackend`. scenarios/k8s-static.toml is small enough to count by
+//! hand: two nodes of two H100s laid out all-1g.10gb (28 free 1g.10gb instances but four in
+//! use), two 3g.40gb pods waiting, the planner every 30 min with hysteresis 2.
+
+use crate::common::Harness;
+use migplan::session::Session;
+use migplan::tui::keymap::Layer;
+use migplan::tui::theme::Theme;
+
+fn open() -> Harness {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let s = Session::open(std::path::Path::new(&format!("{root}/scenarios/k8s-static.toml"))).unwrap();
+    Harness::new(s, 160, 48, Theme::mono())
+}
+
+fn line_with<'a>(screen: &'a str, what: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| l.contains(what))
+        .unwrap_or_else(|| panic!("no line with `{what}` in\n{screen}"))
+}
+
+/// The words of the screen line holding `key`, from `key` on (the right pane shares its lines with
+/// the nodes).
+fn words_from(screen: &str, key: &str) -> Vec<String> {
+    let l = line_with(screen, key);
+    let at = l.find(key).unwrap_or(0);
+    l[at..].split_whitespace().filter(|w| *w != "│").map(String::from).collect()
+}
+
+#[test]
+fn the_static_regime_plays_plan_hysteresis_drain_and_the_waiting_pods_start() {
+    let mut h = open();
+    // A scenario with [regime] kind = "static-layouts" opens on the regime view.
+    assert_eq!(h.app.layer(), Layer::Regime);
+    let s = h.screen();
+    assert!(s.contains("Regime static-layouts · k8s-static · day 0 00:00"), "{s}");
+    // node-a runs three 1g.10gb pods (two on GPU 0, one on GPU 1), node-b one.
+    let a0 = line_with(&s, "  0 all-1g.10gb");
+    assert!(a0.contains("1g■ 1g■ 1g□ 1g□ 1g□ 1g□ 1g□  2/7 in use, 5 free"), "{a0}");
+    assert!(s.contains("node-a serving  3 pod(s)"), "{s}");
+    assert!(s.contains("node-b serving  1 pod(s)"), "{s}");
+    // Two 3g.40gb pods wait; no layout holds that profile.
+    assert_eq!(words_from(&s, "3g.40gb    "), ["3g.40gb", "2", "2", "0s"]);
+    assert!(s.contains("next run day 0 00:30 (in 30m)"), "{s}");
+    assert!(s.contains("every GPU keeps its layout"), "{s}");
+    assert!(s.contains("Drains (0)"), "{s}");
+
+    // `]`: past the planner's first run. node-b (one pod) is the least busy node: its GPUs head
+    // for layouts with a 3g.40gb, one identical plan of the two needed.
+    h.keys("]");
+    let s = h.screen();
+    assert!(s.contains("day 0 00:30"), "{s}");
+    let heading: Vec<&str> = s.lines().filter(|l| l.contains("node-b/") && l.contains(" 1/2")).collect();
+    assert!(!heading.is_empty(), "{s}");
+    assert!(!s.contains("node-a/"), "node-a keeps its layout: {s}");
+    assert_eq!(words_from(&s, "3g.40gb    "), ["3g.40gb", "2", "2", "30m"], "the oldest wait is 30 min");
+
+    // The second run drains node-b: its one pod is evicted and restarts on node-a at once.
+    h.keys("D");
+    let s = h.screen();
+    assert!(h.message().starts_with("drain at day 0 01:00: node-b (1 pods evicted"), "{}", h.message());
+    assert!(s.contains("Drains (1)"), "{s}");
+    assert!(s.contains("day 0 01:00 node-b: 1 pod(s) evicted"), "{s}");
+    assert!(s.contains("node-b RE-LAYOUT until day 0 01:10"), "{s}");
+    assert!(s.contains("node-a serving  4 pod(s)"), "{s}");
+    assert!(s.contains("GPU 0: all-1g.10gb → "), "{s}");
+
+    // Ten minutes later node-b serves again and the two 3g.40gb pods start on it.
+    h.keys(".");
+    let s = h.screen();
+    assert!(s.contains("day 0 01:10"), "{s}");
+    assert!(s.contains("node-b serving  2 pod(s)"), "{s}");
+    assert!(s.contains("nothing waits"), "{s}");
+    assert!(s.contains("3g■"), "{s}");
+    assert!(s.contains("drains 1 · evicted 1"), "{s}");
+    insta::assert_snapshot!("regime_static_after_drain_160x48", s);
+}
+
+#[test]
+fn the_regime_view_answers_keys_while_it_plays_and_closes_back_to_the_fleet() {
+    let mut h = open();
+    h.keys("<Space>");
+    assert!(h.app.regime.as_ref().unwrap().playing);
+    assert!(h.screen().contains("REGIME PLAYING"));
+    // A play tick advances the regime's clock by the play step (10 min), not the session's.
+    h.app.sender().send(migplan::tui::app::Msg::Tick).unwrap();
+    h.keys("");
+    assert_eq!(h.app.regime.as_ref().unwrap().run.now(), 600.0);
+    assert_eq!(h.app.session.now_s(), 0.0);
+    // Keys answer while it plays: faster, scroll, help over it, and back.
+    h.keys("+");
+    assert_eq!(h.app.regime.as_ref().unwrap().step_s, 1200.0);
+    h.keys("?");
+    assert!(h.screen().contains("Regime view (the scenario's [regime] played)"));
+    assert!(h.screen().contains("next drain (step to it)"));
+    h.keys("<Esc>");
+    h.app.sender().send(migplan::tui::app::Msg::Tick).unwrap();
+    h.keys("");
+    assert_eq!(h.app.regime.as_ref().unwrap().run.now(), 1800.0, "ticks go on under the help");
+    // Pause, close: the fleet view is back, and R reopens the same run at the same time.
+    h.keys("<Space> R");
+    assert_eq!(h.app.layer(), Layer::Fleet);
+    h.keys("R");
+    assert_eq!(h.app.layer(), Layer::Regime);
+    assert_eq!(h.app.regime.as_ref().unwrap().run.now(), 1800.0);
+}
+
+#[test]
+fn the_regime_view_refuses_a_paper_scenario() {
+    let mut h = Harness::demo(160, 48, Theme::mono());
+    assert_eq!(h.app.layer(), Layer::Fleet);
+    h.keys("R");
+    assert_eq!(h.app.layer(), Layer::Fleet);
+    assert!(h.message().contains("the scenario's regime is the paper's"), "{}", h.message());
+    h.keys(":regime-step<Space>1h<Enter>");
+    assert!(h.message().contains("the regime view is not open"), "{}", h.message());
+}
