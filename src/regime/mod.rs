@@ -89,6 +89,18 @@ pub struct Drain {
     pub resets: u32,
 }
 
+/// A restart-based defragmentation pass (dynamic MIG) as it happened.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DefragPass {
+    pub t: f64,
+    /// Pods restarted on GPUs already in use.
+    pub restarts: u32,
+    /// GPUs the restarts emptied: (node, GPU).
+    pub emptied: Vec<(String, usize)>,
+    /// Waiting pods that started right after, on the room the pass made.
+    pub pending_started: u32,
+}
+
 /// What a run measured.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
@@ -122,9 +134,22 @@ pub struct Report {
     pub mean_active_hosts: f64,
     pub mean_active_gpus: f64,
     pub energy_kwh: f64,
+    /// Restart-based defragmentation (dynamic MIG with `defrag_every_h`): passes in the
+    /// window, pods they restarted, GPUs they emptied, waiting pods started right after, and the
+    /// restarted pods' downtime.
+    pub defrag_every_h: Option<f64>,
+    pub defrag_passes: u64,
+    pub restarts: u64,
+    pub restarts_per_day: f64,
+    pub defrag_emptied_gpus: u64,
+    pub defrag_pending_started: u64,
+    pub restart_downtime_pod_hours: f64,
     /// Every drain of the run (also those before the window).
     #[serde(skip)]
     pub drain_log: Vec<Drain>,
+    /// Every defragmentation pass of the run (also those before the window).
+    #[serde(skip)]
+    pub defrag_log: Vec<DefragPass>,
     /// Each GPU's layout at the end: (node, GPU, layout).
     pub final_layouts: Vec<(String, usize, String)>,
 }
@@ -136,6 +161,7 @@ enum Kind {
     Arrive = 2,
     Timeout = 3,
     Planner = 4,
+    Defrag = 5,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -262,6 +288,10 @@ pub struct Run {
     now: f64,
     /// Per model: samples (time, instances in use per profile) over the forecast window.
     usage: BTreeMap<ModelId, VecDeque<(f64, Vec<u32>)>>,
+    /// During a defragmentation pass: the GPUs (node, GPU) a restarted pod may go to.
+    targets: Option<std::collections::BTreeSet<(usize, usize)>>,
+    /// The last epoch given to a pod.
+    epochs: u32,
     m: Acc,
 }
 
@@ -277,6 +307,12 @@ struct Acc {
     gpus_s: f64,
     joules: f64,
     drain_log: Vec<Drain>,
+    defrag_passes: u64,
+    restarts: u64,
+    defrag_emptied: u64,
+    defrag_pending_started: u64,
+    restart_downtime_s: f64,
+    defrag_log: Vec<DefragPass>,
 }
 
 impl Run {
@@ -339,6 +375,8 @@ impl Run {
             seq: 0,
             now: 0.0,
             usage: BTreeMap::new(),
+            targets: None,
+            epochs: 0,
             m: Acc::default(),
         };
         for (i, node, gpus) in placed {
@@ -355,6 +393,11 @@ impl Run {
         if run.s.settings.kind == RegimeKind::StaticLayouts {
             let p = run.s.settings.period_min * 60.0;
             run.push(p, Kind::Planner, 0, 0);
+        }
+        if run.s.settings.kind == RegimeKind::Dynamic {
+            if let Some(h) = run.s.settings.defrag_every_h {
+                run.push(h * 3600.0, Kind::Defrag, 0, 0);
+            }
         }
         run
     }
@@ -413,6 +456,12 @@ impl Run {
                     self.plan();
                     let p = self.s.settings.period_min * 60.0;
                     self.push(self.now + p, Kind::Planner, 0, 0);
+                }
+                Kind::Defrag => {
+                    self.defrag();
+                    if let Some(h) = self.s.settings.defrag_every_h {
+                        self.push(self.now + h * 3600.0, Kind::Defrag, 0, 0);
+                    }
                 }
             }
         }
@@ -502,7 +551,10 @@ impl Run {
             self.st[i].left = Some((left - (self.now - started)).max(0.0));
         }
         self.st[i].started = None;
-        self.st[i].epoch += 1;
+        // A fresh epoch, never used before: the pod's pending events (its departure) lapse,
+        // also after a defragmentation pass puts the pod back as it was.
+        self.epochs += 1;
+        self.st[i].epoch = self.epochs;
     }
 
     /// Starts as many waiting pods as find room, oldest first.
@@ -543,7 +595,8 @@ impl Run {
     fn start_on(&mut self, i: usize, n: usize, gpus: Option<&[usize]>) -> bool {
         let cat = self.s.catalog;
         let dynamic = self.s.settings.kind == RegimeKind::Dynamic;
-        let packed = self.s.settings.plugin_choice == PluginChoice::Packed;
+        // A defragmentation pass packs: the fullest GPU first.
+        let packed = self.s.settings.plugin_choice == PluginChoice::Packed || self.targets.is_some();
         let node = &self.nodes[n];
         let spec = &self.s.nodes[n];
         let pod = &self.pods[i];
@@ -561,6 +614,9 @@ impl Run {
                 None => (0..trial.len()).collect(),
             };
             cands.retain(|&g| trial.get(g).is_some_and(|x| x.model == model && x.mig));
+            if let Some(t) = &self.targets {
+                cands.retain(|&g| t.contains(&(n, g)));
+            }
             if packed {
                 cands.sort_by_key(|&g| std::cmp::Reverse(trial[g].in_use()));
             }
@@ -875,6 +931,125 @@ impl Run {
         self.try_pending();
     }
 
+    /// The pods holding an instance on GPU `g` of node `n`.
+    fn pods_on(&self, n: usize, g: usize) -> Vec<usize> {
+        (0..self.pods.len())
+            .filter(|&i| {
+                self.st[i]
+                    .at
+                    .as_ref()
+                    .is_some_and(|(x, gis)| *x == n && gis.iter().any(|&(k, _)| k == g))
+            })
+            .collect()
+    }
+
+    /// One restart-based defragmentation pass (dynamic MIG): the GPUs in use, least used first,
+    /// are emptied one by one by restarting their pods on other GPUs already in use (the
+    /// fullest node and GPU first), within the pass's restart budget. A GPU whose pods do not
+    /// all find room keeps them: no pod restarts unless its GPU empties. A restarted pod holds
+    /// its new instance at once and runs `restart_s` later. Waiting pods then take the room.
+    fn defrag(&mut self) {
+        let budget = self.s.settings.defrag_max_restarts_or_default() as usize;
+        let down = self.s.settings.restart_s_or_default();
+        let mut sources: Vec<(usize, usize, usize, u32)> = Vec::new();
+        for (n, node) in self.nodes.iter().enumerate() {
+            if node.up_at > self.now {
+                continue;
+            }
+            for (g, x) in node.gpus.iter().enumerate() {
+                if !x.used.is_empty() {
+                    let m = self.s.catalog.model(x.model);
+                    let compute: u32 = x.used.iter().map(|&(_, p, _)| m.profiles[p].compute as u32).sum();
+                    sources.push((x.used.len(), compute as usize, n, g as u32));
+                }
+            }
+        }
+        sources.sort();
+        let mut restarted: Vec<usize> = Vec::new();
+        let mut received: std::collections::BTreeSet<(usize, usize)> = Default::default();
+        let mut emptied: Vec<(usize, usize)> = Vec::new();
+        for (_, _, n, g) in sources {
+            let g = g as usize;
+            if received.contains(&(n, g)) {
+                continue;
+            }
+            let on = self.pods_on(n, g);
+            if on.is_empty() || restarted.len() + on.len() > budget {
+                continue;
+            }
+            let (nodes, st) = (self.nodes.clone(), self.st.clone());
+            for &i in &on {
+                self.release(i);
+            }
+            // Targets: GPUs still in use, not emptied in this pass, other than this one.
+            let mut targets = std::collections::BTreeSet::new();
+            for (k, node) in self.nodes.iter().enumerate() {
+                if node.up_at > self.now {
+                    continue;
+                }
+                for (h, x) in node.gpus.iter().enumerate() {
+                    if !x.used.is_empty() && (k, h) != (n, g) {
+                        targets.insert((k, h));
+                    }
+                }
+            }
+            self.targets = Some(targets);
+            let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+            order.sort_by_key(|&k| std::cmp::Reverse(self.nodes[k].gpus.iter().map(GpuSt::in_use).sum::<usize>()));
+            let mut all = true;
+            for &i in &on {
+                // Its work stops for the restart: it departs that much later.
+                self.st[i].left = self.st[i].left.map(|l| l + down);
+                if !order.iter().any(|&k| self.start_on(i, k, None)) {
+                    all = false;
+                    break;
+                }
+            }
+            self.targets = None;
+            if !all {
+                // Put everything back as it was: the departures pushed meanwhile carry epochs
+                // no pod holds.
+                self.nodes = nodes;
+                self.st = st;
+                continue;
+            }
+            for &i in &on {
+                if let Some((k, gis)) = &self.st[i].at {
+                    for &(h, _) in gis {
+                        received.insert((*k, h));
+                    }
+                }
+            }
+            restarted.extend(on);
+            emptied.push((n, g));
+        }
+        let waiting = self.pending.len();
+        self.try_pending();
+        let started = waiting - self.pending.len();
+        let counted = self.now >= self.s.warmup_s && self.now <= self.s.horizon_s;
+        if counted {
+            self.m.defrag_passes += 1;
+            self.m.restarts += restarted.len() as u64;
+            self.m.defrag_emptied += emptied.len() as u64;
+            self.m.defrag_pending_started += started as u64;
+            self.m.restart_downtime_s += down * restarted.len() as f64;
+        }
+        self.m.defrag_log.push(DefragPass {
+            t: self.now,
+            restarts: restarted.len() as u32,
+            emptied: emptied
+                .into_iter()
+                .map(|(n, g)| (self.s.nodes[n].name.clone(), g))
+                .collect(),
+            pending_started: started as u32,
+        });
+    }
+
+    /// The defragmentation passes so far.
+    pub fn defrag_passes(&self) -> &[DefragPass] {
+        &self.m.defrag_log
+    }
+
     /// Each GPU's state now, node by node.
     pub fn view(&self) -> Vec<Vec<GpuView>> {
         self.nodes
@@ -1039,7 +1214,9 @@ impl Run {
                 .entry(cat.model(m).profiles[p].name.clone())
                 .or_insert(0.0) += s / 3600.0;
         }
-        let in_window = |p: &Pod| p.arrival >= self.s.warmup_s && p.arrival <= self.s.horizon_s;
+        // Pods that arrived in the window so far (all of them once the run reached the horizon).
+        let in_window =
+            |p: &Pod| p.arrival >= self.s.warmup_s && p.arrival <= self.s.horizon_s.min(self.now);
         let mut waits: Vec<f64> = Vec::new();
         let (mut arrived, mut started, mut gave_up) = (0, 0, 0);
         let waiting = self.pending.len() as u64;
@@ -1107,6 +1284,14 @@ impl Run {
             mean_active_gpus: self.m.gpus_s / span,
             energy_kwh: self.m.joules / 3.6e6,
             drain_log: self.m.drain_log.clone(),
+            defrag_every_h: set.defrag_every_h.filter(|_| set.kind == RegimeKind::Dynamic),
+            defrag_passes: self.m.defrag_passes,
+            restarts: self.m.restarts,
+            restarts_per_day: per_day(self.m.restarts),
+            defrag_emptied_gpus: self.m.defrag_emptied,
+            defrag_pending_started: self.m.defrag_pending_started,
+            restart_downtime_pod_hours: self.m.restart_downtime_s / 3600.0,
+            defrag_log: self.m.defrag_log.clone(),
             final_layouts,
         }
     }

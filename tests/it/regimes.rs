@@ -524,3 +524,92 @@ fn sweep_over_regimes_writes_the_table_and_the_svg_and_refuses_bad_flags() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("[regime] hysteresis: must be within 1..1000, not 0"));
 }
+
+/// Dynamic MIG on one node of two H100s: four 3g.40gb pods fill both GPUs (two each, first by
+/// index); at 1 h one pod of each GPU leaves, so each GPU holds one 3g.40gb until 10 h. With
+/// `whole` a 7g.80gb pod arrives at 1.5 h and finds no empty GPU.
+fn fragmented(defrag_every_h: Option<f64>, whole: bool) -> Run {
+    let mut arrivals = Vec::new();
+    for (k, life) in [1.0, 10.0, 1.0, 10.0].into_iter().enumerate() {
+        arrivals.extend(pods(1 + k as u64, 0.0, Some(life * H), &[("3g.40gb", 1)]));
+    }
+    if whole {
+        arrivals.extend(pods(10, 1.5 * H, None, &[("7g.80gb", 1)]));
+    }
+    let s = RegimeSettings {
+        kind: RegimeKind::Dynamic,
+        defrag_every_h,
+        ..settings(1)
+    };
+    Run::new(setup(vec![node("n", &["all-1g.10gb", "all-1g.10gb"])], s, arrivals, 12.0 * H))
+}
+
+fn in_use(run: &Run) -> Vec<usize> {
+    run.view()[0].iter().map(|g| g.in_use).collect()
+}
+
+#[test]
+fn a_restart_based_defragmentation_empties_a_gpu_with_one_restart() {
+    // Without defragmentation both GPUs stay in use, one 3g.40gb each, until 10 h.
+    let mut run = fragmented(None, false);
+    run.run_until(5.0 * H);
+    assert_eq!(in_use(&run), [1, 1]);
+    let off = run.finish();
+    assert_eq!((off.restarts, off.defrag_passes, off.defrag_every_h), (0, 0, None));
+    // 2 GPUs for 10 h of 12.
+    assert!((off.mean_active_gpus - 20.0 / 12.0).abs() < 1e-9, "{}", off.mean_active_gpus);
+
+    // A pass every 2 h: at 2 h GPU 0 (one pod, first of the least used) empties by restarting
+    // its pod on GPU 1, the one GPU in use left: one restart, one GPU. Later passes find nothing
+    // to empty (GPU 1 holds two pods and no other GPU is in use).
+    let mut run = fragmented(Some(2.0), false);
+    run.run_until(2.0 * H - 1.0);
+    assert_eq!(in_use(&run), [1, 1]);
+    run.run_until(2.0 * H);
+    assert_eq!(in_use(&run), [0, 2]);
+    let p = &run.defrag_passes()[0];
+    assert_eq!((p.t, p.restarts, p.emptied.clone(), p.pending_started), (2.0 * H, 1, vec![("n".to_string(), 0)], 0));
+    let on = run.finish();
+    // Passes at 2, 4, 6, 8, 10 and 12 h; one restart; its 60 s of downtime move its departure
+    // from 10 h to 10 h 1 min.
+    assert_eq!((on.defrag_passes, on.restarts, on.defrag_emptied_gpus), (6, 1, 1));
+    assert!((on.restart_downtime_pod_hours - 60.0 / H).abs() < 1e-9);
+    // 2 GPUs for 2 h, then 1 until 10 h 1 min.
+    let want = (2.0 * 2.0 + (8.0 * H + 60.0) / H) / 12.0;
+    assert!((on.mean_active_gpus - want).abs() < 1e-9, "{} {want}", on.mean_active_gpus);
+    assert_eq!(on.pods_started, 4);
+}
+
+#[test]
+fn the_gpu_a_defragmentation_empties_serves_the_waiting_whole_gpu_pod() {
+    // Without defragmentation the 7g.80gb pod waits from 1.5 h until GPU 0 empties at 10 h.
+    let mut off = fragmented(None, true);
+    off.run_until(12.0 * H);
+    assert_eq!(off.first_start(10), Some(10.0 * H));
+    let r = off.finish();
+    assert!((r.pending_pod_hours_total - 8.5).abs() < 1e-9, "{}", r.pending_pod_hours_total);
+    // With a pass every 2 h it starts at 2 h on the GPU the pass emptied.
+    let mut on = fragmented(Some(2.0), true);
+    on.run_until(12.0 * H);
+    assert_eq!(on.first_start(10), Some(2.0 * H));
+    assert_eq!(on.defrag_passes()[0].pending_started, 1);
+    let r = on.finish();
+    assert_eq!((r.restarts, r.defrag_pending_started), (1, 1));
+    assert!((r.pending_pod_hours_total - 0.5).abs() < 1e-9, "{}", r.pending_pod_hours_total);
+}
+
+#[test]
+fn defragmentation_settings_are_checked_and_named_with_their_line() {
+    let text = "[[host]]\nname = \"n\"\ncores = 8\nram_gb = 64\ngpus = [\"h100-80gb\"]\n\
+                [workload]\nenabled = false\n[regime]\nkind = \"dynamic\"\n";
+    let sc = migplan::scenario::parse(&format!("{text}defrag_every_h = 6\n"), "x.toml").unwrap();
+    assert_eq!(sc.regime.unwrap().defrag_every_h, Some(6.0));
+    for (line, want) in [
+        ("defrag_every_h = 0", "x.toml:10:1: field `regime.defrag_every_h`: must be a number > 0 and at most 8760, not 0"),
+        ("defrag_max_restarts = 0", "x.toml:10:1: field `regime.defrag_max_restarts`: must be within 1..100000, not 0"),
+        ("restart_s = -1", "x.toml:10:1: field `regime.restart_s`: must be a number >= 0 and at most 86400, not -1"),
+    ] {
+        let e = migplan::scenario::parse(&format!("{text}{line}\n"), "x.toml").unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
+}

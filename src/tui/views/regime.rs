@@ -124,6 +124,8 @@ fn node_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
                     " {} in use, {}/{} compute slices free",
                     gpu.in_use, gpu.free_compute, gpu.compute_slices
                 )
+            } else if gpu.instances.is_empty() {
+                " no instance".to_string()
             } else {
                 format!(" {}/{} in use, {free} free", gpu.in_use, gpu.instances.len())
             };
