@@ -1157,6 +1157,15 @@ impl Run {
         })
     }
 
+    /// When the next restart-based defragmentation pass runs (dynamic MIG with passes).
+    pub fn next_defrag_at(&self) -> Option<f64> {
+        let h = self.s.settings.defrag_every_h?;
+        (self.s.settings.kind == RegimeKind::Dynamic).then(|| {
+            let p = h * 3600.0;
+            ((self.now / p).floor() + 1.0) * p
+        })
+    }
+
     /// The settings the run plays, and the hysteresis in force.
     pub fn settings(&self) -> (&RegimeSettings, u32) {
         (&self.s.settings, self.s.hysteresis)

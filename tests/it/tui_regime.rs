@@ -117,3 +117,36 @@ fn the_regime_view_refuses_a_paper_scenario() {
     h.keys(":regime-step<Space>1h<Enter>");
     assert!(h.message().contains("the regime view is not open"), "{}", h.message());
 }
+
+#[test]
+fn the_dynamic_regime_shows_each_restart_based_defragmentation_pass() {
+    // One node of two H100s under dynamic MIG, two 3g.40gb pods on each GPU; one pod of each
+    // GPU leaves at 1 h. The pass at 2 h restarts GPU 0's pod on GPU 1: GPU 0 empties.
+    let mut text = String::from(
+        "name = \"dyn\"\n[[host]]\nname = \"n\"\ncores = 64\nram_gb = 512\ngpus = [\"h100-80gb\", \"h100-80gb\"]\n\
+         [workload]\nenabled = false\nwarmup_h = 0.0\nmeasure_h = 12.0\n\
+         [regime]\nkind = \"dynamic\"\ndefrag_every_h = 2.0\n",
+    );
+    for (id, gpu, start, life) in [(1, 0, 0, 1), (2, 0, 4, 10), (3, 1, 0, 1), (4, 1, 4, 10)] {
+        text += &format!(
+            "[[vm]]\nid = {id}\nmodel = \"h100-80gb\"\nprofiles = [\"3g.40gb\"]\ncores = 4\nram_gb = 16\n\
+             lifetime_h = {life}\nhost = \"n\"\nat = [\"{gpu}@{start}\"]\n"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dyn.toml");
+    std::fs::write(&path, text).unwrap();
+    let mut h = Harness::new(Session::open(&path).unwrap(), 160, 48, Theme::mono());
+    let s = h.screen();
+    assert!(s.contains("Regime dynamic · dyn · day 0 00:00"), "{s}");
+    assert!(s.contains("every 2 h, at most 8 restarts a pass, 60 s down each"), "{s}");
+    assert!(s.contains("next pass day 0 02:00 (in 2h)"), "{s}");
+    let g0 = line_with(&s, "  0 dynamic");
+    assert!(g0.contains("3g■ 3g■  2 in use, 1/7 compute slices free"), "{g0}");
+    h.keys("> >");
+    let s = h.screen();
+    assert!(s.contains("day 0 02:00 1 restarted, emptied n/0, 0 started"), "{s}");
+    assert!(line_with(&s, "  0 dynamic").contains(" 0 in use, 7/7 compute slices free"), "{s}");
+    assert!(line_with(&s, "  1 dynamic").contains("3g■ 3g■  2 in use"), "{s}");
+    assert!(s.contains("restarts 1, GPUs emptied 1"), "{s}");
+}

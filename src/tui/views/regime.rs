@@ -257,6 +257,10 @@ fn side_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
         }
         lines.push(Line::default());
     }
+    if set.kind == RegimeKind::Dynamic {
+        defrag_lines(app, r, w, h, &mut lines);
+        return lines;
+    }
     let drains = r.run.drains();
     lines.push(Line::from(Span::styled(format!("Drains ({})", drains.len()), t.header)));
     if drains.is_empty() {
@@ -299,19 +303,91 @@ fn side_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
     lines
 }
 
+/// Dynamic MIG: the restart-based defragmentation, its settings and its passes so far (the
+/// latest that fit).
+fn defrag_lines(app: &App, r: &RegimePlay, w: usize, h: usize, lines: &mut Vec<Line<'static>>) {
+    let t = &app.theme;
+    let (set, _) = r.run.settings();
+    let passes = r.run.defrag_passes();
+    lines.push(Line::from(Span::styled(
+        format!("Defragmentation by restart ({} pass(es))", passes.len()),
+        t.header,
+    )));
+    let Some(every) = set.defrag_every_h else {
+        lines.push(Line::from(Span::styled(
+            "  off: pods never move ([regime] defrag_every_h)",
+            t.dim,
+        )));
+        return;
+    };
+    lines.push(Line::from(Span::styled(
+        truncate(
+            &format!(
+                "  every {every} h, at most {} restarts a pass, {} s down each",
+                set.defrag_max_restarts_or_default(),
+                set.restart_s_or_default()
+            ),
+            w,
+        ),
+        t.base,
+    )));
+    if let Some(at) = r.run.next_defrag_at() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                "  next pass {} (in {})",
+                regime_clock(at),
+                session::format_duration(at - r.run.now())
+            ),
+            t.base,
+        )));
+    }
+    let room = h.saturating_sub(lines.len());
+    let shown: Vec<Line<'static>> = passes
+        .iter()
+        .rev()
+        .take(room)
+        .map(|p| {
+            let gpus: Vec<String> = p.emptied.iter().map(|(n, g)| format!("{n}/{g}")).collect();
+            Line::from(Span::styled(
+                truncate(
+                    &format!(
+                        "  {} {} restarted, emptied {}, {} started",
+                        regime_clock(p.t),
+                        p.restarts,
+                        if gpus.is_empty() {
+                            "none".to_string()
+                        } else {
+                            gpus.join(" ")
+                        },
+                        p.pending_started
+                    ),
+                    w,
+                ),
+                if p.restarts > 0 { t.base } else { t.dim },
+            ))
+        })
+        .collect();
+    lines.extend(shown.into_iter().rev());
+}
+
 /// The run's counts so far.
 fn totals_line(r: &RegimePlay) -> String {
     let rep = r.run.report_now();
     format!(
-        "pods running {}, waiting {} · measured window: arrived {}, started {}, gave up {} · drains {} · evicted {} · GPU resets {} · menu {}{}",
+        "pods running {}, waiting {} · measured window: arrived {}, started {}, gave up {} · {} · menu {}{}",
         r.run.running_pods(),
         r.run.pending_pods(),
         rep.pods_arrived,
         rep.pods_started,
         rep.pods_timed_out,
-        rep.drains,
-        rep.evicted_pods,
-        rep.gpu_resets,
+        if rep.regime == "dynamic" {
+            format!("restarts {}, GPUs emptied {}", rep.restarts, rep.defrag_emptied_gpus)
+        } else {
+            format!(
+                "drains {} · evicted {} · GPU resets {}",
+                rep.drains, rep.evicted_pods, rep.gpu_resets
+            )
+        },
         r.menu,
         if r.skipped > 0 {
             format!(" · {} non-MIG requests left out", r.skipped)
