@@ -89,6 +89,12 @@ pub fn settings(
     if let Some(n) = a.defrag_max_restarts {
         s.defrag_max_restarts = Some(n);
     }
+    if (a.defrag_every.is_some() || a.defrag_max_restarts.is_some()) && s.kind != RegimeKind::Dynamic {
+        bail!(
+            "--defrag-every, --defrag-max-restarts: restart-based defragmentation is dynamic MIG's (--regime dynamic), not {}'s",
+            s.kind.name()
+        );
+    }
     check(&s)?;
     Ok((s, menu))
 }

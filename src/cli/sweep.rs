@@ -85,7 +85,12 @@ pub struct Args {
     pub plugins: Vec<String>,
     /// With --regimes: hours between restart-based defragmentation passes of dynamic MIG, one
     /// dynamic row each (0: none).
-    #[arg(long = "defrag-every", value_delimiter = ',', requires = "regimes", value_name = "H")]
+    #[arg(
+        long = "defrag-every",
+        value_delimiter = ',',
+        requires = "regimes",
+        value_name = "H"
+    )]
     pub defrag_every: Vec<f64>,
     /// With --out: go on from the runs an interrupted sweep into the same folder finished
     /// (`runs.partial.csv`, rewritten after every run) instead of running them again. The

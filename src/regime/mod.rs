@@ -995,7 +995,9 @@ impl Run {
             }
             self.targets = Some(targets);
             let mut order: Vec<usize> = (0..self.nodes.len()).collect();
-            order.sort_by_key(|&k| std::cmp::Reverse(self.nodes[k].gpus.iter().map(GpuSt::in_use).sum::<usize>()));
+            order.sort_by_key(|&k| {
+                std::cmp::Reverse(self.nodes[k].gpus.iter().map(GpuSt::in_use).sum::<usize>())
+            });
             let mut all = true;
             for &i in &on {
                 // Its work stops for the restart: it departs that much later.
@@ -1067,12 +1069,21 @@ impl Run {
         let instances: Vec<(String, bool)> = if dynamic {
             g.used.iter().map(|&(_, p, _)| (pname(p), true)).collect()
         } else {
-            g.insts.iter().map(|&(p, pod)| (pname(p), pod.is_some())).collect()
+            g.insts
+                .iter()
+                .map(|&(p, pod)| (pname(p), pod.is_some()))
+                .collect()
         };
         let used: u32 = if dynamic {
-            g.used.iter().map(|&(_, p, _)| model.profiles[p].compute as u32).sum()
+            g.used
+                .iter()
+                .map(|&(_, p, _)| model.profiles[p].compute as u32)
+                .sum()
         } else {
-            g.insts.iter().map(|&(p, _)| model.profiles[p].compute as u32).sum()
+            g.insts
+                .iter()
+                .map(|&(p, _)| model.profiles[p].compute as u32)
+                .sum()
         };
         GpuView {
             layout: if dynamic && g.mig {
@@ -1224,8 +1235,7 @@ impl Run {
                 .or_insert(0.0) += s / 3600.0;
         }
         // Pods that arrived in the window so far (all of them once the run reached the horizon).
-        let in_window =
-            |p: &Pod| p.arrival >= self.s.warmup_s && p.arrival <= self.s.horizon_s.min(self.now);
+        let in_window = |p: &Pod| p.arrival >= self.s.warmup_s && p.arrival <= self.s.horizon_s.min(self.now);
         let mut waits: Vec<f64> = Vec::new();
         let (mut arrived, mut started, mut gave_up) = (0, 0, 0);
         let waiting = self.pending.len() as u64;

@@ -189,12 +189,18 @@ impl RegimeSettings {
         }
         if let Some(n) = self.defrag_max_restarts {
             if !(1..=100_000).contains(&n) {
-                return Some(("defrag_max_restarts", format!("must be within 1..100000, not {n}")));
+                return Some((
+                    "defrag_max_restarts",
+                    format!("must be within 1..100000, not {n}"),
+                ));
             }
         }
         if let Some(r) = self.restart_s {
             if !(r.is_finite() && (0.0..=86_400.0).contains(&r)) {
-                return Some(("restart_s", format!("must be a number >= 0 and at most 86400, not {r}")));
+                return Some((
+                    "restart_s",
+                    format!("must be a number >= 0 and at most 86400, not {r}"),
+                ));
             }
         }
         if !(self.relayout_s.is_finite() && (0.0..=86_400.0).contains(&self.relayout_s)) {

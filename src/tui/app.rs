@@ -302,7 +302,12 @@ impl App {
             quit: false,
         };
         // A scenario with a Kubernetes regime opens on the regime view.
-        if app.session.to_scenario().regime.is_some_and(|r| r.kind != crate::scenario::RegimeKind::Paper) {
+        if app
+            .session
+            .to_scenario()
+            .regime
+            .is_some_and(|r| r.kind != crate::scenario::RegimeKind::Paper)
+        {
             app.toggle_regime();
         }
         app

@@ -26,7 +26,11 @@ fn line_with<'a>(screen: &'a str, what: &str) -> &'a str {
 fn words_from(screen: &str, key: &str) -> Vec<String> {
     let l = line_with(screen, key);
     let at = l.find(key).unwrap_or(0);
-    l[at..].split_whitespace().filter(|w| *w != "│").map(String::from).collect()
+    l[at..]
+        .split_whitespace()
+        .filter(|w| *w != "│")
+        .map(String::from)
+        .collect()
 }
 
 #[test]
@@ -35,10 +39,16 @@ fn the_static_regime_plays_plan_hysteresis_drain_and_the_waiting_pods_start() {
     // A scenario with [regime] kind = "static-layouts" opens on the regime view.
     assert_eq!(h.app.layer(), Layer::Regime);
     let s = h.screen();
-    assert!(s.contains("Regime static-layouts · k8s-static · day 0 00:00"), "{s}");
+    assert!(
+        s.contains("Regime static-layouts · k8s-static · day 0 00:00"),
+        "{s}"
+    );
     // node-a runs three 1g.10gb pods (two on GPU 0, one on GPU 1), node-b one.
     let a0 = line_with(&s, "  0 all-1g.10gb");
-    assert!(a0.contains("1g■ 1g■ 1g□ 1g□ 1g□ 1g□ 1g□  2/7 in use, 5 free"), "{a0}");
+    assert!(
+        a0.contains("1g■ 1g■ 1g□ 1g□ 1g□ 1g□ 1g□  2/7 in use, 5 free"),
+        "{a0}"
+    );
     assert!(s.contains("node-a serving  3 pod(s)"), "{s}");
     assert!(s.contains("node-b serving  1 pod(s)"), "{s}");
     // Two 3g.40gb pods wait; no layout holds that profile.
@@ -52,15 +62,27 @@ fn the_static_regime_plays_plan_hysteresis_drain_and_the_waiting_pods_start() {
     h.keys("]");
     let s = h.screen();
     assert!(s.contains("day 0 00:30"), "{s}");
-    let heading: Vec<&str> = s.lines().filter(|l| l.contains("node-b/") && l.contains(" 1/2")).collect();
+    let heading: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains("node-b/") && l.contains(" 1/2"))
+        .collect();
     assert!(!heading.is_empty(), "{s}");
     assert!(!s.contains("node-a/"), "node-a keeps its layout: {s}");
-    assert_eq!(words_from(&s, "3g.40gb    "), ["3g.40gb", "2", "2", "30m"], "the oldest wait is 30 min");
+    assert_eq!(
+        words_from(&s, "3g.40gb    "),
+        ["3g.40gb", "2", "2", "30m"],
+        "the oldest wait is 30 min"
+    );
 
     // The second run drains node-b: its one pod is evicted and restarts on node-a at once.
     h.keys("D");
     let s = h.screen();
-    assert!(h.message().starts_with("drain at day 0 01:00: node-b (1 pods evicted"), "{}", h.message());
+    assert!(
+        h.message()
+            .starts_with("drain at day 0 01:00: node-b (1 pods evicted"),
+        "{}",
+        h.message()
+    );
     assert!(s.contains("Drains (1)"), "{s}");
     assert!(s.contains("day 0 01:00 node-b: 1 pod(s) evicted"), "{s}");
     assert!(s.contains("node-b RE-LAYOUT until day 0 01:10"), "{s}");
@@ -93,12 +115,18 @@ fn the_regime_view_answers_keys_while_it_plays_and_closes_back_to_the_fleet() {
     h.keys("+");
     assert_eq!(h.app.regime.as_ref().unwrap().step_s, 1200.0);
     h.keys("?");
-    assert!(h.screen().contains("Regime view (the scenario's [regime] played)"));
+    assert!(h
+        .screen()
+        .contains("Regime view (the scenario's [regime] played)"));
     assert!(h.screen().contains("next drain (step to it)"));
     h.keys("<Esc>");
     h.app.sender().send(migplan::tui::app::Msg::Tick).unwrap();
     h.keys("");
-    assert_eq!(h.app.regime.as_ref().unwrap().run.now(), 1800.0, "ticks go on under the help");
+    assert_eq!(
+        h.app.regime.as_ref().unwrap().run.now(),
+        1800.0,
+        "ticks go on under the help"
+    );
     // Pause, close: the fleet view is back, and R reopens the same run at the same time.
     h.keys("<Space> R");
     assert_eq!(h.app.layer(), Layer::Fleet);
@@ -113,9 +141,17 @@ fn the_regime_view_refuses_a_paper_scenario() {
     assert_eq!(h.app.layer(), Layer::Fleet);
     h.keys("R");
     assert_eq!(h.app.layer(), Layer::Fleet);
-    assert!(h.message().contains("the scenario's regime is the paper's"), "{}", h.message());
+    assert!(
+        h.message().contains("the scenario's regime is the paper's"),
+        "{}",
+        h.message()
+    );
     h.keys(":regime-step<Space>1h<Enter>");
-    assert!(h.message().contains("the regime view is not open"), "{}", h.message());
+    assert!(
+        h.message().contains("the regime view is not open"),
+        "{}",
+        h.message()
+    );
 }
 
 #[test]
@@ -139,14 +175,23 @@ fn the_dynamic_regime_shows_each_restart_based_defragmentation_pass() {
     let mut h = Harness::new(Session::open(&path).unwrap(), 160, 48, Theme::mono());
     let s = h.screen();
     assert!(s.contains("Regime dynamic · dyn · day 0 00:00"), "{s}");
-    assert!(s.contains("every 2 h, at most 8 restarts a pass, 60 s down each"), "{s}");
+    assert!(
+        s.contains("every 2 h, at most 8 restarts a pass, 60 s down each"),
+        "{s}"
+    );
     assert!(s.contains("next pass day 0 02:00 (in 2h)"), "{s}");
     let g0 = line_with(&s, "  0 dynamic");
     assert!(g0.contains("3g■ 3g■  2 in use, 1/7 compute slices free"), "{g0}");
     h.keys("> >");
     let s = h.screen();
-    assert!(s.contains("day 0 02:00 1 restarted, emptied n/0, 0 started"), "{s}");
-    assert!(line_with(&s, "  0 dynamic").contains(" 0 in use, 7/7 compute slices free"), "{s}");
+    assert!(
+        s.contains("day 0 02:00 1 restarted, emptied n/0, 0 started"),
+        "{s}"
+    );
+    assert!(
+        line_with(&s, "  0 dynamic").contains(" 0 in use, 7/7 compute slices free"),
+        "{s}"
+    );
     assert!(line_with(&s, "  1 dynamic").contains("3g■ 3g■  2 in use"), "{s}");
     assert!(s.contains("restarts 1, GPUs emptied 1"), "{s}");
 }

@@ -84,7 +84,10 @@ impl App {
             r.open = !r.open;
             if !r.open {
                 r.playing = false;
-                self.say("regime view closed (its clock is kept; R opens it again)", Tone::Info);
+                self.say(
+                    "regime view closed (its clock is kept; R opens it again)",
+                    Tone::Info,
+                );
             }
             return;
         }
@@ -96,7 +99,10 @@ impl App {
                     .keymap
                     .key_for(Layer::Regime, &Command::RegimePlay)
                     .unwrap_or_else(|| "Space".into());
-                self.say(format!("regime {kind}: {key} plays, ? lists the keys"), Tone::Info);
+                self.say(
+                    format!("regime {kind}: {key} plays, ? lists the keys"),
+                    Tone::Info,
+                );
             }
             Err(e) => self.say(format!("regime view: {e:#}"), Tone::Error),
         }
@@ -115,7 +121,10 @@ impl App {
                 } else {
                     r.playing = !r.playing;
                     let msg = if r.playing {
-                        format!("playing: {} of simulated time per tick", session::format_duration(r.step_s))
+                        format!(
+                            "playing: {} of simulated time per tick",
+                            session::format_duration(r.step_s)
+                        )
                     } else {
                         "paused".into()
                     };
@@ -126,7 +135,10 @@ impl App {
                 r.playing = false;
                 let to = r.run.now() + s as f64;
                 r.run.run_until(to);
-                self.say(format!("stepped {}", session::format_duration(s as f64)), Tone::Info);
+                self.say(
+                    format!("stepped {}", session::format_duration(s as f64)),
+                    Tone::Info,
+                );
                 self.announce_drains();
             }
             C::RegimeNext(target) => {

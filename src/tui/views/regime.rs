@@ -36,10 +36,26 @@ pub fn render(app: &App, r: &RegimePlay, area: Rect, buf: &mut Buffer) {
         let [a, b] = Layout::vertical([Constraint::Percentage(55), Constraint::Min(1)]).areas(body);
         (a, b)
     };
-    Paragraph::new(node_lines(app, r, nodes.width.saturating_sub(2) as usize, nodes.height as usize))
-        .render(Rect::new(nodes.x + 1, nodes.y, nodes.width.saturating_sub(2), nodes.height), buf);
-    Paragraph::new(side_lines(app, r, side.width.saturating_sub(2) as usize, side.height as usize))
-        .render(Rect::new(side.x + 1, side.y, side.width.saturating_sub(2), side.height), buf);
+    Paragraph::new(node_lines(
+        app,
+        r,
+        nodes.width.saturating_sub(2) as usize,
+        nodes.height as usize,
+    ))
+    .render(
+        Rect::new(nodes.x + 1, nodes.y, nodes.width.saturating_sub(2), nodes.height),
+        buf,
+    );
+    Paragraph::new(side_lines(
+        app,
+        r,
+        side.width.saturating_sub(2) as usize,
+        side.height as usize,
+    ))
+    .render(
+        Rect::new(side.x + 1, side.y, side.width.saturating_sub(2), side.height),
+        buf,
+    );
     let line = totals_line(r);
     buf.set_string(
         totals.x + 1,
@@ -59,7 +75,11 @@ fn title(app: &App, r: &RegimePlay) -> String {
     } else if now < warmup {
         format!("warm-up, measuring from {}", regime_clock(warmup))
     } else {
-        format!("measuring, {:.0} of {:.0} h", (now - warmup) / 3600.0, (horizon - warmup) / 3600.0)
+        format!(
+            "measuring, {:.0} of {:.0} h",
+            (now - warmup) / 3600.0,
+            (horizon - warmup) / 3600.0
+        )
     };
     format!(
         " Regime {} · {} · {} ({phase}) · {} · {}/tick ",
@@ -187,7 +207,10 @@ fn side_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
         lines.push(Line::from(Span::styled("  nothing waits", t.dim)));
     } else {
         lines.push(Line::from(Span::styled(
-            format!("  {:<14} {:>5} {:>9} {:>12}", "profile", "pods", "instances", "oldest wait"),
+            format!(
+                "  {:<14} {:>5} {:>9} {:>12}",
+                "profile", "pods", "instances", "oldest wait"
+            ),
             t.dim,
         )));
         for row in &rows {
@@ -207,7 +230,10 @@ fn side_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
         }
     }
     if let Some(m) = set.pending_timeout_min {
-        lines.push(Line::from(Span::styled(format!("  a pod gives up after {m} min"), t.dim)));
+        lines.push(Line::from(Span::styled(
+            format!("  a pod gives up after {m} min"),
+            t.dim,
+        )));
     }
     lines.push(Line::default());
     if set.kind == RegimeKind::StaticLayouts {
@@ -225,7 +251,11 @@ fn side_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
         )));
         if let Some(at) = r.run.next_planner_at() {
             lines.push(Line::from(Span::styled(
-                format!("  next run {} (in {})", regime_clock(at), session::format_duration(at - now)),
+                format!(
+                    "  next run {} (in {})",
+                    regime_clock(at),
+                    session::format_duration(at - now)
+                ),
                 t.base,
             )));
         }
@@ -262,7 +292,10 @@ fn side_lines(app: &App, r: &RegimePlay, w: usize, h: usize) -> Vec<Line<'static
         return lines;
     }
     let drains = r.run.drains();
-    lines.push(Line::from(Span::styled(format!("Drains ({})", drains.len()), t.header)));
+    lines.push(Line::from(Span::styled(
+        format!("Drains ({})", drains.len()),
+        t.header,
+    )));
     if drains.is_empty() {
         lines.push(Line::from(Span::styled("  none yet", t.dim)));
     }
@@ -381,7 +414,10 @@ fn totals_line(r: &RegimePlay) -> String {
         rep.pods_started,
         rep.pods_timed_out,
         if rep.regime == "dynamic" {
-            format!("restarts {}, GPUs emptied {}", rep.restarts, rep.defrag_emptied_gpus)
+            format!(
+                "restarts {}, GPUs emptied {}",
+                rep.restarts, rep.defrag_emptied_gpus
+            )
         } else {
             format!(
                 "drains {} · evicted {} · GPU resets {}",
