@@ -185,7 +185,7 @@ fn the_dynamic_regime_shows_each_restart_based_defragmentation_pass() {
     h.keys("> >");
     let s = h.screen();
     assert!(
-        s.contains("day 0 02:00 1 restarted, emptied n/0, 0 started"),
+        s.contains("day 0 02:00 1 restarted, 0 started, emptied n/0"),
         "{s}"
     );
     assert!(

@@ -384,15 +384,15 @@ fn defrag_lines(app: &App, r: &RegimePlay, w: usize, h: usize, lines: &mut Vec<L
             Line::from(Span::styled(
                 truncate(
                     &format!(
-                        "  {} {} restarted, emptied {}, {} started",
+                        "  {} {} restarted, {} started, emptied {}",
                         regime_clock(p.t),
                         p.restarts,
+                        p.pending_started,
                         if gpus.is_empty() {
                             "none".to_string()
                         } else {
                             gpus.join(" ")
-                        },
-                        p.pending_started
+                        }
                     ),
                     w,
                 ),
