@@ -1,7 +1,7 @@
 //! The regime view: the scenario's `[regime]` played in the planner, key by key through the real
 //! event loop against a `TestBackend`. scenarios/k8s-static.toml is small enough to count by
-//! hand: two nodes of two H100s laid out all-1g.10gb (28 free 1g.10gb instances but four in
-//! use), two 3g.40gb pods waiting, the planner every 30 min with hysteresis 2.
+//! hand: two nodes of two H100s holding just the instances of their four 1g.10gb pods, two
+//! 3g.40gb pods waiting, the planner every 30 min with hysteresis 2.
 
 use crate::common::Harness;
 use migplan::session::Session;
@@ -21,11 +21,11 @@ fn line_with<'a>(screen: &'a str, what: &str) -> &'a str {
         .unwrap_or_else(|| panic!("no line with `{what}` in\n{screen}"))
 }
 
-/// The words of the screen line holding `key`, from `key` on (the right pane shares its lines with
-/// the nodes).
+/// The words of the screen line holding `key`, from its last occurrence on (the right pane shares
+/// its lines with the nodes).
 fn words_from(screen: &str, key: &str) -> Vec<String> {
     let l = line_with(screen, key);
-    let at = l.find(key).unwrap_or(0);
+    let at = l.rfind(key).unwrap_or(0);
     l[at..]
         .split_whitespace()
         .filter(|w| *w != "│")
@@ -43,22 +43,26 @@ fn the_static_regime_plays_plan_hysteresis_drain_and_the_waiting_pods_start() {
         s.contains("Regime static-layouts · k8s-static · day 0 00:00"),
         "{s}"
     );
-    // node-a runs three 1g.10gb pods (two on GPU 0, one on GPU 1), node-b one.
-    let a0 = line_with(&s, "  0 all-1g.10gb");
-    assert!(
-        a0.contains("1g■ 1g■ 1g□ 1g□ 1g□ 1g□ 1g□  2/7 in use, 5 free"),
-        "{a0}"
-    );
+    // node-a: two 1g.10gb in use on GPU 0, one on GPU 1; node-b: one on GPU 0, none on GPU 1.
     assert!(s.contains("node-a serving  3 pod(s)"), "{s}");
     assert!(s.contains("node-b serving  1 pod(s)"), "{s}");
-    // Two 3g.40gb pods wait; no layout holds that profile.
+    let gpus: Vec<&str> = s
+        .lines()
+        .filter(|l| l.contains(" in use") || l.contains(" no instance"))
+        .collect();
+    assert_eq!(gpus.len(), 4, "{s}");
+    assert!(gpus[0].contains("1g■ 1g■  2/2 in use, 0 free"), "{}", gpus[0]);
+    assert!(gpus[1].contains("1g■  1/1 in use, 0 free"), "{}", gpus[1]);
+    assert!(gpus[2].contains("1g■  1/1 in use, 0 free"), "{}", gpus[2]);
+    assert!(gpus[3].contains(" no instance"), "{}", gpus[3]);
+    // Two 3g.40gb pods wait; no GPU holds that profile.
     assert_eq!(words_from(&s, "3g.40gb    "), ["3g.40gb", "2", "2", "0s"]);
     assert!(s.contains("next run day 0 00:30 (in 30m)"), "{s}");
     assert!(s.contains("every GPU keeps its layout"), "{s}");
     assert!(s.contains("Drains (0)"), "{s}");
 
     // `]`: past the planner's first run. node-b (one pod) is the least busy node: its GPUs head
-    // for layouts with a 3g.40gb, one identical plan of the two needed.
+    // for layouts with a 3g.40gb, one identical plan of the two needed; node-a's stay.
     h.keys("]");
     let s = h.screen();
     assert!(s.contains("day 0 00:30"), "{s}");
@@ -66,7 +70,7 @@ fn the_static_regime_plays_plan_hysteresis_drain_and_the_waiting_pods_start() {
         .lines()
         .filter(|l| l.contains("node-b/") && l.contains(" 1/2"))
         .collect();
-    assert!(!heading.is_empty(), "{s}");
+    assert_eq!(heading.len(), 2, "{s}");
     assert!(!s.contains("node-a/"), "node-a keeps its layout: {s}");
     assert_eq!(
         words_from(&s, "3g.40gb    "),
@@ -74,28 +78,31 @@ fn the_static_regime_plays_plan_hysteresis_drain_and_the_waiting_pods_start() {
         "the oldest wait is 30 min"
     );
 
-    // The second run drains node-b: its one pod is evicted and restarts on node-a at once.
+    // The second run drains node-b: its one pod is evicted and, with no free 1g.10gb on node-a,
+    // waits with the 3g.40gb pods.
     h.keys("D");
     let s = h.screen();
     assert!(
         h.message()
-            .starts_with("drain at day 0 01:00: node-b (1 pods evicted"),
+            .starts_with("drain at day 0 01:00: node-b (1 pods evicted, 2 GPUs re-laid out)"),
         "{}",
         h.message()
     );
     assert!(s.contains("Drains (1)"), "{s}");
     assert!(s.contains("day 0 01:00 node-b: 1 pod(s) evicted"), "{s}");
     assert!(s.contains("node-b RE-LAYOUT until day 0 01:10"), "{s}");
-    assert!(s.contains("node-a serving  4 pod(s)"), "{s}");
-    assert!(s.contains("GPU 0: all-1g.10gb → "), "{s}");
+    assert!(s.contains("node-a serving  3 pod(s)"), "{s}");
+    assert!(s.contains("Pending queue (3 pod(s))"), "{s}");
+    assert_eq!(words_from(&s, "1g.10gb    "), ["1g.10gb", "1", "1", "0s"]);
+    assert_eq!(words_from(&s, "3g.40gb    "), ["3g.40gb", "2", "2", "1h"]);
 
-    // Ten minutes later node-b serves again and the two 3g.40gb pods start on it.
+    // Ten minutes later node-b serves again and the three pods start on it.
     h.keys(".");
     let s = h.screen();
     assert!(s.contains("day 0 01:10"), "{s}");
-    assert!(s.contains("node-b serving  2 pod(s)"), "{s}");
+    assert!(s.contains("node-b serving  3 pod(s)"), "{s}");
     assert!(s.contains("nothing waits"), "{s}");
-    assert!(s.contains("3g■"), "{s}");
+    assert_eq!(s.matches("3g■").count(), 2, "{s}");
     assert!(s.contains("drains 1 · evicted 1"), "{s}");
     insta::assert_snapshot!("regime_static_after_drain_160x48", s);
 }
