@@ -31,6 +31,12 @@ pub struct RegimeArgs {
     /// Minutes a pod waits before it gives up.
     #[arg(long, value_name = "MIN")]
     pub pending_timeout: Option<f64>,
+    /// Dynamic MIG: hours between restart-based defragmentation passes (0: none).
+    #[arg(long = "defrag-every", value_name = "H")]
+    pub defrag_every: Option<f64>,
+    /// Most pods one defragmentation pass restarts.
+    #[arg(long = "defrag-max-restarts", value_name = "N")]
+    pub defrag_max_restarts: Option<u32>,
 }
 
 pub(super) fn kind_of(s: &str, flag: &str) -> anyhow::Result<RegimeKind> {
@@ -76,6 +82,18 @@ pub fn settings(
     }
     if let Some(t) = a.pending_timeout {
         s.pending_timeout_min = Some(t);
+    }
+    if let Some(h) = a.defrag_every {
+        s.defrag_every_h = (h != 0.0).then_some(h);
+    }
+    if let Some(n) = a.defrag_max_restarts {
+        s.defrag_max_restarts = Some(n);
+    }
+    if (a.defrag_every.is_some() || a.defrag_max_restarts.is_some()) && s.kind != RegimeKind::Dynamic {
+        bail!(
+            "--defrag-every, --defrag-max-restarts: restart-based defragmentation is dynamic MIG's (--regime dynamic), not {}'s",
+            s.kind.name()
+        );
     }
     check(&s)?;
     Ok((s, menu))
@@ -144,6 +162,18 @@ pub fn human(sc: &Scenario, r: &Report, menu: &str, skipped: u64) -> String {
         "drains: {} ({:.2}/day), evicted pods: {} ({:.2}/day), GPU resets: {}",
         r.drains, r.drains_per_day, r.evicted_pods, r.evicted_per_day, r.gpu_resets
     );
+    if let Some(h) = r.defrag_every_h {
+        let _ = writeln!(
+            o,
+            "defragmentation by restart: every {h} h, {} passes, {} pods restarted ({:.2}/day, {:.2} pod-h down), {} GPUs emptied, {} waiting pods started on the room made",
+            r.defrag_passes,
+            r.restarts,
+            r.restarts_per_day,
+            r.restart_downtime_pod_hours,
+            r.defrag_emptied_gpus,
+            r.defrag_pending_started
+        );
+    }
     let _ = writeln!(
         o,
         "idle instance-hours: {:.1}; stranded compute-slice-hours: {:.1}",

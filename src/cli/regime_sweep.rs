@@ -18,6 +18,8 @@ pub(crate) struct SweepGrid<'a> {
     pub hysteresis: &'a [u32],
     pub menus: &'a [String],
     pub plugins: &'a [String],
+    /// Hours between defragmentation passes of dynamic MIG, one dynamic cell each (0: none).
+    pub defrag_every: &'a [f64],
     pub seeds: Vec<u64>,
     pub loads: &'a [f64],
     pub run: &'a super::simulate::RunArgs,
@@ -34,6 +36,8 @@ struct Cell {
     period: f64,
     h: u32,
     menu: String,
+    /// Dynamic: hours between defragmentation passes.
+    defrag: Option<f64>,
     reports: Vec<Report>,
 }
 
@@ -51,7 +55,10 @@ impl Cell {
                 self.h,
                 self.menu
             ),
-            _ => format!("{} {}", self.kind.name(), self.plugin.name()),
+            _ => match self.defrag {
+                Some(h) => format!("{} {} defrag every {h} h", self.kind.name(), self.plugin.name()),
+                None => format!("{} {}", self.kind.name(), self.plugin.name()),
+            },
         }
     }
 }
@@ -149,12 +156,18 @@ fn grid(
             .map(|p| plugin_of(p, "--plugins"))
             .collect::<anyhow::Result<_>>()?
     };
-    let cell = |kind, plugin, period, h, menu: &str| Cell {
+    let defrags: Vec<Option<f64>> = if g.defrag_every.is_empty() {
+        vec![defaults.defrag_every_h]
+    } else {
+        g.defrag_every.iter().map(|&h| (h != 0.0).then_some(h)).collect()
+    };
+    let cell = |kind, plugin, period, h, menu: &str, defrag| Cell {
         kind,
         plugin,
         period,
         h,
         menu: menu.to_string(),
+        defrag,
         reports: Vec::new(),
     };
     let mut cells = Vec::new();
@@ -167,13 +180,15 @@ fn grid(
         }
         for &plugin in &plugins {
             if kind == RegimeKind::Dynamic {
-                cells.push(cell(kind, plugin, 0.0, 0, "-"));
+                for &d in &defrags {
+                    cells.push(cell(kind, plugin, 0.0, 0, "-", d));
+                }
                 continue;
             }
             for &period in &periods {
                 for &h in &hs {
                     for (m, _) in menus {
-                        cells.push(cell(kind, plugin, period, h, m));
+                        cells.push(cell(kind, plugin, period, h, m, None));
                     }
                 }
             }
@@ -213,6 +228,7 @@ fn run_cells(
                         defaults.period_min
                     },
                     hysteresis: Some(cell.h.max(1)),
+                    defrag_every_h: cell.defrag,
                     ..defaults.clone()
                 };
                 check(&s)?;
@@ -276,6 +292,9 @@ fn table(cells: &[Cell]) -> Vec<Vec<String>> {
         "gave up",
         "drains/day",
         "evicted/day",
+        "defrag every h",
+        "restarts/day",
+        "GPUs emptied",
         "idle inst-h",
         "stranded slice-h",
         "active GPUs",
@@ -298,6 +317,15 @@ fn table(cells: &[Cell]) -> Vec<Vec<String>> {
             format!("{:.1}", c.mean(|r| r.pods_timed_out as f64)),
             format!("{:.2}", c.mean(|r| r.drains_per_day)),
             format!("{:.2}", c.mean(|r| r.evicted_per_day)),
+            c.defrag.map_or_else(|| "-".into(), |h| format!("{h}")),
+            match c.defrag {
+                Some(_) => format!("{:.2}", c.mean(|r| r.restarts_per_day)),
+                None => "-".into(),
+            },
+            match c.defrag {
+                Some(_) => format!("{:.1}", c.mean(|r| r.defrag_emptied_gpus as f64)),
+                None => "-".into(),
+            },
             format!("{:.1}", c.mean(|r| r.idle_instance_hours)),
             format!("{:.1}", c.mean(|r| r.stranded_compute_slice_hours)),
             format!("{:.2}", c.mean(|r| r.mean_active_gpus)),

@@ -83,6 +83,15 @@ pub struct Args {
     /// With --regimes: device plugin choices (first-index, packed).
     #[arg(long, value_delimiter = ',', requires = "regimes")]
     pub plugins: Vec<String>,
+    /// With --regimes: hours between restart-based defragmentation passes of dynamic MIG, one
+    /// dynamic row each (0: none).
+    #[arg(
+        long = "defrag-every",
+        value_delimiter = ',',
+        requires = "regimes",
+        value_name = "H"
+    )]
+    pub defrag_every: Vec<f64>,
     /// With --out: go on from the runs an interrupted sweep into the same folder finished
     /// (`runs.partial.csv`, rewritten after every run) instead of running them again. The
     /// settings must be the same; without this flag, a folder holding such runs is an error.
@@ -411,6 +420,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             hysteresis: &a.hysteresis,
             menus: &a.menus,
             plugins: &a.plugins,
+            defrag_every: &a.defrag_every,
             seeds,
             loads: &a.loads,
             run: &a.run,

@@ -89,6 +89,18 @@ pub struct Drain {
     pub resets: u32,
 }
 
+/// A restart-based defragmentation pass (dynamic MIG) as it happened.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DefragPass {
+    pub t: f64,
+    /// Pods restarted on GPUs already in use.
+    pub restarts: u32,
+    /// GPUs the restarts emptied: (node, GPU).
+    pub emptied: Vec<(String, usize)>,
+    /// Waiting pods that started right after, on the room the pass made.
+    pub pending_started: u32,
+}
+
 /// What a run measured.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Report {
@@ -122,9 +134,22 @@ pub struct Report {
     pub mean_active_hosts: f64,
     pub mean_active_gpus: f64,
     pub energy_kwh: f64,
+    /// Restart-based defragmentation (dynamic MIG with `defrag_every_h`): passes in the
+    /// window, pods they restarted, GPUs they emptied, waiting pods started right after, and the
+    /// restarted pods' downtime.
+    pub defrag_every_h: Option<f64>,
+    pub defrag_passes: u64,
+    pub restarts: u64,
+    pub restarts_per_day: f64,
+    pub defrag_emptied_gpus: u64,
+    pub defrag_pending_started: u64,
+    pub restart_downtime_pod_hours: f64,
     /// Every drain of the run (also those before the window).
     #[serde(skip)]
     pub drain_log: Vec<Drain>,
+    /// Every defragmentation pass of the run (also those before the window).
+    #[serde(skip)]
+    pub defrag_log: Vec<DefragPass>,
     /// Each GPU's layout at the end: (node, GPU, layout).
     pub final_layouts: Vec<(String, usize, String)>,
 }
@@ -136,6 +161,7 @@ enum Kind {
     Arrive = 2,
     Timeout = 3,
     Planner = 4,
+    Defrag = 5,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -218,6 +244,36 @@ pub struct GpuView {
     pub next: Option<String>,
     pub streak: u32,
     pub in_use: usize,
+    /// The GPU model's name.
+    pub model: String,
+    /// Each instance: its profile's name and whether a pod uses it (static layouts: every
+    /// instance of the layout; dynamic: the instances created for pods, all in use).
+    pub instances: Vec<(String, bool)>,
+    /// Compute slices the model has, and those no instance uses.
+    pub compute_slices: u32,
+    pub free_compute: u32,
+}
+
+/// The per-node view: its name, until when a re-layout keeps it from serving, its GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeView {
+    pub name: String,
+    /// Set while the node is being re-laid out: the time it serves again, seconds.
+    pub relayout_until: Option<f64>,
+    pub pods: usize,
+    pub gpus: Vec<GpuView>,
+}
+
+/// Pods waiting for one profile now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingRow {
+    pub profile: String,
+    /// Pods waiting (a pod asking for two instances of it counts once).
+    pub pods: usize,
+    /// Instances they ask for.
+    pub instances: usize,
+    /// The longest wait so far, seconds.
+    pub oldest_wait_s: f64,
 }
 
 /// The simulation of one regime.
@@ -232,6 +288,10 @@ pub struct Run {
     now: f64,
     /// Per model: samples (time, instances in use per profile) over the forecast window.
     usage: BTreeMap<ModelId, VecDeque<(f64, Vec<u32>)>>,
+    /// During a defragmentation pass: the GPUs (node, GPU) a restarted pod may go to.
+    targets: Option<std::collections::BTreeSet<(usize, usize)>>,
+    /// The last epoch given to a pod.
+    epochs: u32,
     m: Acc,
 }
 
@@ -247,6 +307,12 @@ struct Acc {
     gpus_s: f64,
     joules: f64,
     drain_log: Vec<Drain>,
+    defrag_passes: u64,
+    restarts: u64,
+    defrag_emptied: u64,
+    defrag_pending_started: u64,
+    restart_downtime_s: f64,
+    defrag_log: Vec<DefragPass>,
 }
 
 impl Run {
@@ -309,6 +375,8 @@ impl Run {
             seq: 0,
             now: 0.0,
             usage: BTreeMap::new(),
+            targets: None,
+            epochs: 0,
             m: Acc::default(),
         };
         for (i, node, gpus) in placed {
@@ -325,6 +393,11 @@ impl Run {
         if run.s.settings.kind == RegimeKind::StaticLayouts {
             let p = run.s.settings.period_min * 60.0;
             run.push(p, Kind::Planner, 0, 0);
+        }
+        if run.s.settings.kind == RegimeKind::Dynamic {
+            if let Some(h) = run.s.settings.defrag_every_h {
+                run.push(h * 3600.0, Kind::Defrag, 0, 0);
+            }
         }
         run
     }
@@ -383,6 +456,12 @@ impl Run {
                     self.plan();
                     let p = self.s.settings.period_min * 60.0;
                     self.push(self.now + p, Kind::Planner, 0, 0);
+                }
+                Kind::Defrag => {
+                    self.defrag();
+                    if let Some(h) = self.s.settings.defrag_every_h {
+                        self.push(self.now + h * 3600.0, Kind::Defrag, 0, 0);
+                    }
                 }
             }
         }
@@ -472,7 +551,10 @@ impl Run {
             self.st[i].left = Some((left - (self.now - started)).max(0.0));
         }
         self.st[i].started = None;
-        self.st[i].epoch += 1;
+        // A fresh epoch, never used before: the pod's pending events (its departure) lapse,
+        // also after a defragmentation pass puts the pod back as it was.
+        self.epochs += 1;
+        self.st[i].epoch = self.epochs;
     }
 
     /// Starts as many waiting pods as find room, oldest first.
@@ -513,7 +595,8 @@ impl Run {
     fn start_on(&mut self, i: usize, n: usize, gpus: Option<&[usize]>) -> bool {
         let cat = self.s.catalog;
         let dynamic = self.s.settings.kind == RegimeKind::Dynamic;
-        let packed = self.s.settings.plugin_choice == PluginChoice::Packed;
+        // A defragmentation pass packs: the fullest GPU first.
+        let packed = self.s.settings.plugin_choice == PluginChoice::Packed || self.targets.is_some();
         let node = &self.nodes[n];
         let spec = &self.s.nodes[n];
         let pod = &self.pods[i];
@@ -531,6 +614,9 @@ impl Run {
                 None => (0..trial.len()).collect(),
             };
             cands.retain(|&g| trial.get(g).is_some_and(|x| x.model == model && x.mig));
+            if let Some(t) = &self.targets {
+                cands.retain(|&g| t.contains(&(n, g)));
+            }
             if packed {
                 cands.sort_by_key(|&g| std::cmp::Reverse(trial[g].in_use()));
             }
@@ -845,27 +931,265 @@ impl Run {
         self.try_pending();
     }
 
-    /// Each GPU's state now, node by node.
-    pub fn view(&self) -> Vec<Vec<GpuView>> {
-        let cat = self.s.catalog;
-        self.nodes
-            .iter()
-            .map(|node| {
-                node.gpus
-                    .iter()
-                    .map(|g| {
-                        let menu = self.s.menus.get(&g.model);
-                        let model = cat.model(g.model);
-                        GpuView {
-                            layout: name_of(menu, model, g.mig, &g.counts),
-                            next: g.next.as_ref().map(|(mig, c)| name_of(menu, model, *mig, c)),
-                            streak: g.streak,
-                            in_use: g.in_use(),
-                        }
-                    })
-                    .collect()
+    /// The pods holding an instance on GPU `g` of node `n`.
+    fn pods_on(&self, n: usize, g: usize) -> Vec<usize> {
+        (0..self.pods.len())
+            .filter(|&i| {
+                self.st[i]
+                    .at
+                    .as_ref()
+                    .is_some_and(|(x, gis)| *x == n && gis.iter().any(|&(k, _)| k == g))
             })
             .collect()
+    }
+
+    /// One restart-based defragmentation pass (dynamic MIG): the GPUs in use, least used first,
+    /// are emptied one by one by restarting their pods on other GPUs already in use (the
+    /// fullest node and GPU first), within the pass's restart budget. A GPU whose pods do not
+    /// all find room keeps them: no pod restarts unless its GPU empties. A restarted pod holds
+    /// its new instance at once and runs `restart_s` later. Waiting pods then take the room.
+    fn defrag(&mut self) {
+        let budget = self.s.settings.defrag_max_restarts_or_default() as usize;
+        let down = self.s.settings.restart_s_or_default();
+        let mut sources: Vec<(usize, usize, usize, u32)> = Vec::new();
+        for (n, node) in self.nodes.iter().enumerate() {
+            if node.up_at > self.now {
+                continue;
+            }
+            for (g, x) in node.gpus.iter().enumerate() {
+                if !x.used.is_empty() {
+                    let m = self.s.catalog.model(x.model);
+                    let compute: u32 = x.used.iter().map(|&(_, p, _)| m.profiles[p].compute as u32).sum();
+                    sources.push((x.used.len(), compute as usize, n, g as u32));
+                }
+            }
+        }
+        sources.sort();
+        let mut restarted: Vec<usize> = Vec::new();
+        let mut received: std::collections::BTreeSet<(usize, usize)> = Default::default();
+        let mut emptied: Vec<(usize, usize)> = Vec::new();
+        for (_, _, n, g) in sources {
+            let g = g as usize;
+            if received.contains(&(n, g)) {
+                continue;
+            }
+            let on = self.pods_on(n, g);
+            if on.is_empty() || restarted.len() + on.len() > budget {
+                continue;
+            }
+            let (nodes, st) = (self.nodes.clone(), self.st.clone());
+            for &i in &on {
+                self.release(i);
+            }
+            // Targets: GPUs still in use, not emptied in this pass, other than this one.
+            let mut targets = std::collections::BTreeSet::new();
+            for (k, node) in self.nodes.iter().enumerate() {
+                if node.up_at > self.now {
+                    continue;
+                }
+                for (h, x) in node.gpus.iter().enumerate() {
+                    if !x.used.is_empty() && (k, h) != (n, g) {
+                        targets.insert((k, h));
+                    }
+                }
+            }
+            self.targets = Some(targets);
+            let mut order: Vec<usize> = (0..self.nodes.len()).collect();
+            order.sort_by_key(|&k| {
+                std::cmp::Reverse(self.nodes[k].gpus.iter().map(GpuSt::in_use).sum::<usize>())
+            });
+            let mut all = true;
+            for &i in &on {
+                // Its work stops for the restart: it departs that much later.
+                self.st[i].left = self.st[i].left.map(|l| l + down);
+                if !order.iter().any(|&k| self.start_on(i, k, None)) {
+                    all = false;
+                    break;
+                }
+            }
+            self.targets = None;
+            if !all {
+                // Put everything back as it was: the departures pushed meanwhile carry epochs
+                // no pod holds.
+                self.nodes = nodes;
+                self.st = st;
+                continue;
+            }
+            for &i in &on {
+                if let Some((k, gis)) = &self.st[i].at {
+                    for &(h, _) in gis {
+                        received.insert((*k, h));
+                    }
+                }
+            }
+            restarted.extend(on);
+            emptied.push((n, g));
+        }
+        let waiting = self.pending.len();
+        self.try_pending();
+        let started = waiting - self.pending.len();
+        let counted = self.now >= self.s.warmup_s && self.now <= self.s.horizon_s;
+        if counted {
+            self.m.defrag_passes += 1;
+            self.m.restarts += restarted.len() as u64;
+            self.m.defrag_emptied += emptied.len() as u64;
+            self.m.defrag_pending_started += started as u64;
+            self.m.restart_downtime_s += down * restarted.len() as f64;
+        }
+        self.m.defrag_log.push(DefragPass {
+            t: self.now,
+            restarts: restarted.len() as u32,
+            emptied: emptied
+                .into_iter()
+                .map(|(n, g)| (self.s.nodes[n].name.clone(), g))
+                .collect(),
+            pending_started: started as u32,
+        });
+    }
+
+    /// The defragmentation passes so far.
+    pub fn defrag_passes(&self) -> &[DefragPass] {
+        &self.m.defrag_log
+    }
+
+    /// Each GPU's state now, node by node.
+    pub fn view(&self) -> Vec<Vec<GpuView>> {
+        self.nodes
+            .iter()
+            .map(|node| node.gpus.iter().map(|g| self.gpu_view(g)).collect())
+            .collect()
+    }
+
+    fn gpu_view(&self, g: &GpuSt) -> GpuView {
+        let cat = self.s.catalog;
+        let menu = self.s.menus.get(&g.model);
+        let model = cat.model(g.model);
+        let dynamic = self.s.settings.kind == RegimeKind::Dynamic;
+        let pname = |p: ProfileId| model.profiles[p].name.clone();
+        let instances: Vec<(String, bool)> = if dynamic {
+            g.used.iter().map(|&(_, p, _)| (pname(p), true)).collect()
+        } else {
+            g.insts
+                .iter()
+                .map(|&(p, pod)| (pname(p), pod.is_some()))
+                .collect()
+        };
+        let used: u32 = if dynamic {
+            g.used
+                .iter()
+                .map(|&(_, p, _)| model.profiles[p].compute as u32)
+                .sum()
+        } else {
+            g.insts
+                .iter()
+                .map(|&(p, _)| model.profiles[p].compute as u32)
+                .sum()
+        };
+        GpuView {
+            layout: if dynamic && g.mig {
+                "dynamic".into()
+            } else {
+                name_of(menu, model, g.mig, &g.counts)
+            },
+            next: g.next.as_ref().map(|(mig, c)| name_of(menu, model, *mig, c)),
+            streak: g.streak,
+            in_use: g.in_use(),
+            model: model.name.clone(),
+            instances,
+            compute_slices: model.compute_slices as u32,
+            free_compute: (model.compute_slices as u32).saturating_sub(used),
+        }
+    }
+
+    /// Each node's state now.
+    pub fn nodes_view(&self) -> Vec<NodeView> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(n, node)| NodeView {
+                name: self.s.nodes[n].name.clone(),
+                relayout_until: (node.up_at > self.now).then_some(node.up_at),
+                pods: self
+                    .st
+                    .iter()
+                    .filter(|st| st.at.as_ref().is_some_and(|(x, _)| *x == n))
+                    .count(),
+                gpus: node.gpus.iter().map(|g| self.gpu_view(g)).collect(),
+            })
+            .collect()
+    }
+
+    /// The pending queue per profile: pods, instances asked for, the longest wait.
+    pub fn pending_rows(&self) -> Vec<PendingRow> {
+        let mut rows: BTreeMap<String, PendingRow> = BTreeMap::new();
+        for &i in &self.pending {
+            let wait = self.st[i].waiting_since.map_or(0.0, |t| (self.now - t).max(0.0));
+            let mut seen: Vec<String> = Vec::new();
+            for &(m, p) in &self.pods[i].gis {
+                let name = self.s.catalog.model(m).profiles[p].name.clone();
+                let row = rows.entry(name.clone()).or_insert_with(|| PendingRow {
+                    profile: name.clone(),
+                    pods: 0,
+                    instances: 0,
+                    oldest_wait_s: 0.0,
+                });
+                row.instances += 1;
+                row.oldest_wait_s = row.oldest_wait_s.max(wait);
+                if !seen.contains(&name) {
+                    row.pods += 1;
+                    seen.push(name);
+                }
+            }
+        }
+        rows.into_values().collect()
+    }
+
+    /// Pods waiting now.
+    pub fn pending_pods(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Pods running now.
+    pub fn running_pods(&self) -> usize {
+        self.st.iter().filter(|st| st.at.is_some()).count()
+    }
+
+    /// The time of the next event (arrival, departure, node back, timeout, planner run), if any
+    /// before the horizon.
+    pub fn next_event_at(&self) -> Option<f64> {
+        self.heap.peek().map(|e| e.t).filter(|&t| t <= self.s.horizon_s)
+    }
+
+    /// When the layout planner runs next (static layouts).
+    pub fn next_planner_at(&self) -> Option<f64> {
+        (self.s.settings.kind == RegimeKind::StaticLayouts).then(|| {
+            let p = self.s.settings.period_min * 60.0;
+            ((self.now / p).floor() + 1.0) * p
+        })
+    }
+
+    /// When the next restart-based defragmentation pass runs (dynamic MIG with passes).
+    pub fn next_defrag_at(&self) -> Option<f64> {
+        let h = self.s.settings.defrag_every_h?;
+        (self.s.settings.kind == RegimeKind::Dynamic).then(|| {
+            let p = h * 3600.0;
+            ((self.now / p).floor() + 1.0) * p
+        })
+    }
+
+    /// The settings the run plays, and the hysteresis in force.
+    pub fn settings(&self) -> (&RegimeSettings, u32) {
+        (&self.s.settings, self.s.hysteresis)
+    }
+
+    /// The end of the warm-up and the horizon, seconds.
+    pub fn window(&self) -> (f64, f64) {
+        (self.s.warmup_s, self.s.horizon_s)
+    }
+
+    /// The report of the run so far (the measured window up to now).
+    pub fn report_now(&self) -> Report {
+        self.report()
     }
 
     /// Pods waiting now, per profile name.
@@ -910,7 +1234,8 @@ impl Run {
                 .entry(cat.model(m).profiles[p].name.clone())
                 .or_insert(0.0) += s / 3600.0;
         }
-        let in_window = |p: &Pod| p.arrival >= self.s.warmup_s && p.arrival <= self.s.horizon_s;
+        // Pods that arrived in the window so far (all of them once the run reached the horizon).
+        let in_window = |p: &Pod| p.arrival >= self.s.warmup_s && p.arrival <= self.s.horizon_s.min(self.now);
         let mut waits: Vec<f64> = Vec::new();
         let (mut arrived, mut started, mut gave_up) = (0, 0, 0);
         let waiting = self.pending.len() as u64;
@@ -978,6 +1303,14 @@ impl Run {
             mean_active_gpus: self.m.gpus_s / span,
             energy_kwh: self.m.joules / 3.6e6,
             drain_log: self.m.drain_log.clone(),
+            defrag_every_h: set.defrag_every_h.filter(|_| set.kind == RegimeKind::Dynamic),
+            defrag_passes: self.m.defrag_passes,
+            restarts: self.m.restarts,
+            restarts_per_day: per_day(self.m.restarts),
+            defrag_emptied_gpus: self.m.defrag_emptied,
+            defrag_pending_started: self.m.defrag_pending_started,
+            restart_downtime_pod_hours: self.m.restart_downtime_s / 3600.0,
+            defrag_log: self.m.defrag_log.clone(),
             final_layouts,
         }
     }

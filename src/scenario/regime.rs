@@ -103,7 +103,23 @@ pub struct RegimeSettings {
     pub relayout_s: f64,
     /// Drain a node even when some of its pods have no instance to restart on.
     pub allow_drain_without_room: bool,
+    /// Dynamic MIG: hours between restart-based defragmentation passes; absent: none. A pass
+    /// empties the least used GPUs by restarting their pods on GPUs already in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defrag_every_h: Option<f64>,
+    /// Most pods one defragmentation pass restarts (default 8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defrag_max_restarts: Option<u32>,
+    /// Seconds a restarted pod does not run (default 60): it holds its new instance, and its
+    /// work, so its departure, moves later by as much.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restart_s: Option<f64>,
 }
+
+/// Default most pods a defragmentation pass restarts.
+pub(crate) const DEFAULT_DEFRAG_MAX_RESTARTS: u32 = 8;
+/// Default seconds a restarted pod does not run.
+pub(crate) const DEFAULT_RESTART_S: f64 = 60.0;
 
 impl Default for RegimeSettings {
     fn default() -> Self {
@@ -117,6 +133,9 @@ impl Default for RegimeSettings {
             plugin_choice: PluginChoice::FirstIndex,
             relayout_s: DEFAULT_RELAYOUT_S,
             allow_drain_without_room: false,
+            defrag_every_h: None,
+            defrag_max_restarts: None,
+            restart_s: None,
         }
     }
 }
@@ -125,6 +144,16 @@ impl RegimeSettings {
     /// The hysteresis in force: the table's, else the legacy key's, else the default.
     pub(crate) fn hysteresis_or(&self, legacy: Option<u32>) -> u32 {
         self.hysteresis.or(legacy).unwrap_or(DEFAULT_HYSTERESIS)
+    }
+
+    /// The restart budget of a defragmentation pass.
+    pub fn defrag_max_restarts_or_default(&self) -> u32 {
+        self.defrag_max_restarts.unwrap_or(DEFAULT_DEFRAG_MAX_RESTARTS)
+    }
+
+    /// A restarted pod's downtime, seconds.
+    pub fn restart_s_or_default(&self) -> f64 {
+        self.restart_s.unwrap_or(DEFAULT_RESTART_S)
     }
 
     /// The first setting out of range: (key, what it must be).
@@ -151,6 +180,27 @@ impl RegimeSettings {
         if let Some(t) = self.pending_timeout_min {
             if let Some(m) = pos(t, 365.0 * 24.0 * 60.0) {
                 return Some(("pending_timeout_min", m));
+            }
+        }
+        if let Some(h) = self.defrag_every_h {
+            if let Some(m) = pos(h, 365.0 * 24.0) {
+                return Some(("defrag_every_h", m));
+            }
+        }
+        if let Some(n) = self.defrag_max_restarts {
+            if !(1..=100_000).contains(&n) {
+                return Some((
+                    "defrag_max_restarts",
+                    format!("must be within 1..100000, not {n}"),
+                ));
+            }
+        }
+        if let Some(r) = self.restart_s {
+            if !(r.is_finite() && (0.0..=86_400.0).contains(&r)) {
+                return Some((
+                    "restart_s",
+                    format!("must be a number >= 0 and at most 86400, not {r}"),
+                ));
             }
         }
         if !(self.relayout_s.is_finite() && (0.0..=86_400.0).contains(&self.relayout_s)) {

@@ -23,8 +23,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod form;
+pub(crate) mod regime;
 mod workers;
 pub(crate) use form::{AddForm, Field, FormShape};
+pub use regime::RegimePlay;
 
 /// What the loop reacts to.
 #[derive(Debug)]
@@ -238,6 +240,8 @@ pub struct App {
     pub overlays: Overlays,
     pub workers: Workers,
     pub message: Option<(String, Tone)>,
+    /// The regime view's run (the scenario's `[regime]` played), once opened.
+    pub regime: Option<RegimePlay>,
     /// Lines run in the palette, oldest first.
     history: Vec<String>,
     pub quit: bool,
@@ -245,11 +249,12 @@ pub struct App {
 
 /// The overlays, bottom to top. A confirmation sits above the palette and the form, since it
 /// asks about what they started; the help explains the layer under it, so it is the top.
-pub(crate) const OVERLAYS: [Layer; 10] = [
+pub(crate) const OVERLAYS: [Layer; 11] = [
     Layer::Preview,
     Layer::Move,
     Layer::Step,
     Layer::Solve,
+    Layer::Regime,
     Layer::Relayout,
     Layer::Mode,
     Layer::Dialog,
@@ -267,7 +272,7 @@ const STEP_PROGRESS_EVERY: Duration = Duration::from_millis(100);
 impl App {
     pub fn new(session: Session, theme: Theme) -> App {
         let (tx, rx) = channel();
-        App {
+        let mut app = App {
             session,
             theme,
             keymap: Keymap::embedded(),
@@ -292,9 +297,20 @@ impl App {
                 deferred: Default::default(),
             },
             message: None,
+            regime: None,
             history: Vec::new(),
             quit: false,
+        };
+        // A scenario with a Kubernetes regime opens on the regime view.
+        if app
+            .session
+            .to_scenario()
+            .regime
+            .is_some_and(|r| r.kind != crate::scenario::RegimeKind::Paper)
+        {
+            app.toggle_regime();
         }
+        app
     }
 
     /// A sender for terminal events (the input thread) or scripted messages (tests).
@@ -316,6 +332,7 @@ impl App {
             Layer::Palette => self.overlays.palette.is_some(),
             Layer::Confirm => self.overlays.confirm.is_some(),
             Layer::Help => self.overlays.help.is_some(),
+            Layer::Regime => self.regime.as_ref().is_some_and(|r| r.open),
         }
     }
 
@@ -352,6 +369,9 @@ impl App {
             Msg::Solver(s) => self.on_solver(s),
             Msg::Stepper(s) => self.on_stepper(s),
             Msg::Tick => {
+                if self.regime.as_ref().is_some_and(|r| r.open) {
+                    self.regime_tick();
+                }
                 // A tick while a step runs only redraws (the elapsed time); the next play tick
                 // waits for the running one rather than queueing behind it.
                 if self.session.playing() && !self.busy() {
@@ -402,7 +422,7 @@ impl App {
     /// Whether the loop should wake up without input (playing, or showing solve or step
     /// progress).
     fn wants_tick(&self) -> bool {
-        self.session.playing() || self.busy()
+        self.session.playing() || self.busy() || self.regime.as_ref().is_some_and(|r| r.open && r.playing)
     }
 
     /// The next message: deferred ones first, then the channel (with a tick while playing).
@@ -689,6 +709,7 @@ impl App {
                 self.view.preview_scroll = self.view.preview_scroll.saturating_add(1)
             }
             (Layer::Preview, C::Up) => self.view.preview_scroll = self.view.preview_scroll.saturating_sub(1),
+            (Layer::Regime, cmd) => return self.run_regime_command(cmd),
             (_, cmd) => return Some(cmd),
         }
         None
@@ -702,6 +723,15 @@ impl App {
         match cmd {
             C::Help => self.overlays.help = Some(0),
             C::Relayout(name) => self.open_relayout(&name),
+            C::Regime => self.toggle_regime(),
+            C::RegimePlay | C::RegimeStep(_) | C::RegimeNext(_) if self.regime.is_some() => {
+                if let Some(back) = self.run_regime_command(cmd) {
+                    self.run_session_line(&back.to_string());
+                }
+            }
+            C::RegimePlay | C::RegimeStep(_) | C::RegimeNext(_) => {
+                self.say("the regime view is not open: R opens it", Tone::Error)
+            }
             C::Down => {
                 self.view.sel.host = (self.view.sel.host + 1).min(n_hosts.saturating_sub(1));
                 self.clamp_slice();

@@ -90,8 +90,37 @@ pub enum Command {
     Quit,
     /// Quits without asking.
     ForceQuit,
+    /// Opens the regime view (the scenario's `[regime]` played over simulated time), or closes it.
+    Regime,
+    /// Plays or pauses the regime view's clock.
+    RegimePlay,
+    /// Steps the regime view's clock by this many seconds.
+    RegimeStep(u64),
+    /// Steps the regime view's clock to the next event, planner run or drain.
+    RegimeNext(RegimeTarget),
     /// A line of the session's command language.
     Session(String),
+}
+
+/// Where `regime-next` stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegimeTarget {
+    /// The next event (arrival, departure, node back, timeout, planner run).
+    Event,
+    /// Right after the layout planner's next run.
+    Plan,
+    /// Right after the next drain.
+    Drain,
+}
+
+impl RegimeTarget {
+    pub fn name(self) -> &'static str {
+        match self {
+            RegimeTarget::Event => "event",
+            RegimeTarget::Plan => "plan",
+            RegimeTarget::Drain => "drain",
+        }
+    }
 }
 
 fn dir(head: &str, arg: &str) -> Result<Dir> {
@@ -162,6 +191,19 @@ impl Command {
             "move-here" => plain(C::MoveHere),
             "relayout" => Ok(C::Relayout(arg.to_string())),
             "mode-apply" => plain(C::ApplyMode),
+            "regime" => plain(C::Regime),
+            "regime-play" => plain(C::RegimePlay),
+            "regime-step" => {
+                let secs = session::parse_positive_duration(arg)
+                    .map_err(|e| anyhow!("`regime-step {arg}`: {e:#}"))?;
+                Ok(C::RegimeStep(secs.round().max(1.0) as u64))
+            }
+            "regime-next" => match arg {
+                "" | "event" => Ok(C::RegimeNext(RegimeTarget::Event)),
+                "plan" => Ok(C::RegimeNext(RegimeTarget::Plan)),
+                "drain" => Ok(C::RegimeNext(RegimeTarget::Drain)),
+                o => bail!("`regime-next {o}`: say event, plan or drain"),
+            },
             "quit" | "q" => plain(C::Quit),
             "q!" => plain(C::ForceQuit),
             _ => Ok(C::Session(line.to_string())),
@@ -240,6 +282,10 @@ impl fmt::Display for Command {
             C::Relayout(name) if name.is_empty() => f.write_str("relayout"),
             C::Relayout(name) => write!(f, "relayout {name}"),
             C::ApplyMode => f.write_str("mode-apply"),
+            C::Regime => f.write_str("regime"),
+            C::RegimePlay => f.write_str("regime-play"),
+            C::RegimeStep(s) => write!(f, "regime-step {s}s"),
+            C::RegimeNext(t) => write!(f, "regime-next {}", t.name()),
             C::Quit => f.write_str("quit"),
             C::ForceQuit => f.write_str("q!"),
             C::Session(line) => f.write_str(line),
@@ -265,6 +311,11 @@ mod tests {
             ("q!", Command::ForceQuit),
             ("relayout 4x1g", Command::Relayout("4x1g".into())),
             ("mode-apply", Command::ApplyMode),
+            ("regime", Command::Regime),
+            ("regime-play", Command::RegimePlay),
+            ("regime-step 1h", Command::RegimeStep(3600)),
+            ("regime-next", Command::RegimeNext(RegimeTarget::Event)),
+            ("regime-next drain", Command::RegimeNext(RegimeTarget::Drain)),
             ("step 1h", Command::Session("step 1h".into())),
             ("remove 7", Command::Session("remove 7".into())),
             ("move 7 a30-1 1@2", Command::Session("move 7 a30-1 1@2".into())),
@@ -284,6 +335,9 @@ mod tests {
             "down 3",
             "yes please",
             "panel prev",
+            "regime-next sideways",
+            "regime-step 1x",
+            "regime-play now",
         ] {
             let e = Command::parse(bad).unwrap_err().to_string();
             let head = bad.split(' ').next().unwrap();

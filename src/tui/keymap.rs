@@ -26,11 +26,13 @@ pub enum Layer {
     Help,
     Relayout,
     Mode,
+    Regime,
 }
 
 impl Layer {
-    pub const ALL: [Layer; 11] = [
+    pub const ALL: [Layer; 12] = [
         Layer::Fleet,
+        Layer::Regime,
         Layer::Move,
         Layer::Preview,
         Layer::Relayout,
@@ -56,6 +58,7 @@ impl Layer {
             Layer::Help => "help",
             Layer::Relayout => "relayout",
             Layer::Mode => "mode",
+            Layer::Regime => "regime",
         }
     }
 
@@ -73,6 +76,7 @@ impl Layer {
             Layer::Help => "Help",
             Layer::Relayout => "Re-layout preview",
             Layer::Mode => "Mode change preview",
+            Layer::Regime => "Regime view (the scenario's [regime] played)",
         }
     }
 }

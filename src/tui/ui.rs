@@ -79,6 +79,11 @@ fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)
                     views::mode::render(app, m, main, buf)
                 }
             }
+            Layer::Regime => {
+                if let Some(r) = &app.regime {
+                    views::regime::render(app, r, main, buf)
+                }
+            }
             Layer::Solve => views::overlays::solving(app, main, buf),
             Layer::Dialog => {
                 if let Some(f) = &app.overlays.form {

@@ -524,3 +524,209 @@ fn sweep_over_regimes_writes_the_table_and_the_svg_and_refuses_bad_flags() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("[regime] hysteresis: must be within 1..1000, not 0"));
 }
+
+/// Dynamic MIG on one node of two H100s: four 3g.40gb pods fill both GPUs (two each, first by
+/// index); at 1 h one pod of each GPU leaves, so each GPU holds one 3g.40gb until 10 h. With
+/// `whole` a 7g.80gb pod arrives at 1.5 h and finds no empty GPU.
+fn fragmented(defrag_every_h: Option<f64>, whole: bool) -> Run {
+    let mut arrivals = Vec::new();
+    for (k, life) in [1.0, 10.0, 1.0, 10.0].into_iter().enumerate() {
+        arrivals.extend(pods(1 + k as u64, 0.0, Some(life * H), &[("3g.40gb", 1)]));
+    }
+    if whole {
+        arrivals.extend(pods(10, 1.5 * H, None, &[("7g.80gb", 1)]));
+    }
+    let s = RegimeSettings {
+        kind: RegimeKind::Dynamic,
+        defrag_every_h,
+        ..settings(1)
+    };
+    Run::new(setup(
+        vec![node("n", &["all-1g.10gb", "all-1g.10gb"])],
+        s,
+        arrivals,
+        12.0 * H,
+    ))
+}
+
+fn in_use(run: &Run) -> Vec<usize> {
+    run.view()[0].iter().map(|g| g.in_use).collect()
+}
+
+#[test]
+fn a_restart_based_defragmentation_empties_a_gpu_with_one_restart() {
+    // Without defragmentation both GPUs stay in use, one 3g.40gb each, until 10 h.
+    let mut run = fragmented(None, false);
+    run.run_until(5.0 * H);
+    assert_eq!(in_use(&run), [1, 1]);
+    let off = run.finish();
+    assert_eq!(
+        (off.restarts, off.defrag_passes, off.defrag_every_h),
+        (0, 0, None)
+    );
+    // 2 GPUs for 10 h of 12.
+    assert!(
+        (off.mean_active_gpus - 20.0 / 12.0).abs() < 1e-9,
+        "{}",
+        off.mean_active_gpus
+    );
+
+    // A pass every 2 h: at 2 h GPU 0 (one pod, first of the least used) empties by restarting
+    // its pod on GPU 1, the one GPU in use left: one restart, one GPU. Later passes find nothing
+    // to empty (GPU 1 holds two pods and no other GPU is in use).
+    let mut run = fragmented(Some(2.0), false);
+    run.run_until(2.0 * H - 1.0);
+    assert_eq!(in_use(&run), [1, 1]);
+    run.run_until(2.0 * H);
+    assert_eq!(in_use(&run), [0, 2]);
+    let p = &run.defrag_passes()[0];
+    assert_eq!(
+        (p.t, p.restarts, p.emptied.clone(), p.pending_started),
+        (2.0 * H, 1, vec![("n".to_string(), 0)], 0)
+    );
+    let on = run.finish();
+    // Passes at 2, 4, 6, 8, 10 and 12 h; one restart; its 60 s of downtime move its departure
+    // from 10 h to 10 h 1 min.
+    assert_eq!((on.defrag_passes, on.restarts, on.defrag_emptied_gpus), (6, 1, 1));
+    assert!((on.restart_downtime_pod_hours - 60.0 / H).abs() < 1e-9);
+    // 2 GPUs for 2 h, then 1 until 10 h 1 min.
+    let want = (2.0 * 2.0 + (8.0 * H + 60.0) / H) / 12.0;
+    assert!(
+        (on.mean_active_gpus - want).abs() < 1e-9,
+        "{} {want}",
+        on.mean_active_gpus
+    );
+    assert_eq!(on.pods_started, 4);
+}
+
+#[test]
+fn the_gpu_a_defragmentation_empties_serves_the_waiting_whole_gpu_pod() {
+    // Without defragmentation the 7g.80gb pod waits from 1.5 h until GPU 0 empties at 10 h.
+    let mut off = fragmented(None, true);
+    off.run_until(12.0 * H);
+    assert_eq!(off.first_start(10), Some(10.0 * H));
+    let r = off.finish();
+    assert!(
+        (r.pending_pod_hours_total - 8.5).abs() < 1e-9,
+        "{}",
+        r.pending_pod_hours_total
+    );
+    // With a pass every 2 h it starts at 2 h on the GPU the pass emptied.
+    let mut on = fragmented(Some(2.0), true);
+    on.run_until(12.0 * H);
+    assert_eq!(on.first_start(10), Some(2.0 * H));
+    assert_eq!(on.defrag_passes()[0].pending_started, 1);
+    let r = on.finish();
+    assert_eq!((r.restarts, r.defrag_pending_started), (1, 1));
+    assert!(
+        (r.pending_pod_hours_total - 0.5).abs() < 1e-9,
+        "{}",
+        r.pending_pod_hours_total
+    );
+}
+
+#[test]
+fn defragmentation_settings_are_checked_and_named_with_their_line() {
+    let text = "[[host]]\nname = \"n\"\ncores = 8\nram_gb = 64\ngpus = [\"h100-80gb\"]\n\
+                [workload]\nenabled = false\n[regime]\nkind = \"dynamic\"\n";
+    let sc = migplan::scenario::parse(&format!("{text}defrag_every_h = 6\n"), "x.toml").unwrap();
+    assert_eq!(sc.regime.unwrap().defrag_every_h, Some(6.0));
+    for (line, want) in [
+        (
+            "defrag_every_h = 0",
+            "x.toml:10:1: field `regime.defrag_every_h`: must be a number > 0 and at most 8760, not 0",
+        ),
+        (
+            "defrag_max_restarts = 0",
+            "x.toml:10:1: field `regime.defrag_max_restarts`: must be within 1..100000, not 0",
+        ),
+        (
+            "restart_s = -1",
+            "x.toml:10:1: field `regime.restart_s`: must be a number >= 0 and at most 86400, not -1",
+        ),
+    ] {
+        let e = migplan::scenario::parse(&format!("{text}{line}\n"), "x.toml").unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
+}
+
+#[test]
+fn simulate_and_sweep_report_the_restart_based_defragmentation() {
+    let run = |extra: &[&str]| {
+        crate::common::cli::migplan()
+            .args([
+                "simulate",
+                "scenarios/k8s-h100.toml",
+                "--regime",
+                "dynamic",
+                "--hours",
+                "48",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&["--defrag-every", "2", "--json"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 48 h measured after the 24 h warm-up: the window's passes run at 24, 26, ..., 72 h (both
+    // ends count).
+    assert_eq!(v["defrag_passes"], 25);
+    assert_eq!(v["defrag_every_h"], 2.0);
+    let restarts = v["restarts"].as_u64().unwrap();
+    assert!(restarts > 0, "{v}");
+    assert!(
+        (v["restart_downtime_pod_hours"].as_f64().unwrap() - restarts as f64 * 60.0 / 3600.0).abs() < 1e-9
+    );
+    let text = String::from_utf8_lossy(&run(&["--defrag-every", "2"]).stdout).to_string();
+    assert!(
+        text.contains(&format!(
+            "defragmentation by restart: every 2 h, 25 passes, {restarts} pods restarted"
+        )),
+        "{text}"
+    );
+    // Without passes: no such line, no restart.
+    let off = run(&["--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&off.stdout).unwrap();
+    assert_eq!(
+        (v["restarts"].as_u64(), v["defrag_passes"].as_u64()),
+        (Some(0), Some(0))
+    );
+    // The flags are dynamic MIG's.
+    let o = crate::common::cli::migplan()
+        .args(["simulate", "scenarios/k8s-h100.toml", "--defrag-every", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is dynamic MIG's (--regime dynamic), not static-layouts's") && err.lines().count() == 1,
+        "{err}"
+    );
+    // The sweep runs dynamic once per --defrag-every value.
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("k8s.md");
+    let o = crate::common::cli::migplan()
+        .args([
+            "sweep",
+            "scenarios/k8s-h100.toml",
+            "--regimes",
+            "dynamic",
+            "--defrag-every",
+            "0,6",
+        ])
+        .args(["--hours", "24", "--warmup", "0", "--jobs", "1", "--markdown"])
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&md).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| dynamic")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    fn cols(r: &str) -> Vec<&str> {
+        r.split('|').map(str::trim).collect()
+    }
+    let head = cols(text.lines().find(|l| l.starts_with("| regime")).unwrap());
+    let k = head.iter().position(|c| *c == "defrag every h").unwrap();
+    assert_eq!((cols(rows[0])[k], cols(rows[1])[k]), ("-", "6"));
+}

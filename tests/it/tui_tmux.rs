@@ -106,6 +106,53 @@ fn the_binary_opens_the_demo_answers_keys_and_quits_cleanly() {
 }
 
 #[test]
+fn the_binary_plays_the_static_regime_and_answers_keys_while_it_plays() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("note: tmux is not installed; the end-to-end TUI test is skipped");
+        return;
+    }
+    let t = Tmux {
+        socket: format!("migplan-e2e-regime-{}", std::process::id()),
+    };
+    let bin = env!("CARGO_BIN_EXE_migplan");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/k8s-static.toml");
+    let out = t.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "e2e",
+        "-x",
+        "160",
+        "-y",
+        "48",
+        bin,
+        "tui",
+        file,
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    // The scenario's [regime] opens on the regime view, paused at time 0.
+    let s = t.wait_for("Regime static-layouts · k8s-static · day 0 00:00");
+    assert!(s.contains("Drains (0)") && s.contains("REGIME "), "{s}");
+    // Space plays (10 min of simulated time per tick); the help opens over it while it plays.
+    t.keys(&["Space"]);
+    t.wait_for("REGIME PLAYING");
+    t.keys(&["?"]);
+    t.wait_for("Help · Regime view");
+    t.keys(&["Escape"]);
+    // The planner's second run (1 h) drains node-b; the message line says so as it happens.
+    let s = t.wait_for("Drains (1)");
+    assert!(s.contains("day 0 01:00 node-b: 1 pod(s) evicted"), "{s}");
+    t.keys(&["Space"]);
+    t.wait_for("paused");
+    t.keys(&["q"]);
+    let t0 = Instant::now();
+    while t.run(&["has-session", "-t", "e2e"]).status.success() {
+        assert!(t0.elapsed() < Duration::from_secs(10), "the program did not quit");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
 fn the_binary_reports_a_bad_scenario_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");

@@ -8,5 +8,6 @@ pub mod log;
 pub mod mode;
 pub mod overlays;
 pub mod preview;
+pub mod regime;
 pub mod relayout;
 pub mod status;

@@ -25,6 +25,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         Layer::Help => "HELP",
         Layer::Relayout => "RELAYOUT",
         Layer::Mode => "MODE",
+        Layer::Regime if app.regime.as_ref().is_some_and(|r| r.playing) => "REGIME PLAYING",
+        Layer::Regime => "REGIME",
     };
     let mut x = area.x;
     let mode = format!(" {mode} ");
@@ -33,8 +35,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let wide = area.width >= 120;
     let clock = match &app.workers.stepping {
         Some(st) => step_progress(app, st, wide),
-        None => s
-            .now_date()
+        None => regime_date(app)
+            .unwrap_or_else(|| s.now_date())
             .format(if wide {
                 "%Y-%m-%d %H:%M:%S"
             } else {
@@ -99,6 +101,14 @@ pub(crate) fn step_progress(app: &App, st: &Stepping, wide: bool) -> String {
 }
 
 /// Keys of the active layer from column `x` on, while they fit, and the help key at the right.
+/// The date the regime view's clock shows, while it is on screen.
+fn regime_date(app: &App) -> Option<chrono::DateTime<chrono::Utc>> {
+    let r = app.regime.as_ref().filter(|r| r.open)?;
+    let s = &app.session;
+    let ms = ((r.run.now() - s.now_s()) * 1000.0).round() as i64;
+    Some(s.now_date() + chrono::Duration::milliseconds(ms))
+}
+
 fn keys(app: &App, layer: Layer, mut x: u16, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     // Keys of the active layer, in key-map order, while they fit; help last.
