@@ -185,6 +185,40 @@ pub struct OrigamigSettings {
     /// Saves leave out the default.
     #[serde(skip_serializing_if = "is_five_f64")]
     pub gpu_compaction_min: f64,
+    /// With `gpu_compaction`: a GPU that holds at most this many VMs, one of them a tenant
+    /// (`kind = "tenant"`), may send them to another host, as `gpu_compaction_across` allows for
+    /// any GPU (the larger of the two applies to such a GPU). A tenant lives 24 h on average
+    /// against a job's 2 h (§6.2), so its GPU would stay busy far longer without the moves.
+    /// 0 (the default) adds nothing to `gpu_compaction_across`. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gpu_compaction_across_tenant: usize,
+    /// With `gpu_compaction`: `true` sends a VM across hosts only to a host that held more
+    /// memory slices than its own before the compaction (ties: the lower host index), so the
+    /// compaction's moves across hosts go the way a consolidation goes. Saves leave out `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_toward_fuller: bool,
+    /// With `gpu_compaction`: the most VMs one compaction sends across hosts; 0 (the default)
+    /// is no limit. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gpu_compaction_across_budget: usize,
+    /// With `gpu_compaction_small`: the period in minutes of the compaction of the hosts of two
+    /// GPUs or fewer (those of more GPUs keep `gpu_compaction_min`). 0 turns it off. Saves leave
+    /// out the default.
+    #[serde(skip_serializing_if = "is_default_small_min")]
+    pub gpu_compaction_small_min: f64,
+    /// With `gpu_compaction_small`: `true` vacates a GPU of a host of two GPUs or fewer only
+    /// when that switches the host off (its one GPU holding VMs, at most `gpu_compaction_across`
+    /// of them, all sent to other active hosts); no move within such a host. Saves leave out
+    /// `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_small_empty_host: bool,
+}
+
+/// The default `gpu_compaction_small_min`.
+pub const DEFAULT_GPU_COMPACTION_SMALL_MIN: f64 = 15.0;
+
+fn is_default_small_min(x: &f64) -> bool {
+    *x == DEFAULT_GPU_COMPACTION_SMALL_MIN
 }
 
 /// TC's settings (`[policy.tc]`, §6.3).
@@ -492,6 +526,11 @@ impl Default for OrigamigSettings {
             gpu_compaction_across: 1,
             gpu_compaction_small: false,
             gpu_compaction_min: 5.0,
+            gpu_compaction_across_tenant: 0,
+            gpu_compaction_toward_fuller: false,
+            gpu_compaction_across_budget: 0,
+            gpu_compaction_small_min: DEFAULT_GPU_COMPACTION_SMALL_MIN,
+            gpu_compaction_small_empty_host: false,
         }
     }
 }
