@@ -174,10 +174,11 @@ pub struct OrigamigSettings {
     #[serde(skip_serializing_if = "is_true")]
     pub gpu_compaction: bool,
     /// With `gpu_compaction`: a GPU that holds at most this many VMs may send them to another
-    /// active host of more than two GPUs (by TC's best fit over those hosts); a GPU with more
-    /// VMs is vacated within its host only. 1 (the default): a GPU with one VM, one move for a
-    /// whole GPU; 0 keeps every VM on its host. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_one")]
+    /// active host of more than two GPUs (by TC's best fit over those hosts, its own host
+    /// included); a GPU with more VMs is vacated within its host only. 2 (the default, with
+    /// `gpu_compaction_across_budget = 1`): a GPU of one or two VMs, at most one of them sent to
+    /// another host per compaction; 0 keeps every VM on its host. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_two")]
     pub gpu_compaction_across: usize,
     /// With `gpu_compaction`: `true` compacts the GPUs of hosts of two GPUs or fewer as well
     /// (the paper's hosts); `false` (the default) leaves them to the optimizer. Saves leave out
@@ -190,6 +191,44 @@ pub struct OrigamigSettings {
     /// Saves leave out the default.
     #[serde(skip_serializing_if = "is_five_f64")]
     pub gpu_compaction_min: f64,
+    /// With `gpu_compaction`: a GPU that holds at most this many VMs, one of them a tenant
+    /// (`kind = "tenant"`), may send them to another host, as `gpu_compaction_across` allows for
+    /// any GPU (the larger of the two applies to such a GPU). A tenant lives 24 h on average
+    /// against a job's 2 h (§6.2), so its GPU would stay busy far longer without the moves.
+    /// 0 (the default) adds nothing to `gpu_compaction_across`. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub gpu_compaction_across_tenant: usize,
+    /// With `gpu_compaction`: `true` sends a VM across hosts only to a host that held more
+    /// memory slices than its own before the compaction (ties: the lower host index), so the
+    /// compaction's moves across hosts go the way a consolidation goes. Saves leave out `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_toward_fuller: bool,
+    /// With `gpu_compaction`: the most VMs one compaction sends across hosts (GPUs are tried
+    /// least utilized first; one whose vacating would send more stays). 1 (the default): with
+    /// `gpu_compaction_across = 2` it halved the gap in whole GPUs free to TC on the big-nodes
+    /// grid while moves stayed below TC's in 23 of 24 runs
+    /// (docs/results/big-nodes-variants.md, fourth round). 0 is no limit. Saves leave out the
+    /// default.
+    #[serde(skip_serializing_if = "is_one")]
+    pub gpu_compaction_across_budget: usize,
+    /// With `gpu_compaction_small`: the period in minutes of the compaction of the hosts of two
+    /// GPUs or fewer (those of more GPUs keep `gpu_compaction_min`). 0 turns it off. Saves leave
+    /// out the default.
+    #[serde(skip_serializing_if = "is_default_small_min")]
+    pub gpu_compaction_small_min: f64,
+    /// With `gpu_compaction_small`: `true` vacates a GPU of a host of two GPUs or fewer only
+    /// when that switches the host off (its one GPU holding VMs, at most `gpu_compaction_across`
+    /// of them, all sent to other active hosts); no move within such a host. Saves leave out
+    /// `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_small_empty_host: bool,
+}
+
+/// The default `gpu_compaction_small_min`.
+pub const DEFAULT_GPU_COMPACTION_SMALL_MIN: f64 = 15.0;
+
+fn is_default_small_min(x: &f64) -> bool {
+    *x == DEFAULT_GPU_COMPACTION_SMALL_MIN
 }
 
 /// TC's settings (`[policy.tc]`, §6.3).
@@ -327,6 +366,10 @@ fn is_five_f64(x: &f64) -> bool {
 
 fn is_one(n: &usize) -> bool {
     *n == 1
+}
+
+fn is_two(n: &usize) -> bool {
+    *n == 2
 }
 
 /// Named sets of OrigaMIG settings (`[policy] preset`), fixing keys of `[policy.origamig]`.
@@ -495,9 +538,14 @@ impl Default for OrigamigSettings {
             arrival_gpu_best_fit: true,
             arrival_host_best_fit: true,
             gpu_compaction: true,
-            gpu_compaction_across: 1,
+            gpu_compaction_across: 2,
             gpu_compaction_small: false,
             gpu_compaction_min: 5.0,
+            gpu_compaction_across_tenant: 0,
+            gpu_compaction_toward_fuller: false,
+            gpu_compaction_across_budget: 1,
+            gpu_compaction_small_min: DEFAULT_GPU_COMPACTION_SMALL_MIN,
+            gpu_compaction_small_empty_host: false,
         }
     }
 }

@@ -190,6 +190,8 @@ struct Work {
     vms: Vec<Vec<Vec<VmId>>>,
     /// Per host, per GPU: whether the GPU held a GI before the compaction.
     active_before: Vec<Vec<bool>>,
+    /// Per host: the memory slices its GPUs held before the compaction.
+    slices_before: Vec<u32>,
     cores: Vec<u32>,
     ram: Vec<u32>,
     moved: BTreeMap<VmId, Placement>,
@@ -248,6 +250,11 @@ impl Work {
                 .hosts
                 .iter()
                 .map(|h| h.gpus.iter().map(|g| !g.occ.is_empty()).collect())
+                .collect(),
+            slices_before: fleet
+                .hosts
+                .iter()
+                .map(|h| h.gpus.iter().map(|g| g.occ.used_slices()).sum())
                 .collect(),
             cores: fleet.hosts.iter().map(|h| h.free_cores()).collect(),
             ram: fleet.hosts.iter().map(|h| h.free_ram()).collect(),
@@ -341,6 +348,30 @@ impl Work {
         }
     }
 
+    /// Whether GPU `(h, k)` holds every VM of host `h` (and none has moved there), so vacating
+    /// it across hosts switches the host off; false when its VMs must stay (`within_host`).
+    fn only_vms_of(&self, fleet: &Fleet, h: HostId, k: usize, within_host: bool) -> bool {
+        let others_empty = self.vms[h]
+            .iter()
+            .enumerate()
+            .all(|(j, v)| j == k || v.is_empty());
+        let host_vms = fleet.hosts.get(h).map_or(0, |x| x.vms.len());
+        !within_host && others_empty && host_vms == self.vms[h][k].len()
+    }
+
+    /// VMs the compaction has sent to another host so far.
+    fn across_moves(&self, fleet: &Fleet) -> usize {
+        self.moved
+            .iter()
+            .filter(|(&id, to)| {
+                fleet
+                    .vm(id)
+                    .and_then(|v| v.placement.as_ref())
+                    .is_some_and(|p| p.host != to.host)
+            })
+            .count()
+    }
+
     /// GPUs active before the compaction and empty now.
     fn vacated(&self) -> usize {
         self.active_before
@@ -363,6 +394,40 @@ pub struct Scope<'a> {
     pub within_host: bool,
     /// With `within_host`: the most VMs a GPU may hold to be vacated across hosts (0: none).
     pub across_max_vms: usize,
+    /// With `within_host`: the most VMs a GPU may hold to be vacated across hosts when one of
+    /// them is a tenant (`kind = "tenant"`, §6.2: 24 h on average against a job's 2 h, so the
+    /// GPU would stay busy far longer without the moves); the larger of this and
+    /// `across_max_vms` applies to such a GPU.
+    pub across_max_vms_tenant: usize,
+    /// With `within_host`: a VM sent across hosts goes only to a host that held more memory
+    /// slices than its own before the compaction (ties: the lower host index), so that moves
+    /// across hosts go the way a consolidation goes.
+    pub toward_fuller: bool,
+    /// With `within_host`: the most VMs one compaction sends across hosts (0: no limit). GPUs
+    /// are tried least utilized first as always; one whose VMs would exceed it stays.
+    pub across_budget: usize,
+    /// With `within_host`: only GPUs whose vacating empties their host are tried (the host's
+    /// one GPU holding VMs, none of them kept there, at most `across_max_vms` VMs), so every
+    /// move switches a host off.
+    pub emptying_host_only: bool,
+}
+
+impl Scope<'_> {
+    /// Whether the VMs `vms` of one GPU may be sent across hosts.
+    fn may_cross(&self, fleet: &Fleet, vms: &[VmId]) -> bool {
+        if !self.within_host {
+            return true;
+        }
+        if vms.len() <= self.across_max_vms {
+            return true;
+        }
+        let tenant = vms.iter().any(|&id| {
+            fleet
+                .vm(id)
+                .is_some_and(|v| v.kind == crate::fleet::VmKind::Tenant)
+        });
+        tenant && vms.len() <= self.across_max_vms_tenant
+    }
 }
 
 /// TC's own scope: every host, VMs may change host.
@@ -370,6 +435,10 @@ const FLEET: Scope<'static> = Scope {
     hosts: &|_| true,
     within_host: false,
     across_max_vms: 0,
+    across_max_vms_tenant: 0,
+    toward_fuller: false,
+    across_budget: 0,
+    emptying_host_only: false,
 };
 
 /// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources.
@@ -380,10 +449,18 @@ fn compaction_target(
     vm: &Vm,
     from: &Placement,
     within_host: bool,
+    toward_fuller: bool,
 ) -> Option<Placement> {
     let catalog = fleet.catalog;
+    let fuller = |h: HostId| {
+        let (a, b) = (work.slices_before[h], work.slices_before[from.host]);
+        a > b || (a == b && h < from.host)
+    };
     choose(work.views.len(), |h| {
         if within_host && h != from.host {
+            return None;
+        }
+        if toward_fuller && h != from.host && !fuller(h) {
             return None;
         }
         if h != from.host && (work.cores[h] < vm.cores || work.ram[h] < vm.ram_gb) {
@@ -419,7 +496,10 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
             let s = fleet.vm(id).map(|v| v.memory_slices(catalog)).unwrap_or(0);
             (std::cmp::Reverse(s), id)
         });
-        let within_host = scope.within_host && vms.len() > scope.across_max_vms;
+        let within_host = !scope.may_cross(fleet, &vms);
+        if scope.within_host && scope.emptying_host_only && !work.only_vms_of(fleet, h, k, within_host) {
+            continue;
+        }
         let mark = work.journal.len();
         work.forbid(h, k);
         let mut ok = true;
@@ -428,13 +508,16 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
                 ok = false;
                 break;
             };
-            match compaction_target(tables, fleet, work, vm, &from, within_host) {
+            match compaction_target(tables, fleet, work, vm, &from, within_host, scope.toward_fuller) {
                 Some(to) => work.apply(catalog, vm, &from, &to),
                 None => {
                     ok = false;
                     break;
                 }
             }
+        }
+        if ok && scope.within_host && scope.across_budget > 0 {
+            ok = work.across_moves(fleet) <= scope.across_budget;
         }
         if ok {
             // A vacated GPU receives nothing more (it stays forbidden).

@@ -271,6 +271,10 @@ fn origamig_rules(p: &OrigamigSettings) -> Vec<(&'static str, Want)> {
             Want::NonNegative(p.gpu_compaction_min, hours * 60.0),
         ),
         (
+            "gpu_compaction_small_min",
+            Want::NonNegative(p.gpu_compaction_small_min, hours * 60.0),
+        ),
+        (
             "partitions",
             Want::Within(
                 p.partitions.min(i64::MAX as usize) as i64,

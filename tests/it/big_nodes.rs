@@ -280,8 +280,9 @@ fn arrivals_go_to_the_active_host_they_fill_best() {
 /// `gpu_compaction`: on a big host, a GPU whose tenant fits on another active GPU of the same
 /// host is vacated at the next compaction (`gpu_compaction_min`), the tenant keeping its host; on
 /// two-GPU hosts (unless `gpu_compaction_small`) and under the paper preset nothing moves. A GPU
-/// holding at most `gpu_compaction_across` VMs (1 by default) may send them to another active
-/// big host. (θ is out of reach, so that no consolidation call runs.)
+/// holding at most `gpu_compaction_across` VMs (2 by default) may send them to another active
+/// big host (the budget of one VM across hosts per compaction holds here). (θ is out of reach, so
+/// that no consolidation call runs.)
 #[test]
 fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
     use migplan::policy::Policy;
@@ -300,7 +301,7 @@ fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
     put(&mut f, tenant(2, "2g.10gb"), at(0, &[(1, 0)]));
     f.check_invariants().unwrap();
     let d = OrigamigSettings::default();
-    assert!(d.gpu_compaction && d.gpu_compaction_across == 1 && !d.gpu_compaction_small);
+    assert!(d.gpu_compaction && d.gpu_compaction_across == 2 && !d.gpu_compaction_small);
     assert_eq!(d.gpu_compaction_min, 5.0);
     let plan = step(&f, &d).expect("a compaction plan");
     assert_eq!(plan.targets.len(), 1);
@@ -312,8 +313,10 @@ fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
     put(&mut small, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
     put(&mut small, tenant(2, "2g.10gb"), at(0, &[(1, 0)]));
     assert!(step(&small, &d).is_none());
+    // (Their own period, `gpu_compaction_small_min`, set to the step's 5 min.)
     let small_too = OrigamigSettings {
         gpu_compaction_small: true,
+        gpu_compaction_small_min: d.gpu_compaction_min,
         ..d.clone()
     };
     let plan = step(&small, &small_too).expect("a compaction plan");
@@ -346,4 +349,131 @@ fn theta_counts_gpus_on_big_hosts() {
     assert_eq!(neighborhood::scaled_theta(2, 8), 8);
     assert_eq!(neighborhood::scaled_theta(1, 3), 2);
     assert_eq!(neighborhood::scaled_theta(0, 8), 4);
+}
+
+/// One GPU compaction of `f` under `s` (θ out of reach, so no call runs): the first step sets
+/// the clocks, the second comes `after_min` minutes later.
+fn compaction_after(f: &Fleet, s: &OrigamigSettings, after_min: f64) -> Option<migplan::plan::Plan> {
+    use migplan::policy::Policy;
+    let s = OrigamigSettings {
+        theta: 1_000,
+        ..s.clone()
+    };
+    let mut o = migplan::policy::origamig::Origamig::new(&s);
+    assert!(o.on_step(f, 1.0).is_none());
+    o.on_step(f, 1.0 + after_min * 60.0)
+}
+
+/// The compaction's moves across hosts: a GPU of two VMs may send them to another host
+/// (`gpu_compaction_across = 2`, the default), at most `gpu_compaction_across_budget` VMs (1 by
+/// default) per compaction; `gpu_compaction_across_tenant` lets a GPU cross with more VMs when
+/// one is a tenant.
+#[test]
+fn gpu_compaction_across_hosts_keeps_to_its_budget() {
+    let d = OrigamigSettings::default();
+    assert_eq!((d.gpu_compaction_across, d.gpu_compaction_across_budget), (2, 1));
+    assert_eq!(d.gpu_compaction_across_tenant, 0);
+    // dgx0's first GPU holds a 4g.20gb (room for three 1g.5gb); dgx1's first GPU holds two
+    // 1g.5gb, its only VMs, with no other active GPU on dgx1 to take them.
+    let two_on_one = |jobs: bool| {
+        let mut f = dgx_a100s(2);
+        put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+        let vm = |id| {
+            if jobs {
+                mig_vm(id, "a100-40gb", &["1g.5gb"])
+            } else {
+                tenant(id, "1g.5gb")
+            }
+        };
+        put(&mut f, vm(2), at(1, &[(0, 0)]));
+        put(&mut f, vm(3), at(1, &[(0, 1)]));
+        f.check_invariants().unwrap();
+        f
+    };
+    let f = two_on_one(false);
+    // Vacating dgx1's GPU sends two VMs across: over the budget of 1, so nothing moves.
+    assert!(compaction_after(&f, &d, 5.0).is_none());
+    // Without a budget both go beside the 4g.20gb.
+    let unlimited = OrigamigSettings {
+        gpu_compaction_across_budget: 0,
+        ..d.clone()
+    };
+    let plan = compaction_after(&f, &unlimited, 5.0).expect("a compaction plan");
+    assert_eq!(plan.targets.len(), 2);
+    for id in [2, 3] {
+        assert_eq!((plan.targets[&id].host, plan.targets[&id].gis[0].gpu), (0, 0));
+    }
+    // A GPU of one VM only: the two stay; as tenants, `_tenant = 2` lets them go, as jobs not.
+    let one = OrigamigSettings {
+        gpu_compaction_across: 1,
+        ..unlimited.clone()
+    };
+    assert!(compaction_after(&f, &one, 5.0).is_none());
+    let tenants = OrigamigSettings {
+        gpu_compaction_across_tenant: 2,
+        ..one.clone()
+    };
+    assert_eq!(
+        compaction_after(&f, &tenants, 5.0).map(|p| p.targets.len()),
+        Some(2)
+    );
+    assert!(matches!(
+        two_on_one(true).vm(2).map(|v| v.kind),
+        Some(migplan::fleet::VmKind::Job)
+    ));
+    assert!(compaction_after(&two_on_one(true), &tenants, 5.0).is_none());
+    assert_eq!(
+        compaction_after(&two_on_one(true), &unlimited, 5.0).map(|p| p.targets.len()),
+        Some(2)
+    );
+    // Two GPUs of one 1g.5gb each on dgx1: the first goes beside the 4g.20gb (the fullest GPU
+    // it fits); the second would be a second VM across hosts, and its only other place on dgx1
+    // is the GPU just vacated, so it stays.
+    let mut f = dgx_a100s(2);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "1g.5gb"), at(1, &[(0, 0)]));
+    put(&mut f, tenant(3, "1g.5gb"), at(1, &[(1, 0)]));
+    f.check_invariants().unwrap();
+    let plan = compaction_after(&f, &d, 5.0).expect("a compaction plan");
+    assert_eq!(plan.targets.len(), 1);
+    assert_eq!((plan.targets[&2].host, plan.targets[&2].gis[0].gpu), (0, 0));
+    let plan = compaction_after(&f, &unlimited, 5.0).expect("a compaction plan");
+    assert_eq!(plan.targets.len(), 2);
+    assert!(plan.targets.values().all(|p| p.host == 0 && p.gis[0].gpu == 0));
+}
+
+/// Two-GPU hosts (`gpu_compaction_small`) keep their own period, `gpu_compaction_small_min`;
+/// with `gpu_compaction_small_empty_host` a GPU is vacated only when that empties its host.
+#[test]
+fn gpu_compaction_of_two_gpu_hosts_has_its_period_and_may_only_empty_hosts() {
+    let small = OrigamigSettings {
+        gpu_compaction_small: true,
+        gpu_compaction_small_min: 30.0,
+        ..OrigamigSettings::default()
+    };
+    // h0 holds a 4g.20gb; h1 a lone 1g.5gb.
+    let mut f = crate::common::fleet::a100s(2);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "1g.5gb"), at(1, &[(0, 0)]));
+    f.check_invariants().unwrap();
+    assert!(
+        compaction_after(&f, &small, 5.0).is_none(),
+        "not due before 30 min"
+    );
+    let plan = compaction_after(&f, &small, 30.0).expect("a compaction plan");
+    assert_eq!((plan.targets.len(), plan.targets[&2].host), (1, 0));
+    let emptying = OrigamigSettings {
+        gpu_compaction_small_empty_host: true,
+        ..small.clone()
+    };
+    let plan = compaction_after(&f, &emptying, 30.0).expect("h1 switched off");
+    assert_eq!((plan.targets.len(), plan.targets[&2].host), (1, 0));
+    // A second 1g.5gb on h1's other GPU: vacating either GPU leaves h1 on.
+    put(&mut f, tenant(3, "1g.5gb"), at(1, &[(1, 0)]));
+    f.check_invariants().unwrap();
+    assert_eq!(
+        compaction_after(&f, &small, 30.0).map(|p| p.targets.len()),
+        Some(1)
+    );
+    assert!(compaction_after(&f, &emptying, 30.0).is_none());
 }

@@ -283,6 +283,8 @@ pub struct Origamig {
     tables: crate::policy::cache::Lazy,
     /// When the next GPU compaction on big hosts is due (`gpu_compaction`), simulated seconds.
     next_gpu_compaction: Option<f64>,
+    /// When the next GPU compaction on two-GPU hosts is due (`gpu_compaction_small`).
+    next_small_compaction: Option<f64>,
 }
 
 /// The arrival rule's GPUs on a big host (`arrival_gpu_best_fit`): FF chose `p`'s host; on a
@@ -346,6 +348,7 @@ impl Origamig {
             cancel: Default::default(),
             tables: Default::default(),
             next_gpu_compaction: None,
+            next_small_compaction: None,
         }
     }
 
@@ -392,39 +395,71 @@ impl Origamig {
     }
 
     /// `gpu_compaction`: every `gpu_compaction_min` of simulated time, when no call runs, TC's
-    /// compaction of the GPUs of each host of more than two GPUs within that host. `None` on
-    /// fleets of two-GPU hosts, for OPT, and when nothing moves.
+    /// compaction of the GPUs of each active host of more than two GPUs within that host (a GPU
+    /// of few VMs may send them across hosts, `gpu_compaction_across*`); with
+    /// `gpu_compaction_small`, every `gpu_compaction_small_min` the same on the active hosts of
+    /// two GPUs or fewer. `None` for OPT, when neither is due, and when nothing moves.
     fn gpu_compaction(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
-        let period = self.settings.gpu_compaction_min * 60.0;
-        if !self.settings.gpu_compaction || self.whole || period.is_nan() || period <= 0.0 {
+        if !self.settings.gpu_compaction || self.whole {
             return None;
         }
-        let small_too = self.settings.gpu_compaction_small;
-        let big = |h: HostId| {
+        let big = self.compaction_of(fleet, now_s, true);
+        if big.is_some() {
+            return big;
+        }
+        if self.settings.gpu_compaction_small {
+            return self.compaction_of(fleet, now_s, false);
+        }
+        None
+    }
+
+    /// One GPU compaction of the active hosts of more than two GPUs (`big`) or of the others,
+    /// when its period (`gpu_compaction_min` or `gpu_compaction_small_min`) has come and no call
+    /// runs.
+    fn compaction_of(&mut self, fleet: &Fleet, now_s: f64, big: bool) -> Option<Plan> {
+        let s = &self.settings;
+        let period = 60.0
+            * if big {
+                s.gpu_compaction_min
+            } else {
+                s.gpu_compaction_small_min
+            };
+        if period.is_nan() || period <= 0.0 {
+            return None;
+        }
+        let in_scope = |h: HostId| {
             fleet.hosts.get(h).is_some_and(|x| {
-                (small_too || x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS) && x.is_active()
+                (x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS) == big && x.is_active()
             })
         };
-        if !(0..fleet.hosts.len()).any(big) {
+        if !(0..fleet.hosts.len()).any(in_scope) {
             return None;
         }
-        let next = *self
-            .next_gpu_compaction
-            .get_or_insert(((now_s / period).floor() + 1.0) * period);
+        let running = self.is_running(now_s);
+        let slot = if big {
+            &mut self.next_gpu_compaction
+        } else {
+            &mut self.next_small_compaction
+        };
+        let next = *slot.get_or_insert(((now_s / period).floor() + 1.0) * period);
         // A running call's steps first: the compaction waits for the next step after them.
-        if now_s + 1e-9 < next || self.is_running(now_s) {
+        if now_s + 1e-9 < next || running {
             return None;
         }
         let mut n = next;
         while n <= now_s + 1e-9 {
             n += period;
         }
-        self.next_gpu_compaction = Some(n);
+        *slot = Some(n);
         let tables = self.tables.get(fleet.catalog);
         let scope = crate::policy::tc::Scope {
-            hosts: &big,
+            hosts: &in_scope,
             within_host: true,
-            across_max_vms: self.settings.gpu_compaction_across,
+            across_max_vms: s.gpu_compaction_across,
+            across_max_vms_tenant: s.gpu_compaction_across_tenant,
+            toward_fuller: s.gpu_compaction_toward_fuller,
+            across_budget: s.gpu_compaction_across_budget,
+            emptying_host_only: !big && s.gpu_compaction_small_empty_host,
         };
         let plan = crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction");
         if plan.targets.is_empty() {
