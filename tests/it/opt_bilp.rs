@@ -905,3 +905,75 @@ fn a_node_budget_not_the_clock_ends_a_simulated_call() {
     assert_eq!(cut.status, SolveStatus::TimeLimit);
     check_outcome(&fleet, &hosts, &pending, &cut);
 }
+
+/// `bilp::no_improving_plan` against the truth: on tiny random fleets without pending VMs, a
+/// neighborhood it proves unchangeable has no placement worth more than the current one (brute
+/// force over every placement), under the default weights and without the job surcharge (cheaper
+/// moves, so more improving plans). It proves some, and never one that has a better placement.
+#[test]
+fn the_no_improving_plan_check_never_skips_an_improving_call() {
+    let defaults = Weights::from_settings(&settings());
+    let cheap = Weights {
+        delta_job_extra: 0.0,
+        ..defaults
+    };
+    let (mut proven, mut improvable, mut unchanged) = (0, 0, 0);
+    for seed in 0..150u64 {
+        let (fleet, _) = random_fleet(
+            seed,
+            2 + (seed % 2) as usize,
+            2,
+            2 + (seed % 2) as usize,
+            0,
+            seed % 3 == 2,
+        );
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        for w in [&defaults, &cheap] {
+            let start = evaluate(&fleet, &fleet, &hosts, w).total;
+            let best = brute_force(&fleet, &hosts, &[], w);
+            let skip = bilp::no_improving_plan(&fleet, &hosts, w);
+            if best > start {
+                improvable += 1;
+                assert!(
+                    !skip,
+                    "seed {seed}: skipped, but a placement is worth {best} > {start}"
+                );
+            } else {
+                unchanged += 1;
+                proven += skip as usize;
+            }
+        }
+    }
+    assert!(improvable >= 10, "{improvable} improvable cases");
+    assert!(
+        proven * 2 > unchanged,
+        "proven {proven} of {unchanged} unchanged cases"
+    );
+}
+
+/// The same check against the solver on larger random fleets (the solver's optimum stands for the
+/// truth there): a neighborhood the check proves is one the solver cannot improve.
+#[test]
+fn the_no_improving_plan_check_agrees_with_the_solver() {
+    let w = Weights::from_settings(&settings());
+    let (mut proven, mut solved) = (0, 0);
+    for seed in 0..30u64 {
+        let (fleet, _) = random_fleet(100 + seed, 5, 2, 10 + (seed % 5) as usize, 0, seed % 3 == 1);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let out = bilp::solve_with(&fleet, &hosts, &[], &settings(), &control(Formulation::Host)).unwrap();
+        if out.status != SolveStatus::Optimal {
+            continue;
+        }
+        solved += 1;
+        if bilp::no_improving_plan(&fleet, &hosts, &w) {
+            proven += 1;
+            assert!(
+                out.objective < out.start_objective + 1.0,
+                "seed {seed}: skipped, but the solver found {} > {}",
+                out.objective,
+                out.start_objective
+            );
+        }
+    }
+    assert!(solved > 20 && proven > 0, "{proven} proven of {solved} solved");
+}

@@ -15,10 +15,13 @@
 mod configs;
 mod hostcols;
 mod pattern;
+mod precheck;
 mod run;
 #[cfg(feature = "solver-lab")]
 mod slots;
 mod toolkit;
+
+pub use precheck::no_improving_plan;
 
 use super::objective::{self, Terms, Weights};
 use crate::fleet::{Fleet, GiRequest, GiSlot, HostId, Placement, VmId};

@@ -102,6 +102,9 @@ pub struct Proposal {
     pub solve_s: f64,
     /// The formulation the solver's model was built in (`None` when no solve ran).
     pub model: Option<super::bilp::Formulation>,
+    /// The call was proven to change nothing by [`bilp::no_improving_plan`] before any model was
+    /// built (`status` is then `Optimal`, `model` `None`): a simulated call without pending VMs.
+    pub bounded: bool,
     /// Wall time of the whole call: selection, solve, executor, evaluation.
     pub call_s: f64,
     /// The fleet now and after the plan (the proposed state, applied or not).
@@ -262,6 +265,7 @@ pub(crate) fn call_on(
         gap: 0.0,
         solve_s: 0.0,
         model: None,
+        bounded: false,
         call_s: 0.0,
         footprint_before,
         footprint_after: footprint_before,
@@ -272,6 +276,17 @@ pub(crate) fn call_on(
         return Ok(p);
     }
     let nb = &p.neighborhood;
+    if nb.pending.is_empty()
+        && control.limit != CallLimit::Clock
+        && bilp::no_improving_plan(fleet, &nb.hosts, &w)
+    {
+        // No placement of the neighborhood can be applied (§5.3): the solver would return the
+        // current placement or one worth no more. The call changes nothing, proven without a model.
+        p.status = Some(SolveStatus::Optimal);
+        p.bounded = true;
+        p.call_s = t0.elapsed().as_secs_f64();
+        return Ok(p);
+    }
     let out = bilp::solve_with(fleet, &nb.hosts, &nb.pending, settings, control)?;
     p.status = Some(out.status);
     p.gap = out.gap;
