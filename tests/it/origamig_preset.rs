@@ -34,6 +34,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     assert_eq!(p.preset, Preset::Paper);
     assert_eq!(d.origamig.reenable, Reenable::Neighborhood);
     assert_eq!(p.origamig.reenable, Reenable::Departure);
+    assert!(d.origamig.partition_interleaved && !p.origamig.partition_interleaved);
     // Everything else is the default.
     assert_eq!(
         PolicySettings {
@@ -51,6 +52,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
                 arrival_gpu_best_fit: true,
                 arrival_host_best_fit: true,
                 gpu_compaction: true,
+                partition_interleaved: true,
                 ..p.origamig.clone()
             },
             ..p.clone()

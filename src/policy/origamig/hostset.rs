@@ -44,7 +44,7 @@ impl HostSet {
     }
 
     pub fn contains(&self, h: HostId) -> bool {
-        h >= self.start && h < self.end && (h - self.start) % self.step == 0
+        h >= self.start && h < self.end && (h - self.start).is_multiple_of(self.step)
     }
 
     pub fn len(&self) -> usize {

@@ -4,9 +4,12 @@
 //! cannot keep up) and suggests one instance per partition, with calls on disjoint neighborhoods
 //! running in parallel. The setting `partitions = K` builds that:
 //!
-//! - Partitions are K contiguous host ranges in fleet order (racks), as equal as possible (the
-//!   first `n mod K` get one host more); K above the host count is cut to it. The setting
-//!   `partition_hosts = N` gives K = ceil(n / N) instead (no partition above N hosts).
+//! - Partitions are K host sets, as equal as possible; K above the host count is cut to it. The
+//!   setting `partition_hosts = N` gives K = ceil(n / N) instead (no partition above N hosts).
+//!   By default (`partition_interleaved`) partition i holds hosts i, i + K, ...: FF fills the
+//!   fleet from its first host, so each partition then holds full and emptier hosts alike.
+//!   Otherwise (`preset = "paper"`) they are contiguous ranges in fleet order (racks; the first
+//!   `n mod K` get one host more).
 //! - Each partition runs an OrigaMIG instance with its own triggers (Γh over its hosts), its own
 //!   calls, its own "one call at a time" hold (§5.4), and neighborhoods (Algorithm 1) taken from
 //!   its hosts only.
@@ -469,6 +472,7 @@ mod tests {
         let fleet = Fleet::new(c, hosts);
         let settings = OrigamigSettings {
             partitions: 2,
+            partition_interleaved: false,
             reenable: crate::policy_settings::Reenable::Departure,
             ..OrigamigSettings::default()
         };
