@@ -631,6 +631,9 @@ fn build(spec: ScenarioFile, src: &str, file: &str, catalog: &'static Catalog) -
     if let Some((key, msg)) = spec.regime.as_ref().and_then(RegimeSettings::out_of_range) {
         settings::fail(&cx, "regime", key, msg)?;
     }
+    if let Some((key, msg)) = spec.regime.as_ref().and_then(RegimeSettings::misplaced) {
+        settings::fail(&cx, "regime", key, msg)?;
+    }
     fleet
         .check_invariants()
         .map_err(|e| anyhow::anyhow!("{file}: {e}"))?;

@@ -156,6 +156,28 @@ impl RegimeSettings {
         self.restart_s.unwrap_or(DEFAULT_RESTART_S)
     }
 
+    /// A setting the regime of `kind` does not read, written in the file: (key, why). The
+    /// restart-based defragmentation's settings belong to dynamic MIG.
+    pub(crate) fn misplaced(&self) -> Option<(&'static str, String)> {
+        if self.kind == RegimeKind::Dynamic {
+            return None;
+        }
+        let set = [
+            ("defrag_every_h", self.defrag_every_h.is_some()),
+            ("defrag_max_restarts", self.defrag_max_restarts.is_some()),
+            ("restart_s", self.restart_s.is_some()),
+        ];
+        set.iter().find(|(_, on)| *on).map(|&(key, _)| {
+            (
+                key,
+                format!(
+                    "restart-based defragmentation is dynamic MIG's (kind = \"dynamic\"), not {}'s: remove it",
+                    self.kind.name()
+                ),
+            )
+        })
+    }
+
     /// The first setting out of range: (key, what it must be).
     pub(crate) fn out_of_range(&self) -> Option<(&'static str, String)> {
         let week_min = 7.0 * 24.0 * 60.0;

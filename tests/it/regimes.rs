@@ -648,6 +648,14 @@ fn defragmentation_settings_are_checked_and_named_with_their_line() {
         let e = migplan::scenario::parse(&format!("{text}{line}\n"), "x.toml").unwrap_err();
         assert_eq!(e.to_string(), want);
     }
+    // Under static layouts nothing reads them: refused, not ignored.
+    let static_text = text.replace("\"dynamic\"", "\"static-layouts\"");
+    let e = migplan::scenario::parse(&format!("{static_text}defrag_every_h = 6\n"), "x.toml").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "x.toml:10:1: field `regime.defrag_every_h`: restart-based defragmentation is dynamic MIG's \
+         (kind = \"dynamic\"), not static-layouts's: remove it"
+    );
 }
 
 #[test]
