@@ -36,26 +36,11 @@ pub fn render(app: &App, r: &RegimePlay, area: Rect, buf: &mut Buffer) {
         let [a, b] = Layout::vertical([Constraint::Percentage(55), Constraint::Min(1)]).areas(body);
         (a, b)
     };
-    Paragraph::new(node_lines(
-        app,
-        r,
-        nodes.width.saturating_sub(2) as usize,
-        nodes.height as usize,
-    ))
-    .render(
-        Rect::new(nodes.x + 1, nodes.y, nodes.width.saturating_sub(2), nodes.height),
-        buf,
-    );
-    Paragraph::new(side_lines(
-        app,
-        r,
-        side.width.saturating_sub(2) as usize,
-        side.height as usize,
-    ))
-    .render(
-        Rect::new(side.x + 1, side.y, side.width.saturating_sub(2), side.height),
-        buf,
-    );
+    // Each pane keeps a column of margin on either side.
+    let padded = |a: Rect| Rect::new(a.x + 1, a.y, a.width.saturating_sub(2), a.height);
+    let (nodes, side) = (padded(nodes), padded(side));
+    Paragraph::new(node_lines(app, r, nodes.width as usize, nodes.height as usize)).render(nodes, buf);
+    Paragraph::new(side_lines(app, r, side.width as usize, side.height as usize)).render(side, buf);
     let line = totals_line(r);
     buf.set_string(
         totals.x + 1,
