@@ -28,6 +28,53 @@ fn gb(x: f64) -> String {
     }
 }
 
+/// A row's verdict as both outputs give it, from one match: its JSON fields (`result` and what
+/// goes with it) and its table cells (instances, unused compute, unused memory).
+fn report(v: &Verdict) -> (Vec<(&'static str, serde_json::Value)>, [String; 3]) {
+    match v {
+        Verdict::Placeable {
+            layout,
+            unused_compute,
+            unused_memory_slices,
+            unused_memory_gb,
+            stranded,
+        } => {
+            let mark = |n: u32| if *stranded && n > 0 { " stranded" } else { "" };
+            (
+                vec![
+                    ("result", json!("placeable")),
+                    ("layout", json!(layout)),
+                    ("unused_compute_slices", json!(unused_compute)),
+                    ("unused_memory_slices", json!(unused_memory_slices)),
+                    ("unused_memory_gb", json!(unused_memory_gb)),
+                    ("stranded", json!(stranded)),
+                ],
+                [
+                    layout.clone(),
+                    format!("{unused_compute}{}", mark(*unused_compute)),
+                    format!(
+                        "{unused_memory_slices} ({} GB){}",
+                        gb(*unused_memory_gb),
+                        mark(*unused_memory_slices)
+                    ),
+                ],
+            )
+        }
+        Verdict::Disabled => (
+            vec![("result", json!("mig-disabled"))],
+            ["MIG disabled".into(), "-".into(), "-".into()],
+        ),
+        Verdict::Unplaceable(u) => (
+            vec![
+                ("result", json!("unplaceable")),
+                ("profile", json!(u.profile)),
+                ("why", json!(u.why)),
+            ],
+            [format!("cannot be placed: {}", u.profile), "-".into(), "-".into()],
+        ),
+    }
+}
+
 pub fn run(a: Args) -> anyhow::Result<()> {
     let catalog = crate::catalog::embedded();
     let only = match &a.gpu {
@@ -51,27 +98,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                     "config": r.config, "entry": r.entry, "line": r.line,
                     "model": r.model, "devices": r.devices,
                 });
-                match &r.verdict {
-                    Verdict::Placeable {
-                        layout,
-                        unused_compute,
-                        unused_memory_slices,
-                        unused_memory_gb,
-                        stranded,
-                    } => {
-                        v["result"] = json!("placeable");
-                        v["layout"] = json!(layout);
-                        v["unused_compute_slices"] = json!(unused_compute);
-                        v["unused_memory_slices"] = json!(unused_memory_slices);
-                        v["unused_memory_gb"] = json!(unused_memory_gb);
-                        v["stranded"] = json!(stranded);
-                    }
-                    Verdict::Disabled => v["result"] = json!("mig-disabled"),
-                    Verdict::Unplaceable(u) => {
-                        v["result"] = json!("unplaceable");
-                        v["profile"] = json!(u.profile);
-                        v["why"] = json!(u.why);
-                    }
+                for (k, x) in report(&r.verdict).0 {
+                    v[k] = x;
                 }
                 v
             })
@@ -105,30 +133,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             "unused memory".into(),
         ]];
         for r in &c.rows {
-            let (inst, uc, um) = match &r.verdict {
-                Verdict::Placeable {
-                    layout,
-                    unused_compute,
-                    unused_memory_slices,
-                    unused_memory_gb,
-                    stranded,
-                } => {
-                    let mark = |n: u32| if *stranded && n > 0 { " stranded" } else { "" };
-                    (
-                        layout.clone(),
-                        format!("{unused_compute}{}", mark(*unused_compute)),
-                        format!(
-                            "{unused_memory_slices} ({} GB){}",
-                            gb(*unused_memory_gb),
-                            mark(*unused_memory_slices)
-                        ),
-                    )
-                }
-                Verdict::Disabled => ("MIG disabled".into(), "-".into(), "-".into()),
-                Verdict::Unplaceable(u) => {
-                    (format!("cannot be placed: {}", u.profile), "-".into(), "-".into())
-                }
-            };
+            let [inst, uc, um] = report(&r.verdict).1;
             rows.push(vec![
                 r.line.to_string(),
                 r.config.clone(),
