@@ -237,23 +237,19 @@ pub(crate) fn why_unplaceable(model: &GpuModel, counts: &[u32]) -> Option<Unplac
         profile: model.profiles[p].name.clone(),
         why,
     };
-    if memory > model.memory_slices as u32 {
-        return Some(blame(
-            last,
-            format!(
-                "the instances need {memory} memory slices; a {} has {}",
-                model.name, model.memory_slices
-            ),
-        ));
-    }
-    if compute > model.compute_slices as u32 {
-        return Some(blame(
-            last,
-            format!(
-                "the instances need {compute} compute slices; a {} has {}",
-                model.name, model.compute_slices
-            ),
-        ));
+    for (need, has, what) in [
+        (memory, model.memory_slices as u32, "memory"),
+        (compute, model.compute_slices as u32, "compute"),
+    ] {
+        if need > has {
+            return Some(blame(
+                last,
+                format!(
+                    "the instances need {need} {what} slices; a {} has {has}",
+                    model.name
+                ),
+            ));
+        }
     }
     let mut so_far = vec![0u32; counts.len()];
     for &p in &order {
