@@ -3,7 +3,7 @@
 //! naming where each moved, saves writing the new form.
 
 use crate::common::cli::{migplan, ok};
-use migplan::scenario::{self, PolicySettings, Preset, Reenable};
+use migplan::scenario::{self, PolicySettings, Preset, Reenable, Scenario};
 use std::path::Path;
 
 /// A scenario `migplan mode --apply` of commit ef2685d saved: every setting flat in `[policy]`.
@@ -19,6 +19,13 @@ fn with_policy(policy: &str) -> String {
     let text = earlier_save();
     let at = text.find("\n[policy]\n").unwrap();
     format!("{}\n{policy}", &text[..at])
+}
+
+/// `s` saved and read back as `file`: the saved text and the scenario it reads as.
+fn save_and_reload(s: &Scenario, file: &str) -> (String, Scenario) {
+    let text = s.to_toml().unwrap();
+    let back = scenario::parse(&text, file).unwrap();
+    (text, back)
 }
 
 const NEW_FORM: &str = "[policy]
@@ -101,7 +108,7 @@ fn check_says_once_where_each_flat_key_moved() {
 #[test]
 fn saves_write_the_new_form_and_read_back_the_same() {
     let old = scenario::parse(&earlier_save(), "old.toml").unwrap();
-    let text = old.to_toml().unwrap();
+    let (text, back) = save_and_reload(&old, "saved.toml");
     let policy = &text[text.find("\n[policy]\n").unwrap()..];
     for table in ["[policy.origamig]", "[policy.tc]", "[policy.packing]"] {
         assert!(policy.contains(table), "{policy}");
@@ -116,7 +123,6 @@ fn saves_write_the_new_form_and_read_back_the_same() {
     ] {
         assert!(!flat.contains(key), "{key} still flat: {flat}");
     }
-    let back = scenario::parse(&text, "saved.toml").unwrap();
     assert_eq!(back.policy, old.policy);
     assert!(back.moved_keys.is_empty());
     // The paper preset's keys are written, so that reading back cannot change them.
@@ -124,7 +130,7 @@ fn saves_write_the_new_form_and_read_back_the_same() {
     let mut s = scenario::parse(&with_policy("[policy]\npreset = \"paper\"\n"), "p.toml").unwrap();
     assert_eq!(s.policy, paper);
     s.policy.origamig.delta = 15.0;
-    let back = scenario::parse(&s.to_toml().unwrap(), "p2.toml").unwrap();
+    let (_, back) = save_and_reload(&s, "p2.toml");
     assert_eq!(back.policy.origamig.delta, 15.0);
     assert_eq!(back.policy.preset, Preset::Paper);
 }
