@@ -191,29 +191,18 @@ fn a_sub_table_key_beside_the_preset_wins_in_either_form() {
 
 #[test]
 fn policy_set_takes_flat_and_sub_table_keys() {
-    assert_eq!(scenario::policy_key_path("delta"), Some(("origamig", "delta")));
-    assert_eq!(
-        scenario::policy_key_path("origamig.delta"),
-        Some(("origamig", "delta"))
-    );
-    assert_eq!(
-        scenario::policy_key_path("packing_finish_gpu"),
-        Some(("packing", "finish_gpu"))
-    );
-    assert_eq!(
-        scenario::policy_key_path("packing.finish_gpu"),
-        Some(("packing", "finish_gpu"))
-    );
-    assert_eq!(
-        scenario::policy_key_path("compaction_min"),
-        Some(("tc", "compaction_min"))
-    );
-    assert_eq!(
-        scenario::policy_key_path("migration_gbps"),
-        Some(("", "migration_gbps"))
-    );
-    assert_eq!(scenario::policy_key_path("origamig.finish_gpu"), None);
-    assert_eq!(scenario::policy_key_path("nonsense"), None);
+    for (key, path) in [
+        ("delta", Some(("origamig", "delta"))),
+        ("origamig.delta", Some(("origamig", "delta"))),
+        ("packing_finish_gpu", Some(("packing", "finish_gpu"))),
+        ("packing.finish_gpu", Some(("packing", "finish_gpu"))),
+        ("compaction_min", Some(("tc", "compaction_min"))),
+        ("migration_gbps", Some(("", "migration_gbps"))),
+        ("origamig.finish_gpu", None),
+        ("nonsense", None),
+    ] {
+        assert_eq!(scenario::policy_key_path(key), path, "{key}");
+    }
     // Through the binary: either spelling reaches the same setting and is checked there.
     for key in ["delta", "origamig.delta"] {
         let err = crate::common::cli::fails(migplan().args([
