@@ -167,6 +167,30 @@ pub struct OrigamigSettings {
     /// FF; `false` (`preset = "paper"`) keeps it everywhere. Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub arrival_host_best_fit: bool,
+    /// With `arrival_host_best_fit` and `arrival_gpu_best_fit`: `true` (the default) applies
+    /// both to fleets and hosts of two GPUs or fewer as well (the paper's hosts), so that an
+    /// arrival goes to the fullest active host it fits; `false` (`preset = "paper"`) keeps FF
+    /// there. With `host_emptying_vms` it won the paper's fleets
+    /// (docs/results/big-nodes-variants.md, fifth round). Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub arrival_best_fit_small: bool,
+    /// With `gpu_compaction` and without `gpu_compaction_small`: every `host_emptying_min` of
+    /// simulated time, an active host of two GPUs or fewer that runs
+    /// at most this many VMs is emptied onto GPUs in use on other such hosts when they all fit
+    /// (TC's best fit), so that every move switches a host off. 2 (the default): on paper-32 and
+    /// paper-128 it keeps fewer hosts than TC in 11 of 12 runs with 31-71 % fewer moves
+    /// (docs/results/big-nodes-variants.md, fifth round); 0 (`preset = "paper"`) is off. Saves
+    /// leave out the default.
+    #[serde(skip_serializing_if = "is_two")]
+    pub host_emptying_vms: usize,
+    /// With `host_emptying_vms`: the most VMs one host emptying moves (0: no limit). Saves leave
+    /// out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_emptying_budget: usize,
+    /// The period of `host_emptying_vms` in minutes of simulated time. 0 turns it off. Saves
+    /// leave out the default.
+    #[serde(skip_serializing_if = "is_default_host_emptying_min")]
+    pub host_emptying_min: f64,
     /// OrigaMIG's GPU compaction on hosts of more than two GPUs: with `true` (the default),
     /// every `gpu_compaction_min` of simulated time when no call runs, TC's compaction (§6.3) of the
     /// GPUs of each such host within the host: the least utilized GPUs are vacated when their
@@ -225,6 +249,13 @@ pub struct OrigamigSettings {
     /// `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gpu_compaction_small_empty_host: bool,
+}
+
+/// The default `host_emptying_min`.
+pub const DEFAULT_HOST_EMPTYING_MIN: f64 = 10.0;
+
+fn is_default_host_emptying_min(x: &f64) -> bool {
+    *x == DEFAULT_HOST_EMPTYING_MIN
 }
 
 /// The default `gpu_compaction_small_min`.
@@ -453,7 +484,7 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`OrigamigSettings::apply_preset`],
 /// [`OrigamigSettings::preset_key_values`] (saves) and [`OrigamigSettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 14] = [
+const PRESET_FIELDS: [PresetField; 16] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
@@ -468,6 +499,8 @@ const PRESET_FIELDS: [PresetField; 14] = [
     preset_field!(arrival_host_best_fit, Bool, false),
     preset_field!(gpu_compaction, Bool, false),
     preset_field!(partition_interleaved, Bool, false),
+    preset_field!(arrival_best_fit_small, Bool, false),
+    preset_field!(host_emptying_vms, Count, 0),
 ];
 
 impl OrigamigSettings {
@@ -550,6 +583,10 @@ impl Default for OrigamigSettings {
             gpu_compaction_across_budget: 1,
             gpu_compaction_small_min: DEFAULT_GPU_COMPACTION_SMALL_MIN,
             gpu_compaction_small_empty_host: false,
+            arrival_best_fit_small: true,
+            host_emptying_vms: 2,
+            host_emptying_budget: 0,
+            host_emptying_min: DEFAULT_HOST_EMPTYING_MIN,
         }
     }
 }

@@ -591,6 +591,87 @@ fn compact_class(
     }
 }
 
+/// Host emptying: every active host of `hosts` that runs at most `max_vms` VMs, all of them
+/// MIG VMs, is tried least used first (memory slices, then host index); it is emptied when each
+/// of its VMs fits, by TC's best fit, on GPUs in use on the scope's other hosts (no idle GPU is
+/// taken, no host is switched on), with at most `budget` VMs moved in all (0: no limit). A host
+/// that receives a VM is not emptied after it. Every move of the plan switches a host off.
+pub(crate) fn empty_hosts_in(
+    tables: &Tables,
+    fleet: &Fleet,
+    hosts: &dyn Fn(HostId) -> bool,
+    max_vms: usize,
+    budget: usize,
+    origin: &str,
+) -> Plan {
+    let catalog = fleet.catalog;
+    let mut work = Work::new(fleet);
+    let mut order: Vec<(u32, HostId)> = Vec::new();
+    for (h, host) in fleet.hosts.iter().enumerate() {
+        if !hosts(h) || !host.is_active() {
+            continue;
+        }
+        for (k, g) in host.gpus.iter().enumerate() {
+            if g.mode == GpuMode::Mig && !g.occ.is_empty() {
+                work.views[h][k].allowed = true;
+            }
+        }
+        let n = host.vms.len();
+        let all_mig = host
+            .vms
+            .iter()
+            .all(|&id| fleet.vm(id).is_some_and(|v| v.is_mig()));
+        if n > 0 && n <= max_vms && all_mig {
+            order.push((work.slices_before[h], h));
+        }
+    }
+    order.sort_unstable();
+    let mut moved = 0usize;
+    for (_, h) in order {
+        let Some(host) = fleet.hosts.get(h) else { continue };
+        if (0..host.gpus.len()).any(|k| work.receivers.contains(&(h, k))) {
+            continue;
+        }
+        if budget > 0 && moved + host.vms.len() > budget {
+            continue;
+        }
+        let mark = work.journal.len();
+        for k in 0..host.gpus.len() {
+            work.forbid(h, k);
+        }
+        let mut vms: Vec<VmId> = host.vms.clone();
+        vms.sort_by_key(|&id| {
+            let s = fleet.vm(id).map(|v| v.memory_slices(catalog)).unwrap_or(0);
+            (std::cmp::Reverse(s), id)
+        });
+        let mut ok = true;
+        for &id in &vms {
+            let (Some(vm), Some(from)) = (fleet.vm(id), work.where_is(fleet, id)) else {
+                ok = false;
+                break;
+            };
+            match compaction_target(tables, fleet, &work, vm, &from, false, false) {
+                Some(to) if to.host != h => work.apply(catalog, vm, &from, &to),
+                _ => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if ok {
+            moved += vms.len();
+            work.journal.clear();
+        } else {
+            work.rollback(mark);
+        }
+    }
+    Plan {
+        targets: work.moved,
+        origin: origin.into(),
+        ..Default::default()
+    }
+}
+
 /// Seconds the executor takes for the moves of `plan` on `fleet`, run one after another
 /// (§5.4), each as long as [`executor::copy_seconds`] of what it copies ([`executor::copied_gb`]).
 pub fn moves_duration_s(fleet: &Fleet, plan: &Plan, gbps: f64) -> f64 {

@@ -477,3 +477,59 @@ fn gpu_compaction_of_two_gpu_hosts_has_its_period_and_may_only_empty_hosts() {
     );
     assert!(compaction_after(&f, &emptying, 30.0).is_none());
 }
+
+/// Host emptying on two-GPU hosts (`host_emptying_vms`): every `host_emptying_min` (10), an
+/// active host of at most that many VMs is emptied onto GPUs in use elsewhere, least used host
+/// first, within `host_emptying_budget`; a host that received a VM is not emptied after it.
+#[test]
+fn host_emptying_switches_small_hosts_off_within_its_limits() {
+    let emptying = |vms: usize, budget: usize| OrigamigSettings {
+        host_emptying_vms: vms,
+        host_emptying_budget: budget,
+        ..OrigamigSettings::default()
+    };
+    // h0: a 4g.20gb on GPU 0 (slices 0-3 taken). h1: one 1g.5gb on each GPU. h2: one 1g.5gb.
+    let mut f = crate::common::fleet::a100s(3);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "1g.5gb"), at(1, &[(0, 0)]));
+    put(&mut f, tenant(3, "1g.5gb"), at(1, &[(1, 0)]));
+    put(&mut f, tenant(4, "1g.5gb"), at(2, &[(0, 0)]));
+    f.check_invariants().unwrap();
+    assert_eq!(OrigamigSettings::default().host_emptying_vms, 2);
+    assert!(compaction_after(&f, &emptying(0, 0), 10.0).is_none(), "0 is off");
+    assert!(
+        compaction_after(&f, &emptying(2, 0), 5.0).is_none(),
+        "not due before 10 min"
+    );
+    // h2's VM (1 slice, the least used host) and then both of h1's go beside the 4g.20gb, the
+    // fullest GPU (three of its four free slices): hosts 1 and 2 switch off. h0, a receiver,
+    // is left alone.
+    let plan = compaction_after(&f, &emptying(2, 0), 10.0).expect("a host emptying");
+    assert_eq!(plan.targets.len(), 3);
+    assert!(plan.targets.values().all(|p| p.host == 0 && p.gis[0].gpu == 0));
+    let mut g = f.clone();
+    for (&id, to) in &plan.targets {
+        g.move_vm(id, to.clone()).unwrap();
+        g.check_invariants().unwrap();
+    }
+    assert_eq!(g.hosts.iter().filter(|h| !h.vms.is_empty()).count(), 1);
+    // A budget of two VMs: h2 is emptied, h1 would make three.
+    let plan = compaction_after(&f, &emptying(2, 2), 10.0).expect("a host emptying");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![4]);
+    // With a budget of three, both hosts.
+    let plan = compaction_after(&f, &emptying(2, 3), 10.0).expect("a host emptying");
+    assert_eq!(plan.targets.len(), 3);
+    // Hosts of one VM only: h1 stays, h2's 1g.5gb goes to h0.
+    let plan = compaction_after(&f, &emptying(1, 0), 10.0).expect("a host emptying");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![4]);
+    assert_eq!(plan.targets[&4].host, 0);
+    // With no room on a GPU in use elsewhere nothing moves: h0's GPU 0 full (a 3g.20gb beside
+    // the 4g.20gb), h1 alone with its two 1g.5gb.
+    let mut f = crate::common::fleet::a100s(2);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(5, "3g.20gb"), at(0, &[(0, 4)]));
+    put(&mut f, tenant(2, "1g.5gb"), at(1, &[(0, 0)]));
+    put(&mut f, tenant(3, "1g.5gb"), at(1, &[(1, 0)]));
+    f.check_invariants().unwrap();
+    assert!(compaction_after(&f, &emptying(2, 0), 10.0).is_none());
+}

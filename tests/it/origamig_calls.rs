@@ -1,7 +1,7 @@
 //! OrigaMIG's calls by trigger (`calls_by_trigger` of `simulate --json`), the skipped repeats of
 //! neighborhoods a solve proved unchanged, and `[policy] reenable`.
 
-use crate::common::cli::migplan;
+use crate::common::cli::{migplan, temp_file};
 use crate::common::fleet::{a100s, assert_checked_repeats, at, mig_vm, put};
 use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
@@ -62,11 +62,18 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
         }
     }
     // The plans' migrations: with no warm-up the run measures from its start, so the rows'
-    // migrations are the run's (a plan's steps all finish within the 8 hours here).
+    // migrations are the run's (a plan's steps all finish within the 8 hours here), once the
+    // host emptying, whose moves are no call's, is off.
+    let src =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
+    let (_dir, no_emptying) = temp_file(
+        "no-emptying.toml",
+        &format!("{}\n\n[policy.origamig]\nhost_emptying_vms = 0\n", src.trim_end()),
+    );
     let out = migplan()
         .args([
             "simulate",
-            "scenarios/paper-32.toml",
+            no_emptying.to_str().unwrap(),
             "--policy",
             "origamig",
             "--seed",
@@ -128,7 +135,12 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
 #[test]
 fn a_skipped_repeat_would_have_changed_nothing() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml");
-    let sc = scenario::load(std::path::Path::new(path)).unwrap();
+    let mut sc = scenario::load(std::path::Path::new(path)).unwrap();
+    // FF at arrival on these two-GPU hosts and no host emptying: the short run below then
+    // skips repeats (with the default's best fit and host emptying it skips none); whether a
+    // skipped repeat would change nothing does not depend on either.
+    sc.policy.origamig.arrival_best_fit_small = false;
+    sc.policy.origamig.host_emptying_vms = 0;
     let mut policy = Origamig::new(&sc.policy.origamig);
     policy.set_check_repeats(true);
     assert_checked_repeats(sc, Box::new(policy));
@@ -252,8 +264,10 @@ fn ff_active_first_places_on_an_active_host_before_switching_one_on() {
     put(&mut f, mig_vm(2, "a100-40gb", &["7g.40gb"]), at(3, &[(0, 0)]));
     put(&mut f, mig_vm(3, "a100-40gb", &["7g.40gb"]), at(3, &[(1, 0)]));
     for (active_first, one_g, seven_g) in [(false, 0, 0), (true, 1, 1)] {
+        // FF's rule: best fit at arrival off on these two-GPU hosts.
         let s = OrigamigSettings {
             ff_active_first: active_first,
+            arrival_best_fit_small: false,
             ..OrigamigSettings::default()
         };
         let mut p = Origamig::new(&s);

@@ -53,6 +53,8 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
                 arrival_host_best_fit: true,
                 gpu_compaction: true,
                 partition_interleaved: true,
+                arrival_best_fit_small: true,
+                host_emptying_vms: 2,
                 ..p.origamig.clone()
             },
             ..p.clone()

@@ -299,7 +299,8 @@ pub(super) fn arrival_best_fit(
     let big = fleet
         .hosts
         .get(p.host)
-        .is_some_and(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+        .is_some_and(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS)
+        || settings.arrival_best_fit_small;
     if !settings.arrival_gpu_best_fit || !big || !vm.is_mig() {
         return p;
     }
@@ -322,7 +323,8 @@ pub(super) fn arrival_host_best_fit(
     let big = fleet
         .hosts
         .iter()
-        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS)
+        || settings.arrival_best_fit_small;
     if !big {
         return None;
     }
@@ -398,7 +400,9 @@ impl Origamig {
     /// compaction of the GPUs of each active host of more than two GPUs within that host (a GPU
     /// of few VMs may send them across hosts, `gpu_compaction_across*`); with
     /// `gpu_compaction_small`, every `gpu_compaction_small_min` the same on the active hosts of
-    /// two GPUs or fewer. `None` for OPT, when neither is due, and when nothing moves.
+    /// two GPUs or fewer; else, with `host_emptying_vms`, every `host_emptying_min` the host
+    /// emptying of those hosts ([`crate::policy::tc::empty_hosts_in`]). `None` for OPT, when
+    /// neither is due, and when nothing moves.
     fn gpu_compaction(&mut self, fleet: &Fleet, now_s: f64) -> Option<Plan> {
         if !self.settings.gpu_compaction || self.whole {
             return None;
@@ -407,20 +411,23 @@ impl Origamig {
         if big.is_some() {
             return big;
         }
-        if self.settings.gpu_compaction_small {
+        if self.settings.gpu_compaction_small || self.settings.host_emptying_vms > 0 {
             return self.compaction_of(fleet, now_s, false);
         }
         None
     }
 
-    /// One GPU compaction of the active hosts of more than two GPUs (`big`) or of the others,
-    /// when its period (`gpu_compaction_min` or `gpu_compaction_small_min`) has come and no call
-    /// runs.
+    /// One GPU compaction of the active hosts of more than two GPUs (`big`) or of the others
+    /// (or their host emptying), when its period (`gpu_compaction_min`,
+    /// `gpu_compaction_small_min` or `host_emptying_min`) has come and no call runs.
     fn compaction_of(&mut self, fleet: &Fleet, now_s: f64, big: bool) -> Option<Plan> {
         let s = &self.settings;
+        let emptying = !big && !s.gpu_compaction_small;
         let period = 60.0
             * if big {
                 s.gpu_compaction_min
+            } else if emptying {
+                s.host_emptying_min
             } else {
                 s.gpu_compaction_small_min
             };
@@ -461,7 +468,18 @@ impl Origamig {
             across_budget: s.gpu_compaction_across_budget,
             emptying_host_only: !big && s.gpu_compaction_small_empty_host,
         };
-        let plan = crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction");
+        let plan = if emptying {
+            crate::policy::tc::empty_hosts_in(
+                &tables,
+                fleet,
+                &in_scope,
+                s.host_emptying_vms,
+                s.host_emptying_budget,
+                "origamig host emptying",
+            )
+        } else {
+            crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction")
+        };
         if plan.targets.is_empty() {
             return None;
         }
