@@ -89,3 +89,231 @@ fn a_full_packing_is_proven() {
     let f = fleet(2, &[&["7g.40gb"], &["7g.40gb"], &["7g.40gb"], &["7g.40gb"]]);
     assert!(no_improving_plan(&f, &[0, 1], &Weights::default()));
 }
+
+/// A random tiny fleet of MIG GPUs (A100-40GB and A30-24GB hosts of one or two GPUs), VMs of
+/// one or two GIs placed by FF, some removed again so that the GPUs are fragmented.
+fn random_fleet(rng: &mut rand::rngs::StdRng) -> Fleet {
+    use rand::Rng;
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let a30 = c.model_id("a30-24gb").unwrap();
+    let nh = rng.gen_range(2..=3);
+    let hosts = (0..nh)
+        .map(|i| {
+            let m = if rng.gen_bool(0.5) { a30 } else { a100 };
+            let g = rng.gen_range(1..=2);
+            // Small hosts now and then, so that cores bind.
+            let cores = if rng.gen_bool(0.3) { 24 } else { 80 };
+            Host::new(format!("h{i}"), cores, 512, vec![m; g], 0)
+        })
+        .collect();
+    let mut f = Fleet::new(c, hosts);
+    let mut placed = Vec::new();
+    let want = rng.gen_range(2..=4);
+    for _ in 0..12 {
+        if placed.len() > want {
+            break;
+        }
+        let m = if rng.gen_bool(0.5) { a30 } else { a100 };
+        let profs: Vec<usize> = c.model(m).cf_profiles().collect();
+        let n = if rng.gen_bool(0.35) { 2 } else { 1 };
+        let gis: Vec<GiRequest> = (0..n)
+            .map(|_| GiRequest {
+                model: m,
+                profile: profs[rng.gen_range(0..profs.len())],
+            })
+            .collect();
+        let compute: u32 = gis
+            .iter()
+            .map(|g| c.model(m).profiles[g.profile].compute as u32)
+            .sum();
+        let mut v = Vm::job(0, gis, 4 * compute.max(1), 16 * compute.max(1));
+        if rng.gen_bool(0.5) {
+            v.kind = crate::fleet::VmKind::Tenant;
+        }
+        if let Some(p) = f.ff_placement(&v) {
+            placed.push(f.add_placed(v, p).unwrap());
+        }
+    }
+    while placed.len() > want {
+        let i = rng.gen_range(0..placed.len());
+        f.remove(placed.swap_remove(i)).unwrap();
+    }
+    f
+}
+
+/// The Eq. (5) gain over the current placement of every placement of the running VMs of
+/// `hosts` (the fleet's rules: MIG layouts, cores, RAM).
+fn every_plan(fleet: &Fleet, hosts: &[HostId], w: &Weights) -> Vec<f64> {
+    let base = crate::policy::origamig::objective::evaluate(fleet, fleet, hosts, w).total;
+    let mut cur = fleet.clone();
+    let vms: Vec<crate::fleet::VmId> = hosts.iter().flat_map(|&h| fleet.hosts[h].vms.clone()).collect();
+    for &id in &vms {
+        cur.unplace(id).unwrap();
+    }
+    let mut out = Vec::new();
+    rec(0, &vms, &mut cur, fleet, hosts, w, base, &mut out);
+    out
+}
+
+fn best_plan(fleet: &Fleet, hosts: &[HostId], w: &Weights) -> f64 {
+    every_plan(fleet, hosts, w)
+        .into_iter()
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rec(
+    i: usize,
+    vms: &[crate::fleet::VmId],
+    cur: &mut Fleet,
+    before: &Fleet,
+    hosts: &[HostId],
+    w: &Weights,
+    base: f64,
+    out: &mut Vec<f64>,
+) {
+    if i == vms.len() {
+        out.push(crate::policy::origamig::objective::evaluate(before, cur, hosts, w).total - base);
+        return;
+    }
+    let id = vms[i];
+    let vm = cur.vm(id).unwrap().clone();
+    let c = cur.catalog;
+    for &h in hosts {
+        // Every combination of (GPU, start) per GI.
+        let options: Vec<Vec<crate::fleet::GiSlot>> = vm
+            .gis
+            .iter()
+            .map(|g| {
+                let prof = &c.model(g.model).profiles[g.profile];
+                let mut o = Vec::new();
+                for (k, gpu) in cur.hosts[h].gpus.iter().enumerate() {
+                    if c.same_class(g.model, gpu.model) {
+                        for &z in &prof.starts {
+                            o.push(crate::fleet::GiSlot { gpu: k, start: z });
+                        }
+                    }
+                }
+                o
+            })
+            .collect();
+        if options.iter().any(|o| o.is_empty()) {
+            continue;
+        }
+        let mut idx = vec![0usize; options.len()];
+        'combos: loop {
+            let gis: Vec<crate::fleet::GiSlot> = idx.iter().zip(&options).map(|(&j, o)| o[j]).collect();
+            if cur.place(id, crate::fleet::Placement { host: h, gis }).is_ok() {
+                rec(i + 1, vms, cur, before, hosts, w, base, out);
+                cur.unplace(id).unwrap();
+            }
+            for d in 0..idx.len() {
+                idx[d] += 1;
+                if idx[d] < options[d].len() {
+                    continue 'combos;
+                }
+                idx[d] = 0;
+            }
+            break;
+        }
+    }
+}
+
+fn weights(rng: &mut rand::rngs::StdRng) -> Weights {
+    use rand::Rng;
+    let w = Weights::default();
+    match rng.gen_range(0..3) {
+        0 => w,
+        1 => Weights {
+            delta_job_extra: 0.0,
+            ..w
+        },
+        _ => Weights {
+            delta_running: 5.0,
+            delta_job_extra: 0.0,
+            ..w
+        },
+    }
+}
+
+fn random_prices(rel: &Relaxation, rng: &mut rand::rngs::StdRng) -> Vec<Vec<f64>> {
+    use rand::Rng;
+    rel.pairs
+        .iter()
+        .map(|p| p.first.iter().map(|_| rng.gen_range(-30.0..30.0)).collect())
+        .collect()
+}
+
+#[test]
+fn the_bound_at_any_prices_is_at_least_every_plans_gain() {
+    // Weak duality: at any prices the relaxation's value is at least the Eq. (5) gain of every
+    // placement (brute force over every placement of tiny fleets).
+    use rand::SeedableRng;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(44);
+    let mut tight = 0;
+    for case in 0..150 {
+        let f = random_fleet(&mut rng);
+        let w = weights(&mut rng);
+        let hosts: Vec<HostId> = (0..f.hosts.len()).collect();
+        let rel = Relaxation::new(&f, &hosts, &w).unwrap();
+        let plans = every_plan(&f, &hosts, &w);
+        assert!(
+            plans.contains(&0.0),
+            "case {case}: the current placement is a plan"
+        );
+        let best = plans.into_iter().fold(f64::NEG_INFINITY, f64::max);
+        for trial in 0..12 {
+            let lambda = if trial == 0 {
+                rel.pairs.iter().map(|p| vec![0.0; p.first.len()]).collect()
+            } else {
+                random_prices(&rel, &mut rng)
+            };
+            let (ub, _) = rel.evaluate(&lambda);
+            assert!(
+                ub >= best - 1e-9,
+                "case {case} trial {trial}: bound {ub} below a plan's gain {best}"
+            );
+            if ub - best < 1.0 {
+                tight += 1;
+            }
+        }
+    }
+    assert!(
+        tight > 0,
+        "no bound was ever tight: a bound far too high would pass"
+    );
+}
+
+#[test]
+fn a_proven_need_is_never_reached_by_a_plan() {
+    // The check against brute force: when the subgradient steps prove every plan's gain below
+    // `need`, the best plan's gain is below `need`; a call it proves has no improving plan.
+    use rand::SeedableRng;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(50);
+    let (mut proven, mut improving) = (0, 0);
+    for case in 0..150 {
+        let f = random_fleet(&mut rng);
+        let w = weights(&mut rng);
+        let hosts: Vec<HostId> = (0..f.hosts.len()).collect();
+        let rel = Relaxation::new(&f, &hosts, &w).unwrap();
+        let best = best_plan(&f, &hosts, &w);
+        for need in [0.5, 1.0 - 1e-6, 3.0, 10.0, 25.0] {
+            if rel.bound_below(need) {
+                assert!(
+                    best < need,
+                    "case {case}: proven below {need}, a plan gains {best}"
+                );
+            }
+        }
+        if no_improving_plan(&f, &hosts, &w) {
+            assert!(best <= 1e-9, "case {case}: proven unchanged, a plan gains {best}");
+            proven += 1;
+        }
+        if best > 1e-9 {
+            improving += 1;
+        }
+    }
+    assert!(proven >= 10, "only {proven} of 150 proven");
+    assert!(improving >= 10, "only {improving} of 150 with an improving plan");
+}
