@@ -187,6 +187,12 @@ pub struct OrigamigSettings {
     /// out 0.
     #[serde(skip_serializing_if = "is_zero")]
     pub host_emptying_budget: usize,
+    /// With `gpu_compaction`: at a GPU compaction of the hosts of more than two GPUs that moves
+    /// nothing, an active such host that runs at most this many VMs is emptied onto GPUs in use
+    /// on the other such hosts, as `host_emptying_vms` does on two-GPU hosts. 0 (the default) is
+    /// off. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub host_emptying_big_vms: usize,
     /// The period of `host_emptying_vms` in minutes of simulated time. 0 turns it off. Saves
     /// leave out the default.
     #[serde(skip_serializing_if = "is_default_host_emptying_min")]
@@ -587,6 +593,7 @@ impl Default for OrigamigSettings {
             host_emptying_vms: 2,
             host_emptying_budget: 0,
             host_emptying_min: DEFAULT_HOST_EMPTYING_MIN,
+            host_emptying_big_vms: 0,
         }
     }
 }

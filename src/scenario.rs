@@ -458,6 +458,7 @@ policy_file! {
     host_emptying_vms => origamig.host_emptying_vms: usize,
     host_emptying_budget => origamig.host_emptying_budget: usize,
     host_emptying_min => origamig.host_emptying_min: f64,
+    host_emptying_big_vms => origamig.host_emptying_big_vms: usize,
     gpu_compaction => origamig.gpu_compaction: bool,
     gpu_compaction_across => origamig.gpu_compaction_across: usize,
     gpu_compaction_small => origamig.gpu_compaction_small: bool,

@@ -533,3 +533,31 @@ fn host_emptying_switches_small_hosts_off_within_its_limits() {
     f.check_invariants().unwrap();
     assert!(compaction_after(&f, &emptying(2, 0), 10.0).is_none());
 }
+
+/// `host_emptying_big_vms`: when the GPU compaction of big hosts moves nothing, a big host of
+/// at most that many VMs is emptied onto GPUs in use on the others.
+#[test]
+fn host_emptying_on_big_hosts_follows_a_compaction_that_moves_nothing() {
+    // dgx0's GPU 0 holds a 4g.20gb; dgx1's GPU 0 two 1g.5gb, its only VMs: vacating that GPU
+    // sends two VMs across hosts, over the compaction's budget of one.
+    let mut f = dgx_a100s(2);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "1g.5gb"), at(1, &[(0, 0)]));
+    put(&mut f, tenant(3, "1g.5gb"), at(1, &[(0, 1)]));
+    f.check_invariants().unwrap();
+    let d = OrigamigSettings::default();
+    assert_eq!(d.host_emptying_big_vms, 0);
+    assert!(compaction_after(&f, &d, 5.0).is_none());
+    let one = OrigamigSettings {
+        host_emptying_big_vms: 1,
+        ..d.clone()
+    };
+    assert!(compaction_after(&f, &one, 5.0).is_none(), "dgx1 runs two VMs");
+    let two = OrigamigSettings {
+        host_emptying_big_vms: 2,
+        ..d.clone()
+    };
+    let plan = compaction_after(&f, &two, 5.0).expect("dgx1 emptied");
+    assert_eq!(plan.targets.len(), 2);
+    assert!(plan.targets.values().all(|p| p.host == 0 && p.gis[0].gpu == 0));
+}

@@ -468,7 +468,7 @@ impl Origamig {
             across_budget: s.gpu_compaction_across_budget,
             emptying_host_only: !big && s.gpu_compaction_small_empty_host,
         };
-        let plan = if emptying {
+        let mut plan = if emptying {
             crate::policy::tc::empty_hosts_in(
                 &tables,
                 fleet,
@@ -480,6 +480,16 @@ impl Origamig {
         } else {
             crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction")
         };
+        if big && plan.targets.is_empty() && s.host_emptying_big_vms > 0 {
+            plan = crate::policy::tc::empty_hosts_in(
+                &tables,
+                fleet,
+                &in_scope,
+                s.host_emptying_big_vms,
+                s.host_emptying_budget,
+                "origamig host emptying",
+            );
+        }
         if plan.targets.is_empty() {
             return None;
         }
