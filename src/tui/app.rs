@@ -229,6 +229,9 @@ pub struct Workers {
     rx: Receiver<Msg>,
     /// Messages put aside while waiting for a worker (tests), handled first afterwards.
     deferred: std::collections::VecDeque<Msg>,
+    /// When the next [`Msg::Tick`] is due while the loop wants ticks: every [`TICK`] of
+    /// wall-clock time whatever else arrives, so that keys do not hold play back.
+    next_tick: Option<Instant>,
 }
 
 /// The TUI application.
@@ -295,6 +298,7 @@ impl App {
                 tx,
                 rx,
                 deferred: Default::default(),
+                next_tick: None,
             },
             message: None,
             regime: None,
@@ -425,7 +429,8 @@ impl App {
         self.session.playing() || self.busy() || self.regime.as_ref().is_some_and(|r| r.open && r.playing)
     }
 
-    /// The next message: deferred ones first, then the channel (with a tick while playing).
+    /// The next message: deferred ones first, then the channel, with a tick every [`TICK`]
+    /// while playing (on time even when keys keep arriving).
     fn next_msg(&mut self, block: bool) -> Option<Msg> {
         if let Some(m) = self.workers.deferred.pop_front() {
             return Some(m);
@@ -433,15 +438,21 @@ impl App {
         if !block {
             return self.workers.rx.try_recv().ok();
         }
-        if self.wants_tick() {
-            match self.workers.rx.recv_timeout(TICK) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => Some(Msg::Tick),
-                Err(RecvTimeoutError::Disconnected) => None,
-            }
-        } else {
-            self.workers.rx.recv().ok()
+        if !self.wants_tick() {
+            self.workers.next_tick = None;
+            return self.workers.rx.recv().ok();
         }
+        let now = Instant::now();
+        let due = *self.workers.next_tick.get_or_insert(now + TICK);
+        if due > now {
+            match self.workers.rx.recv_timeout(due - now) {
+                Ok(m) => return Some(m),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+        self.workers.next_tick = Some(Instant::now() + TICK);
+        Some(Msg::Tick)
     }
 
     /// Runs until quit: draw, wait for a message, handle it. Redraws only after messages.

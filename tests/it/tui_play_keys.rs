@@ -63,3 +63,32 @@ fn keys_answer_within_100_ms_while_a_play_tick_runs_origamig_calls() {
     let end = p.quit().unwrap();
     assert_eq!(end.now_s, 0.0);
 }
+
+#[test]
+fn play_keeps_its_pace_while_keys_arrive() {
+    // First fit on the demo fleet: ticks of a minute that take milliseconds. Keys every 50 ms
+    // for 2.5 s must not hold the ticks back (one every 250 ms of wall-clock time: 10 here).
+    let mut s = Session::demo().unwrap();
+    session::update(&mut s, Action::TogglePlay).unwrap();
+    let hosts: Vec<String> = s.fleet().hosts.iter().take(2).map(|h| h.name.clone()).collect();
+    let p = Prober::start(s, 160, 48, |app| app.view.play_step_s = 60.0).unwrap();
+    let t0 = Instant::now();
+    let mut i = 0;
+    while t0.elapsed() < Duration::from_millis(2500) {
+        let (code, want) = if i % 2 == 0 {
+            (KeyCode::Down, format!("GPU {}/0 ", hosts[1]))
+        } else {
+            (KeyCode::Up, format!("GPU {}/0 ", hosts[0]))
+        };
+        p.key(plain(code), &want, TIMEOUT).unwrap();
+        i += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let end = p.quit().unwrap();
+    assert!(i >= 20, "{i} keys");
+    assert!(
+        end.now_s >= 5.0 * 60.0,
+        "{} s of simulated time in 2.5 s of play with {i} keys",
+        end.now_s
+    );
+}
