@@ -92,3 +92,28 @@ fn play_keeps_its_pace_while_keys_arrive() {
         end.now_s
     );
 }
+
+#[test]
+fn a_key_that_changes_the_fleet_does_not_wait_for_the_play_tick() {
+    let p = Prober::start(paper_128_playing("origamig"), 160, 48, |app| {
+        app.view.play_step_s = 7.0 * 86400.0;
+    })
+    .unwrap();
+    p.wait_for(" STEPPING ", TIMEOUT).unwrap();
+    // `a` during the tick: play pauses, the tick is dropped, and the form opens at once.
+    let k = p.key(plain(KeyCode::Char('a')), " ADD VM ", TIMEOUT).unwrap();
+    assert!(k.during_step);
+    assert!(k.latency <= BOUND, "{:?}", k.latency);
+    assert!(p.screen().contains(" paused"), "{}", p.screen());
+    // The dropped tick never lands, though its worker reports when it stops.
+    std::thread::sleep(Duration::from_millis(1500));
+    let k = p.key(plain(KeyCode::Esc), " FLEET ", TIMEOUT).unwrap();
+    assert!(!k.during_step);
+    assert!(
+        p.screen().contains("Mon 2026-01-05 00:00:00  +0s  paused"),
+        "{}",
+        p.screen()
+    );
+    let end = p.quit().unwrap();
+    assert_eq!(end.now_s, 0.0);
+}
