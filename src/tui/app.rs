@@ -33,7 +33,9 @@ pub use regime::RegimePlay;
 pub enum Msg {
     Term(Event),
     Solver(SolverMsg),
-    Stepper(StepMsg),
+    /// A report of the step numbered so ([`Stepping::id`]); those of a dropped play tick are
+    /// ignored.
+    Stepper(u64, StepMsg),
     /// Time passed while playing, solving or stepping (to advance the clock or the elapsed time).
     Tick,
     /// Tests: handle nothing else until the running solve or step has reported its result.
@@ -156,6 +158,8 @@ pub struct Solving {
 
 /// A step of the clock running on a worker thread (on a copy of the session's simulator).
 pub struct Stepping {
+    /// The step's number, which its reports carry.
+    pub id: u64,
     pub started: Instant,
     pub progress: StepProgress,
     pub cancel: Arc<AtomicBool>,
@@ -229,6 +233,11 @@ pub struct Workers {
     rx: Receiver<Msg>,
     /// Messages put aside while waiting for a worker (tests), handled first afterwards.
     deferred: std::collections::VecDeque<Msg>,
+    /// When the next [`Msg::Tick`] is due while the loop wants ticks: every [`TICK`] of
+    /// wall-clock time whatever else arrives, so that keys do not hold play back.
+    next_tick: Option<Instant>,
+    /// Steps started so far (the next one's number).
+    steps_started: u64,
 }
 
 /// The TUI application.
@@ -295,6 +304,8 @@ impl App {
                 tx,
                 rx,
                 deferred: Default::default(),
+                next_tick: None,
+                steps_started: 0,
             },
             message: None,
             regime: None,
@@ -367,7 +378,7 @@ impl App {
             Msg::Term(Event::Mouse(m)) => self.on_mouse(m),
             Msg::Term(_) => {}
             Msg::Solver(s) => self.on_solver(s),
-            Msg::Stepper(s) => self.on_stepper(s),
+            Msg::Stepper(id, s) => self.on_stepper(id, s),
             Msg::Tick => {
                 if self.regime.as_ref().is_some_and(|r| r.open) {
                     self.regime_tick();
@@ -386,7 +397,7 @@ impl App {
                 while self.busy() {
                     match self.workers.rx.recv() {
                         Ok(Msg::Solver(s)) => self.on_solver(s),
-                        Ok(Msg::Stepper(s)) => self.on_stepper(s),
+                        Ok(Msg::Stepper(id, s)) => self.on_stepper(id, s),
                         Ok(other) => self.workers.deferred.push_back(other),
                         Err(_) => break,
                     }
@@ -400,6 +411,23 @@ impl App {
     /// the worker's result replaces (or is checked against) the state it copied.
     pub fn busy(&self) -> bool {
         self.workers.solving.is_some() || self.workers.stepping.is_some()
+    }
+
+    /// Makes way for a change to the session while play runs: play pauses, and the play tick
+    /// running on its worker thread is dropped (cancelled, its result ignored), so that the
+    /// change is made at once on the session as the screen shows it, at the last tick that
+    /// landed. Nothing the simulator did is altered: the dropped tick's work is simply not taken
+    /// in. A step asked for by hand is kept (and the change refused).
+    fn drop_play_tick(&mut self) {
+        if !self.workers.stepping.as_ref().is_some_and(|s| s.play) {
+            return;
+        }
+        if let Some(s) = self.workers.stepping.take() {
+            s.cancel.store(true, Ordering::SeqCst);
+        }
+        if self.session.playing() {
+            let _ = session::update(&mut self.session, Action::TogglePlay);
+        }
     }
 
     /// Why a change to the session is refused now, if it is.
@@ -425,7 +453,8 @@ impl App {
         self.session.playing() || self.busy() || self.regime.as_ref().is_some_and(|r| r.open && r.playing)
     }
 
-    /// The next message: deferred ones first, then the channel (with a tick while playing).
+    /// The next message: deferred ones first, then the channel, with a tick every [`TICK`]
+    /// while playing (on time even when keys keep arriving).
     fn next_msg(&mut self, block: bool) -> Option<Msg> {
         if let Some(m) = self.workers.deferred.pop_front() {
             return Some(m);
@@ -433,15 +462,21 @@ impl App {
         if !block {
             return self.workers.rx.try_recv().ok();
         }
-        if self.wants_tick() {
-            match self.workers.rx.recv_timeout(TICK) {
-                Ok(m) => Some(m),
-                Err(RecvTimeoutError::Timeout) => Some(Msg::Tick),
-                Err(RecvTimeoutError::Disconnected) => None,
-            }
-        } else {
-            self.workers.rx.recv().ok()
+        if !self.wants_tick() {
+            self.workers.next_tick = None;
+            return self.workers.rx.recv().ok();
         }
+        let now = Instant::now();
+        let due = *self.workers.next_tick.get_or_insert(now + TICK);
+        if due > now {
+            match self.workers.rx.recv_timeout(due - now) {
+                Ok(m) => return Some(m),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+        self.workers.next_tick = Some(Instant::now() + TICK);
+        Some(Msg::Tick)
     }
 
     /// Runs until quit: draw, wait for a message, handle it. Redraws only after messages.
@@ -609,8 +644,10 @@ impl App {
     pub(crate) fn run_command(&mut self, cmd: Command) {
         use Command as C;
         // Commands that open a way to change the session (a form, a confirmation, a move) are
-        // refused up front while a worker runs; the rest are refused in `dispatch`.
+        // refused up front while a worker runs; the rest are refused in `dispatch`. A play tick
+        // gives way to them instead.
         if matches!(cmd, C::AddVm | C::RemoveUnderCursor | C::StartMove) {
+            self.drop_play_tick();
             if let Some(why) = self.busy_refusal() {
                 self.say(why, Tone::Error);
                 return;
@@ -1109,6 +1146,7 @@ impl App {
             _ => false,
         };
         if !harmless {
+            self.drop_play_tick();
             if let Some(why) = self.busy_refusal() {
                 self.say(why, Tone::Error);
                 return;

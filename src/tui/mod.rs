@@ -8,6 +8,7 @@
 pub mod app;
 pub mod command;
 pub mod keymap;
+pub mod latency;
 pub mod theme;
 pub(crate) mod ui;
 pub mod views;

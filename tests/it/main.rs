@@ -67,6 +67,7 @@ mod sim_workload;
 mod stranded_modes;
 mod sweep_shard;
 mod tui_modes;
+mod tui_play_keys;
 mod tui_regime;
 mod tui_screens;
 mod tui_script;

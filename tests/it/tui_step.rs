@@ -51,7 +51,9 @@ fn a_step_under_origamig_runs_in_the_background_with_progress_and_lands_like_a_b
     );
 
     // A progress report from the worker shows in the status line.
+    let id = h.app.workers.stepping.as_ref().unwrap().id;
     h.app.handle(migplan::tui::app::Msg::Stepper(
+        id,
         migplan::tui::app::StepMsg::Progress(StepProgress {
             from_s: 0.0,
             now_s: 1800.0,

@@ -1,14 +1,19 @@
 //! `migplan experiment speed`: how long simulating OrigaMIG takes beside TC on the same scenario
 //! and seed (CPU seconds of this process for each run, and their ratio), and how long the
 //! planner's play takes per simulated day under OrigaMIG, stepped headless through the session as
-//! the TUI steps it. `--markdown FILE` writes the table with the command line, commit and date.
+//! the TUI steps it; then how fast the planner's keys answer while it plays on: the TUI's own
+//! loop on its thread with the play ticks on their worker thread, keys sent at intervals, each
+//! timed to the first frame that shows its effect. `--markdown FILE` writes the tables with the
+//! command line, commit and date.
 
 use crate::cli::simulate;
 use crate::scenario;
 use crate::session::{self, Action, Outcome, Session};
+use crate::tui::latency::{self, KeySample, Prober};
+use crossterm::event::KeyCode;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args, Debug)]
 pub struct SpeedArgs {
@@ -38,6 +43,10 @@ pub struct SpeedArgs {
     /// Simulated seconds per play tick (the TUI's default play speed: 60 s per tick).
     #[arg(long, default_value_t = 60.0)]
     pub play_tick_s: f64,
+    /// Keys sent to the planner while it plays on after the timed days (0: no key
+    /// measurement): cursor down and up, and every tenth a pause and a resume (Space).
+    #[arg(long, default_value_t = 100)]
+    pub play_keys: u32,
     /// Also write the results as a markdown file.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
@@ -134,7 +143,11 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             by_trigger: m.calls_by_trigger.clone(),
         });
     }
-    let days = play_days(a)?;
+    let (days, played) = play_days(a)?;
+    let keys = match played {
+        Some(s) if a.play_keys > 0 => Some(play_keys(s, a)?),
+        _ => None,
+    };
 
     let mut o = String::new();
     let warmup = a.warmup.unwrap_or(base.workload.warmup_h);
@@ -225,6 +238,55 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
             );
         }
     }
+    if let Some(k) = &keys {
+        let _ = writeln!(
+            o,
+            "\nKeys while the planner plays on under origamig ({} s per tick, the TUI's loop on its own \
+             thread with a {}x{} test terminal, play ticks on their worker thread as in the terminal; \
+             one key every {}-{} ms; latency: from the key's send into the loop's channel to the end \
+             of the first frame that shows its effect; simulated time played meanwhile: {}, {} \
+             optimizer calls):\n",
+            a.play_tick_s,
+            KEYS_W,
+            KEYS_H,
+            KEY_GAP_MS.0,
+            KEY_GAP_MS.1,
+            session::format_duration(k.played_s),
+            k.calls
+        );
+        let _ = writeln!(
+            o,
+            "| keys | count | sent while a tick ran | median ms | p95 ms | max ms | over 100 ms |"
+        );
+        let _ = writeln!(o, "|---|---:|---:|---:|---:|---:|---:|");
+        let all: Vec<KeySample> = k.cursor.iter().chain(&k.play).copied().collect();
+        let rows: [(&str, Vec<KeySample>); 4] = [
+            ("cursor (Down, Up)", k.cursor.clone()),
+            ("play/pause (Space)", k.play.clone()),
+            ("all", all.clone()),
+            (
+                "all sent while a tick ran",
+                all.into_iter().filter(|x| x.during_step).collect(),
+            ),
+        ];
+        for (name, xs) in rows {
+            let lat: Vec<Duration> = xs.iter().map(|x| x.latency).collect();
+            let Some((med, p95, max)) = latency::quantiles(&lat) else {
+                continue;
+            };
+            let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+            let _ = writeln!(
+                o,
+                "| {name} | {} | {} | {:.1} | {:.1} | {:.1} | {} |",
+                xs.len(),
+                xs.iter().filter(|x| x.during_step).count(),
+                ms(med),
+                ms(p95),
+                ms(max),
+                lat.iter().filter(|d| **d > Duration::from_millis(100)).count()
+            );
+        }
+    }
     print!("{o}");
     if let Some(path) = &a.markdown {
         let p = super::markdown::Provenance::now();
@@ -248,9 +310,10 @@ struct PlayDay {
 
 /// Plays the scenario under origamig through the session, tick by tick as the TUI does (each
 /// tick's step run on this thread instead of a worker), and times each day after the warm-up.
-fn play_days(a: &SpeedArgs) -> anyhow::Result<Vec<PlayDay>> {
+/// Returns the days and the session, still playing.
+fn play_days(a: &SpeedArgs) -> anyhow::Result<(Vec<PlayDay>, Option<Session>)> {
     if a.play_days == 0 {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let mut sc = scenario::load(&a.scenario)?;
     sc.workload.seed = a.seed;
@@ -286,7 +349,77 @@ fn play_days(a: &SpeedArgs) -> anyhow::Result<Vec<PlayDay>> {
             eprintln!("play day {}: {:.1} s wall", day + 1, w0.elapsed().as_secs_f64());
         }
     }
-    Ok(out)
+    Ok((out, Some(s)))
+}
+
+/// The test terminal of the key measurement (the size the docs' screens use).
+const KEYS_W: u16 = 160;
+const KEYS_H: u16 = 48;
+/// Least and most wall-clock time between two keys (spread so that keys land at every point of
+/// a tick).
+const KEY_GAP_MS: (u64, u64) = (150, 450);
+/// A key whose effect has not shown by then is a failed measurement.
+const KEY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The keys' latencies, and the play that ran meanwhile.
+struct PlayKeys {
+    cursor: Vec<KeySample>,
+    play: Vec<KeySample>,
+    played_s: f64,
+    calls: usize,
+}
+
+/// Plays on from `s` (playing) in the TUI's own loop and sends `a.play_keys` keys into it, one
+/// every 150-450 ms: cursor down and up between the first two hosts (the GPU pane's title shows
+/// the host), and every tenth key a pause then a resume (the gauges' clock line shows which).
+fn play_keys(s: Session, a: &SpeedArgs) -> anyhow::Result<PlayKeys> {
+    anyhow::ensure!(s.playing(), "the session is not playing");
+    let hosts: Vec<String> = s.fleet().hosts.iter().take(2).map(|h| h.name.clone()).collect();
+    anyhow::ensure!(hosts.len() == 2, "the key measurement needs two hosts");
+    let (t0, calls0) = (s.now_s(), s.optimizer_calls());
+    let tick_s = a.play_tick_s;
+    let p = Prober::start(s, KEYS_W, KEYS_H, move |app| app.view.play_step_s = tick_s)?;
+    let playing = format!("▶ playing ({}/tick)", session::format_duration(tick_s));
+    p.wait_for(&playing, KEY_TIMEOUT)?;
+    let (mut cursor, mut play) = (Vec::new(), Vec::new());
+    let mut host = 0;
+    // A fixed sequence of gaps (a linear congruential generator), the same on every run.
+    let mut rng = a
+        .seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    for i in 0..a.play_keys {
+        match i % 10 {
+            8 => play.push(p.key(latency::plain(KeyCode::Char(' ')), " paused", KEY_TIMEOUT)?),
+            9 => play.push(p.key(latency::plain(KeyCode::Char(' ')), &playing, KEY_TIMEOUT)?),
+            _ => {
+                let (code, to) = if host == 0 {
+                    (KeyCode::Down, 1)
+                } else {
+                    (KeyCode::Up, 0)
+                };
+                cursor.push(p.key(
+                    latency::plain(code),
+                    &format!("GPU {}/0 ", hosts[to]),
+                    KEY_TIMEOUT,
+                )?);
+                host = to;
+            }
+        }
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let gap = KEY_GAP_MS.0 + (rng >> 33) % (KEY_GAP_MS.1 - KEY_GAP_MS.0 + 1);
+        std::thread::sleep(Duration::from_millis(gap));
+    }
+    let end = p.quit()?;
+    eprintln!("keys: {} sent during play", cursor.len() + play.len());
+    Ok(PlayKeys {
+        cursor,
+        play,
+        played_s: end.now_s - t0,
+        calls: end.optimizer_calls - calls0,
+    })
 }
 
 /// Optimizer calls the session's policy has made.

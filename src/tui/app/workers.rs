@@ -27,6 +27,8 @@ impl App {
         let flag = cancel.clone();
         let tx = self.workers.tx.clone();
         let (from_s, target_s, play) = (req.from_s, req.target_s, req.play);
+        let id = self.workers.steps_started;
+        self.workers.steps_started += 1;
         std::thread::spawn(move || {
             let progress_tx = tx.clone();
             let mut last = Instant::now();
@@ -36,14 +38,16 @@ impl App {
                 if p.calls != last_calls || last.elapsed() >= STEP_PROGRESS_EVERY {
                     last = Instant::now();
                     last_calls = p.calls;
-                    let _ = progress_tx.send(Msg::Stepper(StepMsg::Progress(p)));
+                    let _ = progress_tx.send(Msg::Stepper(id, StepMsg::Progress(p)));
                 }
             });
-            let _ = tx.send(Msg::Stepper(StepMsg::Done(Box::new(
-                result.map_err(|e| format!("{e:#}")),
-            ))));
+            let _ = tx.send(Msg::Stepper(
+                id,
+                StepMsg::Done(Box::new(result.map_err(|e| format!("{e:#}")))),
+            ));
         });
         self.workers.stepping = Some(Stepping {
+            id,
             started: Instant::now(),
             progress: StepProgress {
                 from_s,
@@ -70,7 +74,12 @@ impl App {
         }
     }
 
-    pub(super) fn on_stepper(&mut self, m: StepMsg) {
+    /// A report of step `id`; one of a play tick dropped since ([`App::drop_play_tick`]) is
+    /// ignored.
+    pub(super) fn on_stepper(&mut self, id: u64, m: StepMsg) {
+        if self.workers.stepping.as_ref().is_none_or(|s| s.id != id) {
+            return;
+        }
         match m {
             StepMsg::Progress(p) => {
                 if let Some(s) = &mut self.workers.stepping {
