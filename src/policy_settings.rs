@@ -174,6 +174,13 @@ pub struct OrigamigSettings {
     /// (docs/results/big-nodes-variants.md, fifth round). Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub arrival_best_fit_small: bool,
+    /// With `arrival_host_best_fit` or `arrival_gpu_best_fit`: `true` places an arrival's GIs on
+    /// GPUs in use that hold VMs of its kind only (a job with jobs, a tenant with tenants, §6.2)
+    /// before GPUs in use that hold others, best fit within each, so that GPUs whose VMs leave at
+    /// about the same time empty whole. `false` (the default) is TC's best fit. Saves leave out
+    /// `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub arrival_kind_affinity: bool,
     /// With `gpu_compaction` and without `gpu_compaction_small`: every `host_emptying_min` of
     /// simulated time, an active host of two GPUs or fewer that runs
     /// at most this many VMs is emptied onto GPUs in use on other such hosts when they all fit
@@ -255,6 +262,28 @@ pub struct OrigamigSettings {
     /// `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gpu_compaction_small_empty_host: bool,
+    /// With `gpu_compaction`: `true` tries the GPUs of big hosts holding the fewest VMs first
+    /// (then the least utilized, TC's order), so that each move is more likely to vacate a GPU.
+    /// `false` (the default) is TC's order. Saves leave out `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_fewest_vms_first: bool,
+    /// With `gpu_compaction`: a rate of moves for the compaction of big hosts, in moves per VM
+    /// that leaves such a host. Each departure adds this much to an account (at most
+    /// `gpu_compaction_moves_cap`); a compaction makes at most the whole moves in it, within and
+    /// across hosts, and spends them. 0 (the default) is no such limit. Saves leave out 0.
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub gpu_compaction_moves_per_departure: f64,
+    /// With `gpu_compaction_moves_per_departure`: the most moves the account holds. Saves leave
+    /// out the default.
+    #[serde(skip_serializing_if = "is_default_moves_cap")]
+    pub gpu_compaction_moves_cap: f64,
+}
+
+/// The default `gpu_compaction_moves_cap`.
+pub const DEFAULT_GPU_COMPACTION_MOVES_CAP: f64 = 4.0;
+
+fn is_default_moves_cap(x: &f64) -> bool {
+    *x == DEFAULT_GPU_COMPACTION_MOVES_CAP
 }
 
 /// The default `host_emptying_min`.
@@ -580,6 +609,7 @@ impl Default for OrigamigSettings {
             host_scaled_budget: true,
             arrival_gpu_best_fit: true,
             arrival_host_best_fit: true,
+            arrival_kind_affinity: false,
             gpu_compaction: true,
             gpu_compaction_across: 2,
             gpu_compaction_small: false,
@@ -589,6 +619,9 @@ impl Default for OrigamigSettings {
             gpu_compaction_across_budget: 1,
             gpu_compaction_small_min: DEFAULT_GPU_COMPACTION_SMALL_MIN,
             gpu_compaction_small_empty_host: false,
+            gpu_compaction_fewest_vms_first: false,
+            gpu_compaction_moves_per_departure: 0.0,
+            gpu_compaction_moves_cap: DEFAULT_GPU_COMPACTION_MOVES_CAP,
             arrival_best_fit_small: true,
             host_emptying_vms: 2,
             host_emptying_budget: 0,

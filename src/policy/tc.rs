@@ -36,6 +36,30 @@ struct GpuView {
     mem: u32,
     comp: u32,
     allowed: bool,
+    /// The kinds of the VMs with a GI on the GPU ([`kind_bit`]); read only by a placement with
+    /// kind affinity ([`placement_with_affinity`]).
+    kinds: u8,
+}
+
+/// A VM kind as a bit of [`GpuView::kinds`].
+fn kind_bit(kind: crate::fleet::VmKind) -> u8 {
+    match kind {
+        crate::fleet::VmKind::Job => 1,
+        crate::fleet::VmKind::Tenant => 2,
+    }
+}
+
+/// How a GPU ranks for a GI of a VM of kind `bit` under kind affinity: 0 when it holds VMs of
+/// that kind only, 1 when it holds others, 2 when it is empty (so best fit still prefers a GPU
+/// in use to an idle one, and among GPUs in use one of the VM's own kind).
+fn affinity_rank(v: &GpuView, bit: u8) -> f64 {
+    if v.mem == 0 {
+        2.0
+    } else if v.kinds == bit {
+        0.0
+    } else {
+        1.0
+    }
 }
 
 fn joint_util(catalog: &Catalog, g: &GpuView) -> f64 {
@@ -54,6 +78,20 @@ fn place_on_host(
     vm: &Vm,
     gpus: &[GpuView],
 ) -> Option<(f64, Vec<GiSlot>)> {
+    place_on_host_with(tables, catalog, vm, gpus, None)
+}
+
+/// [`place_on_host`], and with `affinity` (the VM's [`kind_bit`]) each GI goes to the GPU of
+/// the lowest [`affinity_rank`] first, best fit among those, and the score is lowered by the
+/// ranks of the GPUs used, so that hosts compare by rank first.
+fn place_on_host_with(
+    tables: &Tables,
+    catalog: &Catalog,
+    vm: &Vm,
+    gpus: &[GpuView],
+    affinity: Option<u8>,
+) -> Option<(f64, Vec<GiSlot>)> {
+    let mut ranks = 0.0;
     let first = *gpus.first()?;
     // A working copy of the host's GPUs: on the stack for every host of the catalog (this runs
     // for every host and every VM a compaction tries, so it must not allocate).
@@ -88,17 +126,23 @@ fn place_on_host(
                 comp: v.comp + prof.compute as u32,
                 ..*v
             };
-            let u = joint_util(catalog, &after);
+            let u = joint_util(catalog, &after) - affinity.map_or(0.0, |b| 10.0 * affinity_rank(v, b));
             if best.is_none_or(|(b, _, _)| u > b) {
                 best = Some((u, k, z));
             }
         }
         let (_, k, z) = best?;
+        if let Some(b) = affinity {
+            ranks += affinity_rank(&g[k], b);
+        }
         let v = &mut g[k];
         v.mask |= prof.mask_at(z);
         v.counts[req.profile] += 1;
         v.mem += prof.size as u32;
         v.comp += prof.compute as u32;
+        if let Some(b) = affinity {
+            v.kinds |= b;
+        }
         slots[i] = GiSlot { gpu: k, start: z };
         if !used.contains(&k) {
             used.push(k);
@@ -109,7 +153,7 @@ fn place_on_host(
     } else {
         used.iter().map(|&k| joint_util(catalog, &g[k])).sum::<f64>() / used.len() as f64
     };
-    Some((score, slots))
+    Some((score - 10.0 * ranks, slots))
 }
 
 /// Whether the allowed GPUs of `vm`'s class on a host have enough unmasked slices in all for
@@ -157,7 +201,22 @@ pub fn placement(
     vm: &Vm,
     open: impl Fn(HostId) -> bool,
 ) -> Option<Placement> {
+    placement_with_affinity(tables, fleet, vm, open, false)
+}
+
+/// [`placement`], and with `affinity` by kind: the VM's GIs go to GPUs that hold VMs of its kind
+/// only (a job with jobs, a tenant with tenants) before GPUs that hold others, and to those
+/// before idle GPUs, best fit within each rank; hosts compare by the ranks of the GPUs used,
+/// then by TC's score. GPUs whose VMs leave at about the same time empty whole.
+pub fn placement_with_affinity(
+    tables: &Tables,
+    fleet: &Fleet,
+    vm: &Vm,
+    open: impl Fn(HostId) -> bool,
+    affinity: bool,
+) -> Option<Placement> {
     let catalog = fleet.catalog;
+    let bit = affinity.then(|| kind_bit(vm.kind));
     let mut views: Vec<GpuView> = Vec::new();
     choose(fleet.hosts.len(), |h| {
         let host = &fleet.hosts[h];
@@ -173,8 +232,16 @@ pub fn placement(
             comp: g.occ.used_compute(catalog.model(g.model)),
             // TC treats MIG GPUs only; whole and shared GPUs take no GI.
             allowed: g.mode == GpuMode::Mig,
+            kinds: if bit.is_some() {
+                g.gis
+                    .iter()
+                    .filter_map(|r| fleet.vm(r.vm))
+                    .fold(0, |a, v| a | kind_bit(v.kind))
+            } else {
+                0
+            },
         }));
-        place_on_host(tables, catalog, vm, &views)
+        place_on_host_with(tables, catalog, vm, &views, bit)
     })
 }
 
@@ -224,6 +291,7 @@ impl Work {
                         mem: g.occ.used_slices(),
                         comp: g.occ.used_compute(catalog.model(g.model)),
                         allowed: false,
+                        kinds: 0,
                     })
                     .collect()
             })
@@ -406,6 +474,11 @@ pub struct Scope<'a> {
     /// With `within_host`: the most VMs one compaction sends across hosts (0: no limit). GPUs
     /// are tried least utilized first as always; one whose VMs would exceed it stays.
     pub across_budget: usize,
+    /// The most VMs one compaction moves in all, within and across hosts (`None`: no limit).
+    /// GPUs are tried in order as always; one whose VMs would exceed it stays.
+    pub move_budget: Option<usize>,
+    /// GPUs holding the fewest VMs are tried first, then the least utilized (TC's order).
+    pub fewest_vms_first: bool,
     /// With `within_host`: only GPUs whose vacating empties their host are tried (the host's
     /// one GPU holding VMs, none of them kept there, at most `across_max_vms` VMs), so every
     /// move switches a host off.
@@ -438,6 +511,8 @@ const FLEET: Scope<'static> = Scope {
     across_max_vms_tenant: 0,
     toward_fuller: false,
     across_budget: 0,
+    move_budget: None,
+    fewest_vms_first: false,
     emptying_host_only: false,
 };
 
@@ -519,6 +594,9 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
         if ok && scope.within_host && scope.across_budget > 0 {
             ok = work.across_moves(fleet) <= scope.across_budget;
         }
+        if ok && scope.move_budget.is_some_and(|b| work.moved.len() > b) {
+            ok = false;
+        }
         if ok {
             // A vacated GPU receives nothing more (it stays forbidden).
             work.journal.clear();
@@ -551,7 +629,14 @@ fn compact_class(
                 continue;
             }
             work.views[h][k].allowed = true;
-            order.push((joint_util(catalog, &work.views[h][k]), h, k));
+            let u = joint_util(catalog, &work.views[h][k]);
+            // Joint utilization is at most 1: ten per VM sorts by VMs first.
+            let vms = if scope.fewest_vms_first {
+                10.0 * work.vms[h][k].len() as f64
+            } else {
+                0.0
+            };
+            order.push((vms + u, h, k));
         }
     }
     // Least utilized first; ties by host and GPU.

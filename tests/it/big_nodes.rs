@@ -561,3 +561,136 @@ fn host_emptying_on_big_hosts_follows_a_compaction_that_moves_nothing() {
     assert_eq!(plan.targets.len(), 2);
     assert!(plan.targets.values().all(|p| p.host == 0 && p.gis[0].gpu == 0));
 }
+
+/// `arrival_kind_affinity`: a job goes to the GPU that holds only jobs, a tenant to the one that
+/// holds only tenants, best fit within each; a GPU in use that holds the other kind still comes
+/// before an idle GPU. Off (the default), best fit alone puts the job beside the 4g.20gb.
+#[test]
+fn kind_affinity_puts_an_arrival_beside_its_own_kind() {
+    let job = |id| mig_vm(id, "a100-40gb", &["1g.5gb"]);
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, job(2), at(0, &[(1, 0)]));
+    f.check_invariants().unwrap();
+    let gpu = |s: &OrigamigSettings, f: &Fleet, vm: &Vm| {
+        let mut o = migplan::policy::origamig::Origamig::new(s);
+        let p = migplan::policy::Policy::on_arrival(&mut o, f, vm, 0.0).unwrap();
+        assert_eq!(p.host, 0);
+        p.gis[0].gpu
+    };
+    let d = OrigamigSettings::default();
+    assert!(!d.arrival_kind_affinity);
+    let aff = OrigamigSettings {
+        arrival_kind_affinity: true,
+        ..d.clone()
+    };
+    assert_eq!(gpu(&d, &f, &job(3)), 0);
+    assert_eq!(gpu(&aff, &f, &job(3)), 1);
+    assert_eq!(gpu(&aff, &f, &tenant(3, "1g.5gb")), 0);
+    // Without the job's GPU: the tenant's GPU, in use, before the six idle ones.
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    assert_eq!(gpu(&aff, &f, &job(3)), 0);
+}
+
+/// dgx0: GPU 0 holds two 1g.5gb (joint utilization 4/15), GPU 1 a 3g.20gb (7/15), GPU 2 a
+/// 4g.20gb (8/15), all tenants.
+fn three_sparse_gpus() -> Fleet {
+    let mut f = dgx_a100s(1);
+    fill_three_sparse(&mut f);
+    f
+}
+
+fn fill_three_sparse(f: &mut Fleet) {
+    put(f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
+    put(f, tenant(2, "1g.5gb"), at(0, &[(0, 1)]));
+    put(f, tenant(3, "3g.20gb"), at(0, &[(1, 0)]));
+    put(f, tenant(4, "4g.20gb"), at(0, &[(2, 0)]));
+    f.check_invariants().unwrap();
+}
+
+/// `gpu_compaction_fewest_vms_first`: TC's order vacates GPU 0 first, its two 1g.5gb going
+/// beside the 4g.20gb (two moves, and then the 3g.20gb no longer fits there); fewest VMs first
+/// vacates GPU 1 with one move, the 3g.20gb filling GPU 2, and GPU 0 then has nowhere to go.
+#[test]
+fn fewest_vms_first_vacates_the_gpu_one_move_frees() {
+    let f = three_sparse_gpus();
+    let d = OrigamigSettings::default();
+    assert!(!d.gpu_compaction_fewest_vms_first);
+    let plan = compaction_after(&f, &d, 5.0).expect("a compaction plan");
+    let moved: Vec<_> = plan.targets.keys().copied().collect();
+    assert_eq!(moved, vec![1, 2]);
+    assert!(plan.targets.values().all(|p| p.host == 0 && p.gis[0].gpu == 2));
+    let fewest = OrigamigSettings {
+        gpu_compaction_fewest_vms_first: true,
+        ..d.clone()
+    };
+    let plan = compaction_after(&f, &fewest, 5.0).expect("a compaction plan");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![3]);
+    assert_eq!((plan.targets[&3].gis[0].gpu, plan.targets[&3].gis[0].start), (2, 4));
+}
+
+/// `gpu_compaction_moves_per_departure`: the compaction of big hosts makes at most the whole
+/// moves earned by departures and not yet spent, up to `gpu_compaction_moves_cap`.
+#[test]
+fn gpu_compaction_moves_within_what_departures_earned() {
+    use migplan::policy::Policy;
+    let f = three_sparse_gpus();
+    let s = OrigamigSettings {
+        theta: 1_000,
+        gpu_compaction_moves_per_departure: 0.5,
+        ..OrigamigSettings::default()
+    };
+    assert_eq!(s.gpu_compaction_moves_cap, 4.0);
+    let period = s.gpu_compaction_min * 60.0;
+    let gone = mig_vm(99, "a100-40gb", &["1g.5gb"]);
+    let mut o = migplan::policy::origamig::Origamig::new(&s);
+    assert!(o.on_step(&f, 1.0).is_none());
+    // Nothing earned: no move.
+    assert!(o.on_step(&f, 1.0 + period).is_none());
+    // Two departures earn one move: GPU 0 would take two, so only GPU 1's 3g.20gb moves.
+    o.on_departure_from(&f, &gone, Some(0), 2.0 * period);
+    o.on_departure_from(&f, &gone, Some(0), 2.0 * period);
+    let plan = o.on_step(&f, 1.0 + 2.0 * period).expect("one move");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![3]);
+    // That move is spent.
+    assert!(o.on_step(&f, 1.0 + 3.0 * period).is_none());
+    // Ten departures earn five moves, held to the cap of four: TC's order again, two moves.
+    for _ in 0..10 {
+        o.on_departure_from(&f, &gone, Some(0), 4.0 * period);
+    }
+    let plan = o.on_step(&f, 1.0 + 4.0 * period).expect("two moves");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![1, 2]);
+    // Departures from a two-GPU host earn nothing for the big hosts' compaction.
+    let c = embedded();
+    let a100 = c.model_id("a100-40gb").unwrap();
+    let curve = c.curve_id("dgx-a100").unwrap();
+    let hosts = vec![
+        Host::new("dgx0", 256, 2048, vec![a100; 8], curve),
+        Host::new("small", 64, 512, vec![a100; 2], curve),
+    ];
+    let mut mixed = Fleet::new(c, hosts);
+    fill_three_sparse(&mut mixed);
+    let mut o = migplan::policy::origamig::Origamig::new(&s);
+    assert!(o.on_step(&mixed, 1.0).is_none());
+    for _ in 0..4 {
+        o.on_departure_from(&mixed, &gone, Some(1), 1.0);
+    }
+    assert!(o.on_step(&mixed, 1.0 + period).is_none());
+    o.on_departure_from(&mixed, &gone, Some(0), 1.0 + period);
+    o.on_departure_from(&mixed, &gone, Some(0), 1.0 + period);
+    assert!(o.on_step(&mixed, 1.0 + 2.0 * period).is_some());
+    // The cap: three departures at one move each, held to one.
+    let capped = OrigamigSettings {
+        gpu_compaction_moves_cap: 1.0,
+        gpu_compaction_moves_per_departure: 1.0,
+        ..s.clone()
+    };
+    let mut o = migplan::policy::origamig::Origamig::new(&capped);
+    assert!(o.on_step(&f, 1.0).is_none());
+    for _ in 0..3 {
+        o.on_departure_from(&f, &gone, Some(0), 1.0);
+    }
+    let plan = o.on_step(&f, 1.0 + period).expect("one move");
+    assert_eq!(plan.targets.len(), 1);
+}

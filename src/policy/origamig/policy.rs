@@ -285,6 +285,9 @@ pub struct Origamig {
     next_gpu_compaction: Option<f64>,
     /// When the next GPU compaction on two-GPU hosts is due (`gpu_compaction_small`).
     next_small_compaction: Option<f64>,
+    /// The moves the GPU compaction of big hosts may still make
+    /// (`gpu_compaction_moves_per_departure`).
+    move_account: f64,
 }
 
 /// The arrival rule's GPUs on a big host (`arrival_gpu_best_fit`): FF chose `p`'s host; on a
@@ -305,7 +308,8 @@ pub(super) fn arrival_best_fit(
         return p;
     }
     let t = tables.get(fleet.catalog);
-    crate::policy::tc::placement(&t, fleet, vm, |h| h == p.host).unwrap_or(p)
+    crate::policy::tc::placement_with_affinity(&t, fleet, vm, |h| h == p.host, settings.arrival_kind_affinity)
+        .unwrap_or(p)
 }
 
 /// `arrival_host_best_fit` on a fleet of big hosts: TC's placement among the active hosts that
@@ -329,7 +333,13 @@ pub(super) fn arrival_host_best_fit(
         return None;
     }
     let t = tables.get(fleet.catalog);
-    crate::policy::tc::placement(&t, fleet, vm, |h| fleet.hosts[h].is_active() && open(h))
+    crate::policy::tc::placement_with_affinity(
+        &t,
+        fleet,
+        vm,
+        |h| fleet.hosts[h].is_active() && open(h),
+        settings.arrival_kind_affinity,
+    )
 }
 
 impl Origamig {
@@ -351,6 +361,7 @@ impl Origamig {
             tables: Default::default(),
             next_gpu_compaction: None,
             next_small_compaction: None,
+            move_account: 0.0,
         }
     }
 
@@ -466,6 +477,9 @@ impl Origamig {
             across_max_vms_tenant: s.gpu_compaction_across_tenant,
             toward_fuller: s.gpu_compaction_toward_fuller,
             across_budget: s.gpu_compaction_across_budget,
+            move_budget: (big && s.gpu_compaction_moves_per_departure > 0.0)
+                .then_some(self.move_account.max(0.0).floor() as usize),
+            fewest_vms_first: big && s.gpu_compaction_fewest_vms_first,
             emptying_host_only: !big && s.gpu_compaction_small_empty_host,
         };
         let mut plan = if emptying {
@@ -492,6 +506,9 @@ impl Origamig {
         }
         if plan.targets.is_empty() {
             return None;
+        }
+        if big && s.gpu_compaction_moves_per_departure > 0.0 {
+            self.move_account -= plan.targets.len() as f64;
         }
         self.running = plan.hosts(fleet);
         self.running_until = now_s + crate::policy::tc::moves_duration_s(fleet, &plan, self.migration_gbps);
@@ -639,6 +656,15 @@ impl Policy for Origamig {
     }
 
     fn on_departure_from(&mut self, fleet: &Fleet, vm: &Vm, host: Option<HostId>, _now_s: f64) {
+        let s = &self.settings;
+        if s.gpu_compaction_moves_per_departure > 0.0
+            && host
+                .and_then(|h| fleet.hosts.get(h))
+                .is_some_and(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS)
+        {
+            let earned = self.move_account + s.gpu_compaction_moves_per_departure;
+            self.move_account = earned.min(s.gpu_compaction_moves_cap);
+        }
         self.triggers.on_departure(fleet, vm, host);
     }
 
