@@ -267,6 +267,12 @@ pub struct OrigamigSettings {
     /// `false` (the default) is TC's order. Saves leave out `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub gpu_compaction_fewest_vms_first: bool,
+    /// With `gpu_compaction`: `true` lets the compaction of big hosts, when some GPU could not
+    /// be vacated, take an idle GPU of an active host as a receiver, one host at a time, keeping
+    /// the further moves only if they vacate at least two more GPUs (TC's idle GPU, within
+    /// active hosts). Saves leave out `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_idle_gpu: bool,
     /// With `gpu_compaction`: a rate of moves for the compaction of big hosts, in moves per VM
     /// that leaves such a host. Each departure adds this much to an account (at most
     /// `gpu_compaction_moves_cap`); a compaction makes at most the whole moves in it, within and
@@ -620,6 +626,7 @@ impl Default for OrigamigSettings {
             gpu_compaction_small_min: DEFAULT_GPU_COMPACTION_SMALL_MIN,
             gpu_compaction_small_empty_host: false,
             gpu_compaction_fewest_vms_first: false,
+            gpu_compaction_idle_gpu: false,
             gpu_compaction_moves_per_departure: 0.0,
             gpu_compaction_moves_cap: DEFAULT_GPU_COMPACTION_MOVES_CAP,
             arrival_best_fit_small: true,

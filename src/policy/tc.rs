@@ -479,6 +479,10 @@ pub struct Scope<'a> {
     pub move_budget: Option<usize>,
     /// GPUs holding the fewest VMs are tried first, then the least utilized (TC's order).
     pub fewest_vms_first: bool,
+    /// With `within_host`: when some GPU could not be vacated, each active host of the scope
+    /// with an idle GPU in turn lends it as a receiver, and the further moves are kept only if
+    /// they vacate at least two more GPUs (TC's step, one host at a time).
+    pub idle_gpus: bool,
     /// With `within_host`: only GPUs whose vacating empties their host are tried (the host's
     /// one GPU holding VMs, none of them kept there, at most `across_max_vms` VMs), so every
     /// move switches a host off.
@@ -513,6 +517,7 @@ const FLEET: Scope<'static> = Scope {
     across_budget: 0,
     move_budget: None,
     fewest_vms_first: false,
+    idle_gpus: false,
     emptying_host_only: false,
 };
 
@@ -662,6 +667,25 @@ fn compact_class(
             })
         };
         if let Some((h, k)) = idle(true).or_else(|| idle(false)) {
+            let before = work.vacated();
+            let mut more = work.clone();
+            more.views[h][k].allowed = true;
+            pass(tables, fleet, &mut more, &order, scope);
+            if more.vacated() >= before + 2 {
+                work = more;
+            }
+        }
+    }
+    if failed && scope.within_host && scope.idle_gpus {
+        for (h, host) in fleet.hosts.iter().enumerate() {
+            if !host.is_active() || !(scope.hosts)(h) {
+                continue;
+            }
+            let Some(k) = host.gpus.iter().position(|g| {
+                g.mode == GpuMode::Mig && catalog.same_class(g.model, class_model) && g.occ.is_empty()
+            }) else {
+                continue;
+            };
             let before = work.vacated();
             let mut more = work.clone();
             more.views[h][k].allowed = true;

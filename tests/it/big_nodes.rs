@@ -627,7 +627,10 @@ fn fewest_vms_first_vacates_the_gpu_one_move_frees() {
     };
     let plan = compaction_after(&f, &fewest, 5.0).expect("a compaction plan");
     assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![3]);
-    assert_eq!((plan.targets[&3].gis[0].gpu, plan.targets[&3].gis[0].start), (2, 4));
+    assert_eq!(
+        (plan.targets[&3].gis[0].gpu, plan.targets[&3].gis[0].start),
+        (2, 4)
+    );
 }
 
 /// `gpu_compaction_moves_per_departure`: the compaction of big hosts makes at most the whole
@@ -693,4 +696,47 @@ fn gpu_compaction_moves_within_what_departures_earned() {
     }
     let plan = o.on_step(&f, 1.0 + period).expect("one move");
     assert_eq!(plan.targets.len(), 1);
+}
+
+/// `gpu_compaction_idle_gpu`: no GPU of this host can be vacated into the others, but lending
+/// idle GPU 3 vacates two: GPU 2's 3g.20gb goes to GPU 3 (slices 4-7) and its 1g.5gb to slice 3
+/// of GPU 0; GPU 4's two 2g.10gb go to GPU 3 (slices 0-1 and 2-3) and its 1g.5gb to slice 1 of
+/// GPU 1. Two GPUs vacated for the one lent: kept. Off (the default), nothing moves.
+#[test]
+fn an_idle_gpu_lent_to_the_compaction_vacates_two() {
+    let mut f = dgx_a100s(1);
+    let gis: [(VmId, &str, usize, u8); 13] = [
+        (1, "2g.10gb", 0, 0),
+        (2, "3g.20gb", 0, 4),
+        (3, "1g.5gb", 0, 2),
+        (4, "1g.5gb", 1, 0),
+        (5, "3g.20gb", 1, 4),
+        (6, "2g.10gb", 1, 2),
+        (7, "3g.20gb", 2, 0),
+        (8, "1g.5gb", 2, 4),
+        (9, "2g.10gb", 4, 0),
+        (10, "2g.10gb", 4, 2),
+        (11, "1g.5gb", 4, 4),
+        (12, "4g.20gb", 5, 0),
+        (13, "2g.10gb", 5, 4),
+    ];
+    for (id, p, g, z) in gis {
+        put(&mut f, mig_vm(id, "a100-40gb", &[p]), at(0, &[(g, z)]));
+    }
+    f.check_invariants().unwrap();
+    let d = OrigamigSettings::default();
+    assert!(!d.gpu_compaction_idle_gpu);
+    assert!(compaction_after(&f, &d, 5.0).is_none());
+    let idle = OrigamigSettings {
+        gpu_compaction_idle_gpu: true,
+        ..d.clone()
+    };
+    let plan = compaction_after(&f, &idle, 5.0).expect("a compaction plan");
+    let got: Vec<(VmId, usize, u8)> = plan
+        .targets
+        .iter()
+        .map(|(&id, p)| (id, p.gis[0].gpu, p.gis[0].start))
+        .collect();
+    assert_eq!(got, vec![(7, 3, 4), (8, 0, 3), (9, 3, 0), (10, 3, 2), (11, 1, 1)]);
+    assert!(plan.targets.values().all(|p| p.host == 0));
 }

@@ -480,6 +480,7 @@ impl Origamig {
             move_budget: (big && s.gpu_compaction_moves_per_departure > 0.0)
                 .then_some(self.move_account.max(0.0).floor() as usize),
             fewest_vms_first: big && s.gpu_compaction_fewest_vms_first,
+            idle_gpus: big && s.gpu_compaction_idle_gpu,
             emptying_host_only: !big && s.gpu_compaction_small_empty_host,
         };
         let mut plan = if emptying {
