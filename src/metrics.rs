@@ -367,6 +367,8 @@ pub(crate) struct Recorder {
     wait_sum_s: f64,
     migrations: u64,
     migrations_across: u64,
+    /// Migrations in the window by the origin of the plan that made them.
+    migrations_by_origin: std::collections::BTreeMap<String, u64>,
     restarts: u64,
     gb_copied: f64,
     migration_s: f64,
@@ -517,6 +519,12 @@ pub struct Summary {
     /// Hosts switched on per hour, sampled once per simulated minute.
     pub switch_ons_per_h: f64,
     pub migrations_per_h: f64,
+    /// The window's migrations by the origin of the plan that made them (the policy's name for
+    /// its optimizer's or compaction's plans, or a named pass such as `origamig gpu compaction`
+    /// and `origamig host emptying`); they add up to `migrations_per_h` times the window's
+    /// hours. Absent from the JSON when nothing moved.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub migrations_by_origin: std::collections::BTreeMap<String, u64>,
     /// GB copied per hour by moves across hosts (VM RAM plus GI memory).
     pub gb_per_h: f64,
     /// Mean wait in the queue of the VMs admitted from the window's requests, seconds.
@@ -621,6 +629,7 @@ impl Recorder {
             wait_sum_s: 0.0,
             migrations: 0,
             migrations_across: 0,
+            migrations_by_origin: Default::default(),
             restarts: 0,
             gb_copied: 0.0,
             migration_s: 0.0,
@@ -743,10 +752,11 @@ impl Recorder {
         }
     }
 
-    /// A VM moved at `t`; `gb` copied when it changed host, taking `secs`.
-    pub(crate) fn on_migration(&mut self, t: f64, across: bool, gb: f64, secs: f64) {
+    /// A VM moved at `t` by a plan of `origin`; `gb` copied when it changed host, taking `secs`.
+    pub(crate) fn on_migration(&mut self, t: f64, origin: &str, across: bool, gb: f64, secs: f64) {
         if self.in_window(t) {
             self.migrations += 1;
+            *self.migrations_by_origin.entry(origin.to_string()).or_default() += 1;
             if across {
                 self.migrations_across += 1;
                 self.gb_copied += gb;
@@ -849,6 +859,7 @@ impl Recorder {
             kwh_per_gpu_hour: ratio(energy_kwh, gpu_hours),
             switch_ons_per_h: per_h(self.switch_ons as f64),
             migrations_per_h: per_h(self.migrations as f64),
+            migrations_by_origin: self.migrations_by_origin.clone(),
             gb_per_h: per_h(self.gb_copied),
             wait_s_mean: ratio(self.wait_sum_s, self.admitted as f64),
             requests: self.requests,

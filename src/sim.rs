@@ -879,7 +879,7 @@ impl Simulator {
                     let across = from.host != step.to.host;
                     let gb = executor::copied_gb(&self.fleet, step.vm, from.host, step.to.host);
                     let secs = executor::copy_seconds(gb, gbps);
-                    self.recorder.on_migration(t, across, gb, secs);
+                    self.recorder.on_migration(t, &origin, across, gb, secs);
                     self.log(
                         t,
                         EventKind::Migration {

@@ -416,6 +416,14 @@ fn human(scenario: &Scenario, row: &Row) -> String {
         "  migrations      {:6.1} per hour, {:.0} GB copied per hour",
         s.migrations_per_h, s.gb_per_h
     );
+    if s.migrations_by_origin.len() > 1 {
+        let by: Vec<String> = s
+            .migrations_by_origin
+            .iter()
+            .map(|(origin, n)| format!("{n} by {origin}"))
+            .collect();
+        let _ = writeln!(o, "                  {} (measured window)", by.join(", "));
+    }
     let _ = writeln!(o, "  wait in queue   {:6.1} s mean", s.wait_s_mean);
     if s.calls_per_h > 0.0 {
         let _ = writeln!(

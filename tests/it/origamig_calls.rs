@@ -1,7 +1,7 @@
 //! OrigaMIG's calls by trigger (`calls_by_trigger` of `simulate --json`), the skipped repeats of
 //! neighborhoods a solve proved unchanged, and `[policy] reenable`.
 
-use crate::common::cli::{migplan, temp_file};
+use crate::common::cli::migplan;
 use crate::common::fleet::{a100s, assert_checked_repeats, at, mig_vm, put};
 use migplan::fleet::{Fleet, Vm, VmId};
 use migplan::policy::origamig::triggers::{CallKind, Class, Triggers};
@@ -62,18 +62,12 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
         }
     }
     // The plans' migrations: with no warm-up the run measures from its start, so the rows'
-    // migrations are the run's (a plan's steps all finish within the 8 hours here), once the
-    // host emptying, whose moves are no call's, is off.
-    let src =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
-    let (_dir, no_emptying) = temp_file(
-        "no-emptying.toml",
-        &format!("{}\n\n[policy.origamig]\nhost_emptying_vms = 0\n", src.trim_end()),
-    );
+    // migrations are those of the calls' plans (a plan's steps all finish within the 8 hours
+    // here), and with the moves of the host emptying, which are no call's, they are the run's.
     let out = migplan()
         .args([
             "simulate",
-            no_emptying.to_str().unwrap(),
+            "scenarios/paper-32.toml",
             "--policy",
             "origamig",
             "--seed",
@@ -91,11 +85,24 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
     let cold: Value = serde_json::from_slice(&out.stdout).unwrap();
     let migrations = cold["migrations_per_h"].as_f64().unwrap() * cold["measured_h"].as_f64().unwrap();
     let moves = sum(cold["calls_by_trigger"].as_array().unwrap(), "moves");
-    assert!(moves > 0.0);
-    assert!(
-        (moves - migrations).abs() < 1e-6,
-        "{moves} moves, {migrations} migrations"
+    let by_origin = cold["migrations_by_origin"]
+        .as_object()
+        .expect("migrations by origin");
+    let of = |f: &dyn Fn(&str) -> bool| -> f64 {
+        by_origin
+            .iter()
+            .filter(|(k, _)| f(k))
+            .map(|(_, v)| v.as_f64().unwrap())
+            .sum()
+    };
+    let emptying = of(&|k| k == "origamig host emptying");
+    assert!(moves > 0.0 && emptying > 0.0, "{by_origin:?}");
+    assert_eq!(
+        of(&|k| k.starts_with("origamig consolidation") || k.starts_with("origamig admission")),
+        moves
     );
+    assert_eq!(of(&|_| true), migrations, "{by_origin:?}");
+    assert!((moves + emptying - migrations).abs() < 1e-6);
     // The default's merge neighborhoods and host gap trigger show up in the rows.
     assert!(rows.iter().any(|r| r["neighborhood"] == "merge"));
     // The paper preset has neither: its rows are admission and gap with Algorithm 1 only.
