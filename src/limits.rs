@@ -21,6 +21,9 @@ pub(crate) const MAX_THREADS: u32 = 64;
 /// `policy.origamig.host_columns_budget`: the multiplier of the host-content enumeration's limits (at
 /// 32, up to 12.8 million cutting steps per host and 1.92 million columns per model).
 pub const MAX_HOST_COLUMNS_BUDGET: u32 = 32;
+/// `policy.origamig.reenable_room_share`: what `reenable = "room"` waits to see freed, in shares
+/// of the lightest host's memory slices.
+pub(crate) const MAX_REENABLE_ROOM_SHARE: f64 = 100.0;
 /// `policy.origamig.merge_hosts`: the hosts of a merge neighborhood (Mmax of §6.7's largest variant, 32,
 /// already takes calls to the time limit in the paper).
 pub(crate) const MAX_MERGE_HOSTS: usize = 32;

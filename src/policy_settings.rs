@@ -111,9 +111,15 @@ pub struct OrigamigSettings {
     /// When a class whose consolidation call changed nothing is enabled again (docs/policies.md):
     /// `neighborhood` (the default) when Γh rises or a VM leaves a host of that call's
     /// neighborhood M̂; `departure` (`preset = "paper"`) when Γh rises or any VM of the class
-    /// leaves. Saves leave out the default.
+    /// leaves; `room` when Γh rises or the departures from M̂ could make switching off one of
+    /// its hosts pay under Eq. (5) ([`Reenable::Room`]). Saves leave out the default.
     #[serde(skip_serializing_if = "Reenable::is_default")]
     pub reenable: Reenable,
+    /// With `reenable = "room"`: the share of the lightest host's memory slices that departures
+    /// from M̂ must free to enable the class again ([`Reenable::Room`]); 1 (the default) is
+    /// that host's slices, smaller is looser, larger stricter. At least 0. Saves leave out 1.
+    #[serde(skip_serializing_if = "is_one_f64")]
+    pub reenable_room_share: f64,
     /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
     /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
     /// arrival rule could not place a request, so a host switched off now would soon be needed
@@ -362,6 +368,16 @@ pub enum Reenable {
     /// of the call that changed nothing (the default).
     #[default]
     Neighborhood,
+    /// When Γh rises above its lowest value since, or the VMs that left M̂ since the call could
+    /// make switching off one of its hosts pay under Eq. (5), where a host j is worth b_j + e
+    /// per active GPU and each of its VMs costs δ_i per move, 2δ_i across hosts for a VM with
+    /// GIs (m_i + ω_i): either a departure leaves a host of M̂ whose moves now cost less than it
+    /// is worth and did not at the call (cost side), or the departures from M̂ have freed, in
+    /// memory slices of the class (cores for M0), `reenable_room_share` × what the lightest
+    /// host of M̂ worth its moves at the call held (room side). The call proved that no host
+    /// of M̂ had both; arrivals only add VMs and take room, so only these departures can make
+    /// a call on M̂ change something.
+    Room,
 }
 
 impl Reenable {
@@ -374,6 +390,7 @@ impl Reenable {
         match self {
             Reenable::Departure => "departure",
             Reenable::Neighborhood => "neighborhood",
+            Reenable::Room => "room",
         }
     }
 }
@@ -425,6 +442,10 @@ fn is_default_job_extra(x: &f64) -> bool {
 
 fn is_zero_f64(x: &f64) -> bool {
     *x == 0.0
+}
+
+fn is_one_f64(x: &f64) -> bool {
+    *x == 1.0
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -608,6 +629,7 @@ impl Default for OrigamigSettings {
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
             reenable: Reenable::Neighborhood,
+            reenable_room_share: 1.0,
             consolidation_hold_s: 0.0,
             ff_active_first: true,
             host_weight_from_power: true,

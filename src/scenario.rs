@@ -447,6 +447,7 @@ policy_file! {
     merge_hosts => origamig.merge_hosts: usize,
     neighborhood_vms => origamig.neighborhood_vms: usize,
     reenable => origamig.reenable: Reenable,
+    reenable_room_share => origamig.reenable_room_share: f64,
     consolidation_hold_s => origamig.consolidation_hold_s: f64,
     ff_active_first => origamig.ff_active_first: bool,
     host_weight_from_power => origamig.host_weight_from_power: bool,

@@ -267,6 +267,10 @@ fn origamig_rules(p: &OrigamigSettings) -> Vec<(&'static str, Want)> {
             Want::NonNegative(p.consolidation_hold_s, hours * 3600.0),
         ),
         (
+            "reenable_room_share",
+            Want::NonNegative(p.reenable_room_share, limits::MAX_REENABLE_ROOM_SHARE),
+        ),
+        (
             "gpu_compaction_min",
             Want::NonNegative(p.gpu_compaction_min, hours * 60.0),
         ),

@@ -202,8 +202,96 @@ fn reenable_neighborhood_waits_for_a_departure_from_the_calls_hosts() {
                 depart(&mut f, &mut t, 5);
                 assert_eq!(t.next_call(&f, &s), call);
             }
+            Reenable::Room => unreachable!("tested below"),
         }
     }
+}
+
+/// Four hosts of two A100s (8 memory slices each), all jobs (δ_i = 15 + 15 = 30, so a move
+/// across hosts costs 2δ_i = 60 under Eq. 5; switching a host off is worth b + e = 70 with one
+/// active GPU, 90 with two):
+/// - h0: four 1g.5gb on GPU 0 (VMs 1-4): 4 slices, moves 240 >= 70, not worth its moves;
+/// - h1: one 3g.20gb on GPU 0 (VM 5): 4 slices, moves 60 < 70, worth them;
+/// - h2: three 1g.5gb on GPU 0 (VMs 6-8), one on GPU 1 (VM 9): 4 slices, 240 >= 90;
+/// - h3: one 3g.20gb on GPU 0 (VM 10), one 2g.10gb on GPU 1 (VM 11).
+///
+/// 18 slices on 6 active GPUs: Γh = 6 - ceil(18 / 8) = 3.
+fn room_fleet() -> Fleet {
+    let mut f = a100s(4);
+    let g3 = |id| mig_vm(id, "a100-40gb", &["3g.20gb"]);
+    for (id, start) in [(1, 0), (2, 1), (3, 2), (4, 3)] {
+        put(&mut f, vm_1g(id), at(0, &[(0, start)]));
+    }
+    put(&mut f, g3(5), at(1, &[(0, 0)]));
+    for (id, gpu, start) in [(6, 0, 0), (7, 0, 1), (8, 0, 2), (9, 1, 0)] {
+        put(&mut f, vm_1g(id), at(2, &[(gpu, start)]));
+    }
+    put(&mut f, g3(10), at(3, &[(0, 0)]));
+    put(&mut f, mig_vm(11, "a100-40gb", &["2g.10gb"]), at(3, &[(1, 0)]));
+    f.check_invariants().unwrap();
+    f
+}
+
+/// `reenable = "room"` after a call on M̂ = {h0, h1, h2} of [`room_fleet`] that changed
+/// nothing. Of M̂ only h1 is worth its moves, so the room side waits for `reenable_room_share`
+/// × its 4 slices freed from M̂; Γh stays at or below its lowest value since throughout
+/// (`merge_hosts = 0`: no host gap). Share 1 (need 4): VM 1 leaves h0 (freed 1; "neighborhood"
+/// would enable the class here), VM 10 leaves h3 outside M̂ (not counted; Γh stays 3), VM 6
+/// and VM 2 leave (freed 3), none making a host worth its moves (h0 keeps two jobs, 120 >= 70;
+/// h2 three, 180 >= 90); VM 7 leaves h2 (freed 4): enabled. Share 0.5 (need 2): enabled at VM 6
+/// (freed 2).
+#[test]
+fn reenable_room_waits_for_the_lightest_paying_hosts_slices() {
+    let a100 = Class::Gpu("a100-40gb".into());
+    let call = Some(CallKind::Consolidation(a100.clone()));
+    for (share, enabled_at) in [(1.0, 7), (0.5, 6)] {
+        let s = OrigamigSettings {
+            reenable: Reenable::Room,
+            reenable_room_share: share,
+            merge_hosts: 0,
+            ..OrigamigSettings::default()
+        };
+        let mut f = room_fleet();
+        let mut t = Triggers::new();
+        assert_eq!(t.next_call(&f, &s), call);
+        t.after_call_on(&f, call.as_ref().unwrap(), false, &[0, 1, 2]);
+        assert_eq!(t.next_call(&f, &s), None, "disabled");
+        for id in [1, 10, 6, 2, 7] {
+            depart(&mut f, &mut t, id);
+            let want = if id == enabled_at { call.clone() } else { None };
+            assert_eq!(t.next_call(&f, &s), want, "share {share}, after VM {id} left");
+            if want.is_some() {
+                break;
+            }
+        }
+    }
+}
+
+/// `reenable = "room"`, the cost side, with the room side out of reach (share 100): h1 was
+/// worth its moves at the call, so its emptying (VM 5 leaves) does not count; h0 becomes worth
+/// its moves when it is down to one job (VM 4: moves 60 < b + e = 70), at VM 3's departure, and
+/// not before (two jobs, 120). Γh stays 3.
+#[test]
+fn reenable_room_enables_a_class_when_a_host_of_the_call_becomes_worth_its_moves() {
+    let a100 = Class::Gpu("a100-40gb".into());
+    let call = Some(CallKind::Consolidation(a100.clone()));
+    let s = OrigamigSettings {
+        reenable: Reenable::Room,
+        reenable_room_share: 100.0,
+        merge_hosts: 0,
+        ..OrigamigSettings::default()
+    };
+    let mut f = room_fleet();
+    let mut t = Triggers::new();
+    assert_eq!(t.next_call(&f, &s), call);
+    t.after_call_on(&f, call.as_ref().unwrap(), false, &[0, 1, 2]);
+    for id in [5, 1, 2] {
+        depart(&mut f, &mut t, id);
+        assert_eq!(t.next_call(&f, &s), None, "after VM {id} left");
+    }
+    depart(&mut f, &mut t, 3);
+    assert_eq!(t.next_call(&f, &s), call);
+    assert!(!t.is_disabled(&a100));
 }
 
 #[test]
@@ -214,6 +302,16 @@ fn reenable_is_read_saved_and_checked() {
     let d = scenario::parse(&with(""), "p.toml").unwrap();
     assert_eq!(d.policy.origamig.reenable, Reenable::Neighborhood);
     assert!(!d.to_toml().unwrap().contains("reenable"));
+    let r = scenario::parse(&with("reenable = \"room\"\nreenable_room_share = 0.5"), "p.toml").unwrap();
+    assert_eq!(r.policy.origamig.reenable, Reenable::Room);
+    assert_eq!(r.policy.origamig.reenable_room_share, 0.5);
+    assert_eq!(
+        scenario::parse(&r.to_toml().unwrap(), "saved.toml")
+            .unwrap()
+            .policy,
+        r.policy
+    );
+    assert!(scenario::parse(&with("reenable_room_share = -1"), "p.toml").is_err());
     let n = scenario::parse(&with("reenable = \"departure\""), "p.toml").unwrap();
     assert_eq!(n.policy.origamig.reenable, Reenable::Departure);
     let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();

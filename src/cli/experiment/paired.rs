@@ -365,6 +365,10 @@ fn variant_note(p: &crate::policy_settings::OrigamigSettings) -> String {
     if p.reenable != d.reenable {
         let _ = write!(out, ", reenable = {}", p.reenable.name());
     }
+    if p.reenable == crate::policy_settings::Reenable::Room && p.reenable_room_share != d.reenable_room_share
+    {
+        let _ = write!(out, ", reenable_room_share = {}", p.reenable_room_share);
+    }
     if p.theta != d.theta {
         let _ = write!(out, ", θ = {}", p.theta);
     }

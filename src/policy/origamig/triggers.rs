@@ -2,7 +2,7 @@
 //! empty; a consolidation call for class h when the gap Γh reaches the threshold θ. One call at a
 //! time, admission first, checked every `check_every_s` seconds of simulated time (10 s in §6.1).
 //! A consolidation call that changes nothing disables its class until Γh grows or a VM leaves a
-//! host of that class.
+//! host of that class (`reenable`: which departures count, [`Reenable`]).
 //!
 //! Γh (Eq. 17) = active GPUs of class h - ceil(memory slices of the placed GIs of class h / |Uh|);
 //! for the hosts without GPUs, M0, Γ0 (Eq. 18) = active M0 hosts - max(ceil(cores / Cmax),
@@ -10,6 +10,7 @@
 //! ([`crate::fleet::GapCounters`]), which every placement and release updates in O(1).
 
 use super::hostset::HostSet;
+use super::objective::Weights;
 use crate::fleet::{Fleet, GapCounters, Host, HostId, Vm};
 use crate::policy_settings::{OrigamigSettings, Reenable};
 use std::collections::{BTreeMap, BTreeSet};
@@ -237,6 +238,12 @@ pub struct Triggers {
     reenable: Reenable,
     /// With `reenable = "neighborhood"`: the hosts M̂ of the call that disabled each class.
     watched: BTreeMap<Class, BTreeSet<HostId>>,
+    /// With `reenable = "room"`: what each class disabled by a call on hosts waits for.
+    room: BTreeMap<Class, Room>,
+    /// The weights of Eq. (5) and `reenable_room_share`, set at each
+    /// [`Triggers::next_call_with`] (`reenable = "room"`).
+    weights: Weights,
+    room_share: f64,
     /// Time of the last check that found the instance's share of Q not empty
     /// (`consolidation_hold_s`).
     last_pending_s: Option<f64>,
@@ -307,6 +314,8 @@ impl Triggers {
     ) -> Option<CallKind> {
         self.count_hosts = settings.merge_hosts >= 2;
         self.reenable = settings.reenable;
+        self.weights = Weights::from_settings(settings);
+        self.room_share = settings.reenable_room_share;
         if has_pending {
             self.last_pending_s = self.last_check_s;
             return Some(CallKind::Admission);
@@ -323,6 +332,7 @@ impl Triggers {
                 if g > *low {
                     self.disabled.remove(&class);
                     self.watched.remove(&class);
+                    self.room.remove(&class);
                 } else {
                     *low = g;
                     continue;
@@ -356,14 +366,21 @@ impl Triggers {
 
     /// [`Triggers::after_call`] for a call on the hosts M̂ `hosts` (empty when it solved
     /// nothing): with `reenable = "neighborhood"`, a VM leaving one of them enables the class
-    /// again.
+    /// again; with `reenable = "room"`, departures from them that could pay ([`Room`]).
     pub fn after_call_on(&mut self, fleet: &Fleet, kind: &CallKind, changed: bool, hosts: &[HostId]) {
         if let CallKind::Consolidation(c) = kind {
             if !changed {
                 let g = self.gap(fleet, c);
                 self.disabled.insert(c.clone(), g);
-                if self.reenable == Reenable::Neighborhood {
-                    self.watched.insert(c.clone(), hosts.iter().copied().collect());
+                match self.reenable {
+                    Reenable::Neighborhood => {
+                        self.watched.insert(c.clone(), hosts.iter().copied().collect());
+                    }
+                    Reenable::Room => {
+                        let room = Room::at_call(fleet, c, hosts, &self.weights, self.room_share);
+                        self.room.insert(c.clone(), room);
+                    }
+                    Reenable::Departure => {}
                 }
             }
         }
@@ -372,7 +389,10 @@ impl Triggers {
     /// A VM left the fleet. With `reenable = "departure"`: its class is enabled again (a VM with
     /// GIs of class h ran on a host of class h); a VM without GIs may have run on a host of any
     /// class, so all are enabled. With `reenable = "neighborhood"`: the classes whose disabling
-    /// call had the VM's host (`host`, where it ran) in M̂ are enabled again.
+    /// call had the VM's host (`host`, where it ran) in M̂ are enabled again. With `reenable =
+    /// "room"`: the classes whose disabling call had `host` in M̂ are enabled again once the
+    /// departures from M̂ could pay ([`Room::could_pay_after`]). `fleet` is the fleet without the
+    /// VM.
     pub fn on_departure(&mut self, fleet: &Fleet, vm: &Vm, host: Option<HostId>) {
         match self.reenable {
             Reenable::Departure => match vm.model() {
@@ -394,6 +414,20 @@ impl Triggers {
                     self.watched.remove(&c);
                 }
             }
+            Reenable::Room => {
+                let Some(host) = host else { return };
+                let weights = self.weights;
+                let hit: Vec<Class> = self
+                    .room
+                    .iter_mut()
+                    .filter(|(_, r)| r.hosts.contains(&host))
+                    .filter_map(|(c, r)| r.could_pay_after(fleet, c, vm, host, &weights).then(|| c.clone()))
+                    .collect();
+                for c in hit {
+                    self.disabled.remove(&c);
+                    self.room.remove(&c);
+                }
+            }
         }
     }
 
@@ -401,4 +435,117 @@ impl Triggers {
     pub fn is_disabled(&self, class: &Class) -> bool {
         self.disabled.contains_key(class)
     }
+}
+
+/// With `reenable = "room"`: what a class disabled by a consolidation call on the hosts M̂ that
+/// changed nothing waits for before it is enabled again (besides Γh rising).
+///
+/// Eq. (5) pays b_j + e per active GPU for switching host j off and charges δ_i per move of its
+/// VMs, 2δ_i across hosts for a VM with GIs (m_i + ω_i). The call found no plan on M̂ better than
+/// the current placement, so no host of M̂ was both worth its moves and able to fit its VMs into
+/// the rest of M̂. Until departures change that, a call on M̂ would find the same: arrivals only
+/// add VMs and take room, and the weights do not change. Two kinds of departure can:
+///
+/// - cost: a host of M̂ whose moves cost at least what it is worth loses a VM, and now its moves
+///   cost less ([`host_could_pay`]);
+/// - room: the departures from M̂ free, in memory slices of the class (cores for M0), `share` ×
+///   what the lightest host of M̂ that was worth its moves held at the call (`need`): that many
+///   slices would take its VMs. Fragmentation, cores and RAM may still stop the call, and a
+///   smaller shortfall may have been enough; exactness is not the aim, fewer calls on standing
+///   neighborhoods is.
+#[derive(Debug, Clone, PartialEq)]
+struct Room {
+    /// M̂ of the call.
+    hosts: BTreeSet<HostId>,
+    /// The hosts of M̂ that were worth their moves at the call.
+    paid: BTreeSet<HostId>,
+    /// Slices (cores for M0) the departures must free; `None` when no host of M̂ was worth its
+    /// moves, so only the cost side or Γh can enable the class.
+    need: Option<u64>,
+    /// Slices (cores for M0) the departures from M̂ freed since the call.
+    freed: u64,
+}
+
+impl Room {
+    fn at_call(fleet: &Fleet, class: &Class, hosts: &[HostId], w: &Weights, share: f64) -> Room {
+        let hosts: BTreeSet<HostId> = hosts.iter().copied().collect();
+        let paid: BTreeSet<HostId> = hosts
+            .iter()
+            .copied()
+            .filter(|&h| host_could_pay(fleet, class, h, w))
+            .collect();
+        let need = paid
+            .iter()
+            .map(|&h| class_load(fleet, class, &fleet.hosts[h]))
+            .min()
+            .map(|l| ((share * l as f64).ceil() as u64).max(1));
+        Room {
+            hosts,
+            paid,
+            need,
+            freed: 0,
+        }
+    }
+
+    /// Counts VM `vm` leaving `host` of M̂ (`fleet` is without it); whether the class may be
+    /// enabled again. A share or gang of the class (no GI slices to count) always may.
+    fn could_pay_after(&mut self, fleet: &Fleet, class: &Class, vm: &Vm, host: HostId, w: &Weights) -> bool {
+        let freed = match class {
+            Class::NoGpu => vm.cores as u64,
+            Class::Gpu(c) => {
+                if !vm.is_mig() && vm.model().is_some_and(|m| &fleet.catalog.model(m).class == c) {
+                    return true;
+                }
+                vm.gis
+                    .iter()
+                    .filter(|g| &fleet.catalog.model(g.model).class == c)
+                    .map(|g| fleet.catalog.model(g.model).profiles[g.profile].size as u64)
+                    .sum()
+            }
+        };
+        self.freed += freed;
+        if self.need.is_some_and(|n| self.freed >= n) {
+            return true;
+        }
+        !self.paid.contains(&host) && host_could_pay(fleet, class, host, w)
+    }
+}
+
+/// What a host holds of a class: the memory slices of its GPUs of the class in use, or for M0
+/// the cores of its VMs.
+fn class_load(fleet: &Fleet, class: &Class, host: &Host) -> u64 {
+    match class {
+        Class::NoGpu => host
+            .vms
+            .iter()
+            .filter_map(|&id| fleet.vm(id))
+            .map(|vm| vm.cores as u64)
+            .sum(),
+        Class::Gpu(c) => host
+            .gpus
+            .iter()
+            .filter(|g| &fleet.catalog.model(g.model).class == c)
+            .map(|g| g.occ.used_slices() as u64)
+            .sum(),
+    }
+}
+
+/// Whether switching host `h` of the class off could pay under Eq. (5): it is active, and moving
+/// its VMs elsewhere (δ_i per move, two moves, m_i and ω_i, for a VM with GIs) costs less than
+/// b_j plus e per active GPU. A necessary condition only: the free starts its GPUs lose and any
+/// GPU the receivers switch on count against it too.
+fn host_could_pay(fleet: &Fleet, class: &Class, h: HostId, w: &Weights) -> bool {
+    let host = &fleet.hosts[h];
+    if !host.is_active() || !class.has_host(fleet, host) {
+        return false;
+    }
+    let worth = w.host_of(host, fleet.catalog)
+        + w.gpu * host.gpus.iter().filter(|g| !g.occ.is_empty()).count() as f64;
+    let cost: f64 = host
+        .vms
+        .iter()
+        .filter_map(|&id| fleet.vm(id))
+        .map(|vm| w.delta_of(vm, fleet.catalog) * if vm.gis.is_empty() { 1.0 } else { 2.0 })
+        .sum();
+    cost < worth
 }
