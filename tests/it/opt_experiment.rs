@@ -215,3 +215,44 @@ fn speed_writes_its_table_with_provenance_and_refuses_a_missing_folder_first() {
     let o = crate::common::cli::migplan().args(bad_args).output().unwrap();
     crate::common::cli::assert_one_line_error(&o, &bad_args, &["--markdown", "does not exist"]);
 }
+
+/// `experiment speed --policy-set`: the setting reaches the runs (θ out of reach: no call where
+/// the default calls once) and the header names it; a bad value is a one-line error.
+#[test]
+fn speed_takes_policy_settings() {
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "experiment",
+            "speed",
+            "--scenario",
+            "scenarios/paper-32.toml",
+            "--warmup",
+            "1",
+            "--hours",
+            "1",
+            "--play-days",
+            "0",
+        ];
+        args.extend_from_slice(extra);
+        String::from_utf8(stdout_of(&args)).unwrap()
+    };
+    let calls = |out: &str| -> u64 {
+        let row = out.lines().find(|l| l.starts_with("| origamig |")).unwrap();
+        row.split('|').nth(6).unwrap().trim().parse().unwrap()
+    };
+    let default = run(&[]);
+    assert!(calls(&default) > 0, "{default}");
+    let off = run(&["--policy-set", "theta=1000"]);
+    assert_eq!(calls(&off), 0, "{off}");
+    assert!(off.contains("; policy settings: theta=1000"), "{off}");
+    let bad = [
+        "experiment",
+        "speed",
+        "--scenario",
+        "scenarios/paper-32.toml",
+        "--policy-set",
+        "reenable=\"bogus\"",
+    ];
+    let o = crate::common::cli::migplan().args(bad).output().unwrap();
+    crate::common::cli::assert_one_line_error(&o, &bad, &["reenable", "bogus"]);
+}

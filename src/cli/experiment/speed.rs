@@ -47,6 +47,10 @@ pub struct SpeedArgs {
     /// measurement): cursor down and up, and every tenth a pause and a resume (Space).
     #[arg(long, default_value_t = 100)]
     pub play_keys: u32,
+    /// Policy settings over the scenario's, for the runs and the planner's play, repeatable
+    /// (`--policy-set reenable='"room"'`); checked as in a scenario file.
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
     /// Also write the results as a markdown file.
     #[arg(long)]
     pub markdown: Option<PathBuf>,
@@ -110,7 +114,8 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.markdown {
         super::markdown::check_target(path)?;
     }
-    let base = scenario::load(&a.scenario)?;
+    let mut base = scenario::load(&a.scenario)?;
+    super::set_policy(&mut base, &a.policy_set)?;
     let mut runs = Vec::new();
     for p in &a.policies {
         let mut s = base.clone();
@@ -154,12 +159,13 @@ pub fn speed(a: &SpeedArgs) -> anyhow::Result<()> {
     let hours = a.hours.unwrap_or(base.workload.measure_h);
     let _ = writeln!(
         o,
-        "{}, seed {}, load {}, {} h warm-up + {} h measured\n",
+        "{}, seed {}, load {}, {} h warm-up + {} h measured{}\n",
         a.scenario.display(),
         a.seed,
         a.load,
         warmup,
-        hours
+        hours,
+        super::policy_set_text(&a.policy_set, "; policy settings: ")
     );
     let _ = writeln!(
         o,
@@ -316,6 +322,7 @@ fn play_days(a: &SpeedArgs) -> anyhow::Result<(Vec<PlayDay>, Option<Session>)> {
         return Ok((Vec::new(), None));
     }
     let mut sc = scenario::load(&a.scenario)?;
+    super::set_policy(&mut sc, &a.policy_set)?;
     sc.workload.seed = a.seed;
     sc.workload.load = a.load;
     let mut s = Session::new(sc, Some(a.scenario.clone()))?;
