@@ -582,6 +582,26 @@ pub struct Fleet {
 }
 
 impl Fleet {
+    /// Per GI of `vm`, every (GPU, start) of host `h` that the GI's class and profile permit,
+    /// free or not: the search space of brute-force checks (an empty list when the host has no
+    /// GPU of the class).
+    pub fn slot_options(&self, vm: &Vm, h: HostId) -> Vec<Vec<GiSlot>> {
+        let c = self.catalog;
+        vm.gis
+            .iter()
+            .map(|g| {
+                let prof = &c.model(g.model).profiles[g.profile];
+                let mut o = Vec::new();
+                for (k, gpu) in self.hosts[h].gpus.iter().enumerate() {
+                    if c.same_class(g.model, gpu.model) {
+                        o.extend(prof.starts.iter().map(|&z| GiSlot { gpu: k, start: z }));
+                    }
+                }
+                o
+            })
+            .collect()
+    }
+
     pub fn new(catalog: &'static Catalog, hosts: Vec<Host>) -> Self {
         let vms = BTreeMap::new();
         let gap = GapCounters::tally(catalog, &hosts, &vms);

@@ -554,6 +554,15 @@ fn compaction_target(
     })
 }
 
+/// The order in which a compaction or a host emptying moves VMs: the largest first (memory
+/// slices), then by id.
+fn largest_first(fleet: &Fleet, vms: &mut [VmId]) {
+    vms.sort_by_key(|&id| {
+        let s = fleet.vm(id).map(|v| v.memory_slices(fleet.catalog)).unwrap_or(0);
+        (std::cmp::Reverse(s), id)
+    });
+}
+
 /// One pass over `order`: vacates each GPU whose VMs all fit elsewhere. Returns whether some
 /// GPU could not be vacated.
 fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize)], scope: Scope) -> bool {
@@ -571,11 +580,7 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
             failed = true;
             continue;
         }
-        // Largest VM first (memory slices), then by id.
-        vms.sort_by_key(|&id| {
-            let s = fleet.vm(id).map(|v| v.memory_slices(catalog)).unwrap_or(0);
-            (std::cmp::Reverse(s), id)
-        });
+        largest_first(fleet, &mut vms);
         let within_host = !scope.may_cross(fleet, &vms);
         if scope.within_host && scope.emptying_host_only && !work.only_vms_of(fleet, h, k, within_host) {
             continue;
@@ -749,10 +754,7 @@ pub(crate) fn empty_hosts_in(
             work.forbid(h, k);
         }
         let mut vms: Vec<VmId> = host.vms.clone();
-        vms.sort_by_key(|&id| {
-            let s = fleet.vm(id).map(|v| v.memory_slices(catalog)).unwrap_or(0);
-            (std::cmp::Reverse(s), id)
-        });
+        largest_first(fleet, &mut vms);
         let mut ok = true;
         for &id in &vms {
             let (Some(vm), Some(from)) = (fleet.vm(id), work.where_is(fleet, id)) else {

@@ -144,25 +144,9 @@ fn rec(
         rec(i + 1, vms, running, cur, before, hosts, w, best);
     }
     let vm = cur.vm(id).unwrap().clone();
-    let c = cur.catalog;
     for &h in hosts {
         // Every combination of (gpu, start) per GI.
-        let options: Vec<Vec<GiSlot>> = vm
-            .gis
-            .iter()
-            .map(|g| {
-                let prof = &c.model(g.model).profiles[g.profile];
-                let mut o = Vec::new();
-                for (k, gpu) in cur.hosts[h].gpus.iter().enumerate() {
-                    if c.same_class(g.model, gpu.model) {
-                        for &z in &prof.starts {
-                            o.push(GiSlot { gpu: k, start: z });
-                        }
-                    }
-                }
-                o
-            })
-            .collect();
+        let options = cur.slot_options(&vm, h);
         if options.iter().any(|o| o.is_empty()) {
             continue;
         }

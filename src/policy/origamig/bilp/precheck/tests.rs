@@ -179,25 +179,9 @@ fn rec(
     }
     let id = vms[i];
     let vm = cur.vm(id).unwrap().clone();
-    let c = cur.catalog;
     for &h in hosts {
         // Every combination of (GPU, start) per GI.
-        let options: Vec<Vec<crate::fleet::GiSlot>> = vm
-            .gis
-            .iter()
-            .map(|g| {
-                let prof = &c.model(g.model).profiles[g.profile];
-                let mut o = Vec::new();
-                for (k, gpu) in cur.hosts[h].gpus.iter().enumerate() {
-                    if c.same_class(g.model, gpu.model) {
-                        for &z in &prof.starts {
-                            o.push(crate::fleet::GiSlot { gpu: k, start: z });
-                        }
-                    }
-                }
-                o
-            })
-            .collect();
+        let options = cur.slot_options(&vm, h);
         if options.iter().any(|o| o.is_empty()) {
             continue;
         }
