@@ -220,8 +220,9 @@ impl Widget for SliceMap<'_> {
         let catalog = self.fleet.catalog;
         let model = catalog.model(self.gpu.model);
         let n = model.memory_slices as u16;
-        if area.width < n || area.height == 0 {
-            return;
+        if area.width < n {
+            self.render_compact(area, buf);
+            return self.draw_cursor(area, buf);
         }
         let cw = area.width / n;
         let mid = area.y + (area.height - 1) / 2;
@@ -297,13 +298,58 @@ impl Widget for SliceMap<'_> {
 }
 
 impl SliceMap<'_> {
-    /// The cursor's cell: a memory slice's columns (on any mode, the GPU keeps its slice grid).
+    /// The cursor's cell: a memory slice's columns (on any mode, the GPU keeps its slice grid),
+    /// or the column that holds the slice when a column holds several.
     fn draw_cursor(&self, area: Rect, buf: &mut Buffer) {
         let n = self.fleet.catalog.model(self.gpu.model).memory_slices.max(1) as u16;
-        let cw = area.width / n;
         let mid = area.y + (area.height - 1) / 2;
-        if let Some(c) = self.cursor.filter(|&c| (c as u16) < n && cw > 0) {
-            buf.set_style(Rect::new(area.x + c as u16 * cw, mid, cw, 1), self.theme.cursor);
+        let Some(c) = self.cursor.map(u16::from).filter(|&c| c < n) else {
+            return;
+        };
+        let cw = area.width / n;
+        if cw > 0 {
+            buf.set_style(Rect::new(area.x + c * cw, mid, cw, 1), self.theme.cursor);
+        } else if area.width > 0 {
+            let per = n.div_ceil(area.width);
+            buf.set_style(Rect::new(area.x + c / per, mid, 1, 1), self.theme.cursor);
+        }
+    }
+
+    /// A MIG GPU narrower than its memory slices: each column stands for `per` slices, a GI's
+    /// glyph in its colour when a GI covers all of them, half a block when only some, else
+    /// free (some profile starts there) or stranded. No labels.
+    fn render_compact(&self, area: Rect, buf: &mut Buffer) {
+        let catalog = self.fleet.catalog;
+        let model = catalog.model(self.gpu.model);
+        let n = model.memory_slices as u16;
+        let g = &self.theme.glyphs;
+        let per = n.div_ceil(area.width.max(1));
+        for col in 0..area.width {
+            let (lo, hi) = (col * per, ((col + 1) * per).min(n));
+            if lo >= n {
+                break;
+            }
+            let gis: Vec<_> = (lo..hi)
+                .filter_map(|u| self.gpu.gi_at(catalog, u as u8))
+                .collect();
+            let r = Rect::new(area.x + col, area.y, 1, area.height);
+            if let Some(first) = gis.first() {
+                let glyph = if gis.len() as u16 == hi - lo { g.gi } else { '▌' };
+                fill(buf, r, glyph, self.theme.gi_style(first.vm));
+            } else if (lo..hi).any(|u| session::largest_start_at(model, &self.gpu.occ, u as u8).is_some()) {
+                fill(buf, r, g.free, self.theme.free);
+            } else {
+                let mut s = [0u8; 4];
+                fill(buf, r, ' ', self.theme.stranded);
+                put_centred(
+                    buf,
+                    r.x,
+                    area.y + (area.height - 1) / 2,
+                    1,
+                    g.stranded.encode_utf8(&mut s),
+                    self.theme.stranded,
+                );
+            }
         }
     }
 }

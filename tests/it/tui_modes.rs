@@ -36,11 +36,20 @@ fn the_fleet_shows_each_gpus_mode() {
     select(&mut h, "mix", 2);
     let screen = h.screen();
     insta::assert_snapshot!("modes_shared_gpu_160x48", screen);
-    // gang-0's eight GPUs are held by the gang VM 5, gang-1's are free whole GPUs.
-    let gang0 = screen.lines().find(|l| l.contains("gang-0")).unwrap();
-    assert_eq!(gang0.matches("gang #5").count(), 5, "{gang0}");
-    let gang1 = screen.lines().find(|l| l.contains("gang-1")).unwrap();
-    assert!(gang1.contains("whole"), "{gang1}");
+    // gang-0's eight GPUs are held by the gang VM 5, gang-1's are free whole GPUs: all eight
+    // of each row show, four columns each in the half-width panel.
+    let maps = |host: &str| -> String {
+        let row = screen.lines().find(|l| l.contains(host)).unwrap();
+        row.split("/2048")
+            .nth(1)
+            .unwrap()
+            .split('│')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(maps("gang-0").matches("#5").count(), 8, "{}", maps("gang-0"));
+    assert_eq!(maps("gang-1").matches("W").count(), 8, "{}", maps("gang-1"));
     // The shared GPU 2 of mix in detail: 40 GB w 0.50 and 32 GB w 0.75 of team-a, 8 GB free,
     // weights 1.25: oversubscribed.
     assert!(screen.contains("shared (soft shares) · 72/80 GB"), "{screen}");

@@ -151,3 +151,29 @@ fn the_readme_and_the_planner_guide_list_every_key_of_the_keymap() {
         }
     }
 }
+
+/// Eight-GPU nodes in the half-width fleet panel at 160x48: one column per slice would leave
+/// four of a host's eight GPUs out, so each column holds two slices and all eight show (four
+/// columns each); the cursor moves onto the fifth GPU and the detail panel follows it.
+#[test]
+fn every_gpu_of_an_eight_gpu_node_shows_at_160x48() {
+    let sc = migplan::scenario::load(std::path::Path::new("scenarios/hgx-a100.toml")).unwrap();
+    let session = migplan::session::Session::new(sc, None).unwrap();
+    let mut h = crate::common::Harness::new(session, 160, 48, Theme::mono());
+    let screen = h.screen();
+    let row = screen
+        .lines()
+        .find(|l| l.contains("hgx-a100-0 "))
+        .expect("the first host's row");
+    let maps = row
+        .split("0/2048")
+        .nth(1)
+        .and_then(|m| m.split('│').next())
+        .expect("the maps after the RAM column");
+    let cells: Vec<&str> = maps.split_whitespace().filter(|c| c.contains('░')).collect();
+    assert_eq!(cells.len(), 8, "{row}");
+    assert!(cells.iter().all(|c| c.chars().count() == 4), "{row}");
+    // GPU by GPU to the fifth (32 slices away at one slice per `l`).
+    h.keys(&"l ".repeat(32));
+    assert!(h.screen().contains("GPU hgx-a100-0/4"), "{}", h.screen());
+}

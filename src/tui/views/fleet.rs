@@ -136,6 +136,23 @@ fn columns(fleet: &Fleet, width: u16) -> Columns {
     c
 }
 
+/// Memory slices per column in a host's row: 1, or more when the row's maps at one column per
+/// slice would not fit in `room` columns (eight-GPU nodes in a half-width panel), so that every
+/// GPU of the row shows.
+fn slices_per_column(fleet: &Fleet, host: &Host, cols: &Columns, room: u16) -> u16 {
+    let slices: u16 = host
+        .gpus
+        .iter()
+        .map(|g| cell_slices(fleet.catalog.model(g.model)))
+        .sum();
+    let gaps = (host.gpus.len() as u16).saturating_sub(1) * cols.gap;
+    if slices * cols.cell + gaps <= room {
+        1
+    } else {
+        slices.div_ceil(room.saturating_sub(gaps).max(1)).clamp(1, 8)
+    }
+}
+
 pub fn render(app: &App, area: Rect, buf: &mut Buffer, hits: &mut Vec<(Rect, Target)>) {
     let t = &app.theme;
     let s = &app.session;
@@ -269,11 +286,22 @@ fn host_row(
     buf.set_string(x + cols.ram - ram.chars().count() as u16, y, ram, t.base);
     x += cols.ram + 1;
     hits.push((Rect::new(inner.x, y, x - inner.x, 1), Target::Host(h)));
+    let per_column = slices_per_column(fleet, host, cols, inner.right().saturating_sub(x));
     for (k, gpu) in host.gpus.iter().enumerate() {
-        let slices = fleet.catalog.model(gpu.model).memory_slices.max(1) as u16;
-        let w = cell_slices(fleet.catalog.model(gpu.model)) * cols.cell;
-        // Mouse areas: one per memory slice (a GPU without MIG is one area).
-        let hit_w = w / slices;
+        let model = fleet.catalog.model(gpu.model);
+        let slices = model.memory_slices.max(1) as u16;
+        let w = if per_column > 1 {
+            cell_slices(model).div_ceil(per_column)
+        } else {
+            cell_slices(model) * cols.cell
+        };
+        // Mouse areas: one per memory slice (a GPU without MIG is one area), or one per column
+        // (its first slice) when a column holds several.
+        let (hit_w, per) = if w >= slices {
+            (w / slices, 1)
+        } else {
+            (1, slices.div_ceil(w.max(1)))
+        };
         if x + w > inner.right() {
             break;
         }
@@ -284,13 +312,13 @@ fn host_row(
             .cursor(cursor)
             .ghosts(&ghosts)
             .render(r, buf);
-        for u in 0..slices {
+        for u in 0..slices.div_ceil(per) {
             hits.push((
                 Rect::new(x + u * hit_w, y, hit_w, 1),
                 Target::Slice {
                     host: h,
                     gpu: k,
-                    slice: u as u8,
+                    slice: (u * per) as u8,
                 },
             ));
         }
