@@ -24,6 +24,9 @@ pub const MAX_HOST_COLUMNS_BUDGET: u32 = 32;
 /// `policy.origamig.reenable_room_share`: what `reenable = "room"` waits to see freed, in shares
 /// of the lightest host's memory slices.
 pub(crate) const MAX_REENABLE_ROOM_SHARE: f64 = 100.0;
+/// `policy.origamig.reenable_gap_rise`: how far Γh must rise above its lowest value since a
+/// consolidation call that changed nothing to enable the class again, in GPUs (hosts for M0).
+pub(crate) const MAX_REENABLE_GAP_RISE: u32 = 1000;
 /// `policy.origamig.merge_hosts`: the hosts of a merge neighborhood (Mmax of §6.7's largest variant, 32,
 /// already takes calls to the time limit in the paper).
 pub(crate) const MAX_MERGE_HOSTS: usize = 32;

@@ -120,6 +120,14 @@ pub struct OrigamigSettings {
     /// that host's slices, smaller is looser, larger stricter. At least 0. Saves leave out 1.
     #[serde(skip_serializing_if = "is_one_f64")]
     pub reenable_room_share: f64,
+    /// How far Γh (Eq. 17-18) must rise above its lowest value since a consolidation call that
+    /// changed nothing to enable the class again, whatever `reenable` ("rises above" in
+    /// [`Reenable`]): 1 (the default) is any rise. An arrival that opens a GPU raises Γh by 1
+    /// and leaves the neighborhood the call proved unchanged as it was, so 2 waits for a rise
+    /// that one such arrival does not make (docs/policies.md). 1 ..=
+    /// `limits::MAX_REENABLE_GAP_RISE`. Saves leave out 1.
+    #[serde(skip_serializing_if = "is_one_u32")]
+    pub reenable_gap_rise: u32,
     /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
     /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
     /// arrival rule could not place a request, so a host switched off now would soon be needed
@@ -630,6 +638,7 @@ impl Default for OrigamigSettings {
             neighborhood_vms: 0,
             reenable: Reenable::Neighborhood,
             reenable_room_share: 1.0,
+            reenable_gap_rise: 1,
             consolidation_hold_s: 0.0,
             ff_active_first: true,
             host_weight_from_power: true,

@@ -271,6 +271,14 @@ fn origamig_rules(p: &OrigamigSettings) -> Vec<(&'static str, Want)> {
             Want::NonNegative(p.reenable_room_share, limits::MAX_REENABLE_ROOM_SHARE),
         ),
         (
+            "reenable_gap_rise",
+            Want::Within(
+                p.reenable_gap_rise as i64,
+                1,
+                limits::MAX_REENABLE_GAP_RISE as i64,
+            ),
+        ),
+        (
             "gpu_compaction_min",
             Want::NonNegative(p.gpu_compaction_min, hours * 60.0),
         ),

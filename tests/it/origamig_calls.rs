@@ -294,6 +294,48 @@ fn reenable_room_enables_a_class_when_a_host_of_the_call_becomes_worth_its_moves
     assert!(!t.is_disabled(&a100));
 }
 
+/// `reenable_gap_rise` = k: Γh must rise k above its lowest value since the call that changed
+/// nothing. A call on M̂ = {h0, h1} of [`five_vms`] changes nothing at Γh = 3; VM 3 leaves h2,
+/// outside M̂ (no departure rule fires): 3 active GPUs - ceil(4 / 8) = 2, the lowest since.
+/// Then 1g.5gb arrivals each open a GPU: VM 6 on h1 (4 GPUs, 5 slices: Γh 3, a rise of 1),
+/// VM 7 on h2 (5, 6: Γh 4, rise 2), VM 8 on h3 (6, 7: Γh 5, rise 3), VM 9 on h0 (7, 8: Γh 6,
+/// rise 4), VM 10 on h2's other GPU (8, 9: ceil(9 / 8) = 2, Γh stays 6). So k = 1 (any rise)
+/// enables the class at VM 6, k = 2 at VM 7 (measured from 2, not from 3 at the call: VM 8
+/// would be wrong), 3 at VM 8, 4 at VM 9, and 5 not at all.
+#[test]
+fn reenable_gap_rise_counts_from_the_lowest_gap_since_the_call() {
+    let call = Some(CallKind::Consolidation(Class::Gpu("a100-40gb".into())));
+    let arrivals = [(6, 1, 1), (7, 2, 1), (8, 3, 1), (9, 0, 1), (10, 2, 0)];
+    for mode in [Reenable::Neighborhood, Reenable::Room] {
+        for (k, enabled_at) in [(1, Some(6)), (2, Some(7)), (3, Some(8)), (4, Some(9)), (5, None)] {
+            let s = OrigamigSettings {
+                reenable: mode,
+                reenable_gap_rise: k,
+                merge_hosts: 0,
+                ..OrigamigSettings::default()
+            };
+            let mut f = five_vms();
+            let mut t = Triggers::new();
+            assert_eq!(t.next_call(&f, &s), call);
+            t.after_call_on(&f, call.as_ref().unwrap(), false, &[0, 1]);
+            depart(&mut f, &mut t, 3);
+            assert_eq!(t.next_call(&f, &s), None, "{mode:?} k {k}: Γh fell to 2");
+            for (id, host, gpu) in arrivals {
+                put(&mut f, vm_1g(id), at(host, &[(gpu, 0)]));
+                let want = if Some(id) == enabled_at {
+                    call.clone()
+                } else {
+                    None
+                };
+                assert_eq!(t.next_call(&f, &s), want, "{mode:?} k {k}, after VM {id} came");
+                if want.is_some() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn reenable_is_read_saved_and_checked() {
     let src =
@@ -312,6 +354,23 @@ fn reenable_is_read_saved_and_checked() {
         r.policy
     );
     assert!(scenario::parse(&with("reenable_room_share = -1"), "p.toml").is_err());
+    assert_eq!(d.policy.origamig.reenable_gap_rise, 1);
+    let k = scenario::parse(&with("reenable_gap_rise = 2"), "p.toml").unwrap();
+    assert_eq!(k.policy.origamig.reenable_gap_rise, 2);
+    assert!(k.to_toml().unwrap().contains("reenable_gap_rise = 2"));
+    assert_eq!(
+        scenario::parse(&k.to_toml().unwrap(), "saved.toml")
+            .unwrap()
+            .policy,
+        k.policy
+    );
+    for bad in [
+        "reenable_gap_rise = 0",
+        "reenable_gap_rise = 1001",
+        "reenable_gap_rise = -1",
+    ] {
+        assert!(scenario::parse(&with(bad), "p.toml").is_err(), "{bad}");
+    }
     let n = scenario::parse(&with("reenable = \"departure\""), "p.toml").unwrap();
     assert_eq!(n.policy.origamig.reenable, Reenable::Departure);
     let again = scenario::parse(&n.to_toml().unwrap(), "saved.toml").unwrap();

@@ -369,6 +369,9 @@ fn variant_note(p: &crate::policy_settings::OrigamigSettings) -> String {
     {
         let _ = write!(out, ", reenable_room_share = {}", p.reenable_room_share);
     }
+    if p.reenable_gap_rise != d.reenable_gap_rise {
+        let _ = write!(out, ", reenable_gap_rise = {}", p.reenable_gap_rise);
+    }
     if p.theta != d.theta {
         let _ = write!(out, ", θ = {}", p.theta);
     }

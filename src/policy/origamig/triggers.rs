@@ -1,8 +1,9 @@
 //! When OrigaMIG calls its optimizer (§5.1): an admission call while the pending queue Q is not
 //! empty; a consolidation call for class h when the gap Γh reaches the threshold θ. One call at a
 //! time, admission first, checked every `check_every_s` seconds of simulated time (10 s in §6.1).
-//! A consolidation call that changes nothing disables its class until Γh grows or a VM leaves a
-//! host of that class (`reenable`: which departures count, [`Reenable`]).
+//! A consolidation call that changes nothing disables its class until Γh grows (by
+//! `reenable_gap_rise` above its lowest value since) or a VM leaves a host of that class
+//! (`reenable`: which departures count, [`Reenable`]).
 //!
 //! Γh (Eq. 17) = active GPUs of class h - ceil(memory slices of the placed GIs of class h / |Uh|);
 //! for the hosts without GPUs, M0, Γ0 (Eq. 18) = active M0 hosts - max(ceil(cores / Cmax),
@@ -222,8 +223,11 @@ impl std::fmt::Display for CallKind {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Triggers {
     /// Classes whose consolidation threshold is disabled, with the lowest Γh seen since; the
-    /// class is enabled again when Γh rises above it.
+    /// class is enabled again when Γh rises `gap_rise` above it.
     disabled: BTreeMap<Class, i64>,
+    /// `reenable_gap_rise` of the settings (at least 1), set at each
+    /// [`Triggers::next_call_with`].
+    gap_rise: i64,
     /// Time of the last check.
     last_check_s: Option<f64>,
     /// The hosts of the instance's partition; `None` for the whole fleet.
@@ -300,7 +304,8 @@ impl Triggers {
     }
 
     /// The call to make now, if any: admission while Q is not empty; else consolidation of the
-    /// enabled class with the largest Γh >= θ (ties: class order).
+    /// enabled class with the largest Γh >= θ (ties: class order). A disabled class whose Γh
+    /// has risen `reenable_gap_rise` above its lowest value since is enabled again first.
     pub fn next_call(&mut self, fleet: &Fleet, settings: &OrigamigSettings) -> Option<CallKind> {
         self.next_call_with(fleet, settings, !fleet.pending().is_empty())
     }
@@ -316,6 +321,7 @@ impl Triggers {
         self.reenable = settings.reenable;
         self.weights = Weights::from_settings(settings);
         self.room_share = settings.reenable_room_share;
+        self.gap_rise = (settings.reenable_gap_rise as i64).max(1);
         if has_pending {
             self.last_pending_s = self.last_check_s;
             return Some(CallKind::Admission);
@@ -329,12 +335,12 @@ impl Triggers {
         for class in self.classes(fleet) {
             let g = self.gap(fleet, &class);
             if let Some(low) = self.disabled.get_mut(&class) {
-                if g > *low {
+                if g - *low >= self.gap_rise {
                     self.disabled.remove(&class);
                     self.watched.remove(&class);
                     self.room.remove(&class);
                 } else {
-                    *low = g;
+                    *low = (*low).min(g);
                     continue;
                 }
             }
