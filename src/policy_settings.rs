@@ -109,10 +109,10 @@ pub struct OrigamigSettings {
     #[serde(skip_serializing_if = "is_zero")]
     pub neighborhood_vms: usize,
     /// When a class whose consolidation call changed nothing is enabled again (docs/policies.md):
-    /// `neighborhood` (the default) when Γh rises or a VM leaves a host of that call's
-    /// neighborhood M̂; `departure` (`preset = "paper"`) when Γh rises or any VM of the class
-    /// leaves; `room` when Γh rises or the departures from M̂ could make switching off one of
-    /// its hosts pay under Eq. (5) ([`Reenable::Room`]). Saves leave out the default.
+    /// `room` (the default) when Γh rises or the departures from M̂ could make switching off one
+    /// of its hosts pay under Eq. (5) ([`Reenable::Room`]); `neighborhood` when Γh rises or a VM
+    /// leaves a host of that call's neighborhood M̂; `departure` (`preset = "paper"`) when Γh
+    /// rises or any VM of the class leaves. Saves leave out the default.
     #[serde(skip_serializing_if = "Reenable::is_default")]
     pub reenable: Reenable,
     /// With `reenable = "room"`: the share of the lightest host's memory slices that departures
@@ -122,12 +122,12 @@ pub struct OrigamigSettings {
     pub reenable_room_share: f64,
     /// How far Γh (Eq. 17-18) must rise above its lowest value since a consolidation call that
     /// changed nothing to enable the class again, whatever `reenable` ("rises above" in
-    /// [`Reenable`]): 1 (the default) is any rise. An arrival that opens a GPU raises Γh by 1
-    /// and leaves the neighborhood the call proved unchanged as it was, so 2 waits for a rise
-    /// that one such arrival does not make (docs/policies.md). 1 ..=
-    /// `limits::MAX_REENABLE_GAP_RISE`. Saves leave out 1.
-    #[serde(skip_serializing_if = "is_one_u32")]
-    pub reenable_gap_rise: u32,
+    /// [`Reenable`]): 1 (`preset = "paper"`) is any rise. An arrival that opens a GPU raises Γh
+    /// by 1 and leaves the neighborhood the call proved unchanged as it was, so 2 (the default)
+    /// waits for a rise that one such arrival does not make (docs/policies.md). 1 ..=
+    /// `limits::MAX_REENABLE_GAP_RISE`. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_two")]
+    pub reenable_gap_rise: usize,
     /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
     /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
     /// arrival rule could not place a request, so a host switched off now would soon be needed
@@ -373,8 +373,7 @@ pub enum Reenable {
     /// (the paper's reading, `preset = "paper"`).
     Departure,
     /// When Γh rises above its lowest value since, or a VM leaves a host of the neighborhood M̂
-    /// of the call that changed nothing (the default).
-    #[default]
+    /// of the call that changed nothing.
     Neighborhood,
     /// When Γh rises above its lowest value since, or the VMs that left M̂ since the call could
     /// make switching off one of its hosts pay under Eq. (5), where a host j is worth b_j + e
@@ -384,13 +383,15 @@ pub enum Reenable {
     /// memory slices of the class (cores for M0), `reenable_room_share` × what the lightest
     /// host of M̂ worth its moves at the call held (room side). The call proved that no host
     /// of M̂ had both; arrivals only add VMs and take room, so only these departures can make
-    /// a call on M̂ change something.
+    /// a call on M̂ change something. The default since it halved the calls of a long paper-128
+    /// run with `reenable_gap_rise = 2` (docs/results/speed-44.md).
+    #[default]
     Room,
 }
 
 impl Reenable {
     fn is_default(&self) -> bool {
-        *self == Reenable::Neighborhood
+        *self == Reenable::Room
     }
 
     /// The name a scenario file gives it.
@@ -554,12 +555,13 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`OrigamigSettings::apply_preset`],
 /// [`OrigamigSettings::preset_key_values`] (saves) and [`OrigamigSettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 16] = [
+const PRESET_FIELDS: [PresetField; 17] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
     preset_field!(neighborhood_vms, Count, 0),
     preset_field!(reenable, Reenable, Reenable::Departure),
+    preset_field!(reenable_gap_rise, Count, 1),
     preset_field!(delta_job_extra, Number, 0.0),
     preset_field!(ff_active_first, Bool, false),
     preset_field!(host_weight_from_power, Bool, false),
@@ -636,9 +638,9 @@ impl Default for OrigamigSettings {
             host_columns_budget: 1,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
-            reenable: Reenable::Neighborhood,
+            reenable: Reenable::Room,
             reenable_room_share: 1.0,
-            reenable_gap_rise: 1,
+            reenable_gap_rise: 2,
             consolidation_hold_s: 0.0,
             ff_active_first: true,
             host_weight_from_power: true,

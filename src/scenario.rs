@@ -448,7 +448,7 @@ policy_file! {
     neighborhood_vms => origamig.neighborhood_vms: usize,
     reenable => origamig.reenable: Reenable,
     reenable_room_share => origamig.reenable_room_share: f64,
-    reenable_gap_rise => origamig.reenable_gap_rise: u32,
+    reenable_gap_rise => origamig.reenable_gap_rise: usize,
     consolidation_hold_s => origamig.consolidation_hold_s: f64,
     ff_active_first => origamig.ff_active_first: bool,
     host_weight_from_power => origamig.host_weight_from_power: bool,

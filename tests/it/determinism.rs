@@ -141,6 +141,9 @@ fn origamig_figures(keys: &str, hog: usize) -> serde_json::Value {
     crate::common::without_timing(serde_json::from_slice(&out.stdout).unwrap())
 }
 
+/// OrigaMIG's re-enable rule before `reenable = "room"` became the default.
+const OLD_TRIGGER: &str = "reenable = \"neighborhood\"\nreenable_gap_rise = 1";
+
 fn count(v: &serde_json::Value, field: &str) -> u64 {
     v[field].as_u64().unwrap_or(0)
 }
@@ -148,10 +151,11 @@ fn count(v: &serde_json::Value, field: &str) -> u64 {
 #[test]
 fn origamig_figures_do_not_depend_on_the_wall_clock_or_the_machine_load() {
     // Alone, then beside spinning threads: the same figures.
-    let quiet = origamig_figures("", 0);
+    // (The trigger as it was before `reenable = "room"`, which calls too seldom in 4 h to test.)
+    let quiet = origamig_figures(OLD_TRIGGER, 0);
     assert!(count(&quiet, "calls") >= 10, "too few calls to test: {quiet}");
     assert_eq!(count(&quiet, "calls_wall_limited"), 0, "{quiet}");
-    let loaded = origamig_figures("", 4);
+    let loaded = origamig_figures(OLD_TRIGGER, 4);
     assert_eq!(
         serde_json::to_string(&quiet).unwrap(),
         serde_json::to_string(&loaded).unwrap(),
@@ -159,11 +163,14 @@ fn origamig_figures_do_not_depend_on_the_wall_clock_or_the_machine_load() {
     );
     // A wall-clock limit that every call would reach is not consulted by a simulated call: the
     // figures stay those of the quiet run...
-    let clocked = origamig_figures("sim_time_limit_s = 0.000001", 4);
+    let clocked = origamig_figures(&format!("{OLD_TRIGGER}\nsim_time_limit_s = 0.000001"), 4);
     assert_eq!(quiet, clocked, "a simulated call consulted the wall clock");
     // ...and a call cut at the root's first check (where a binding clock would cut it) would
     // show: the comparison above can fail.
-    let cut = origamig_figures("node_limit = 0\nlp_iteration_limit = 1", 0);
+    let cut = origamig_figures(
+        &format!("{OLD_TRIGGER}\nnode_limit = 0\nlp_iteration_limit = 1"),
+        0,
+    );
     assert!(count(&cut, "calls_node_limited") > 0, "{cut}");
     assert_ne!(quiet, cut, "cutting every call changes nothing: a weak test");
     // (The LP-iteration budget's own determinism: tests/it/opt_bilp.rs,

@@ -148,6 +148,9 @@ fn a_skipped_repeat_would_have_changed_nothing() {
     // skipped repeat would change nothing does not depend on either.
     sc.policy.origamig.arrival_best_fit_small = false;
     sc.policy.origamig.host_emptying_vms = 0;
+    // And the re-enable rule before `reenable = "room"`, under which it calls too seldom.
+    sc.policy.origamig.reenable = Reenable::Neighborhood;
+    sc.policy.origamig.reenable_gap_rise = 1;
     let mut policy = Origamig::new(&sc.policy.origamig);
     policy.set_check_repeats(true);
     assert_checked_repeats(sc, Box::new(policy));
@@ -342,7 +345,8 @@ fn reenable_is_read_saved_and_checked() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/paper-32.toml")).unwrap();
     let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
     let d = scenario::parse(&with(""), "p.toml").unwrap();
-    assert_eq!(d.policy.origamig.reenable, Reenable::Neighborhood);
+    assert_eq!(d.policy.origamig.reenable, Reenable::Room);
+    assert_eq!(d.policy.origamig.reenable_gap_rise, 2);
     assert!(!d.to_toml().unwrap().contains("reenable"));
     let r = scenario::parse(&with("reenable = \"room\"\nreenable_room_share = 0.5"), "p.toml").unwrap();
     assert_eq!(r.policy.origamig.reenable, Reenable::Room);
@@ -354,10 +358,10 @@ fn reenable_is_read_saved_and_checked() {
         r.policy
     );
     assert!(scenario::parse(&with("reenable_room_share = -1"), "p.toml").is_err());
-    assert_eq!(d.policy.origamig.reenable_gap_rise, 1);
-    let k = scenario::parse(&with("reenable_gap_rise = 2"), "p.toml").unwrap();
-    assert_eq!(k.policy.origamig.reenable_gap_rise, 2);
-    assert!(k.to_toml().unwrap().contains("reenable_gap_rise = 2"));
+    assert_eq!(d.policy.origamig.reenable_gap_rise, 2);
+    let k = scenario::parse(&with("reenable_gap_rise = 3"), "p.toml").unwrap();
+    assert_eq!(k.policy.origamig.reenable_gap_rise, 3);
+    assert!(k.to_toml().unwrap().contains("reenable_gap_rise = 3"));
     assert_eq!(
         scenario::parse(&k.to_toml().unwrap(), "saved.toml")
             .unwrap()

@@ -32,8 +32,12 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     assert!(!p.origamig.keep_removed_sources);
     assert_eq!(p.origamig.delta, 10.0);
     assert_eq!(p.preset, Preset::Paper);
-    assert_eq!(d.origamig.reenable, Reenable::Neighborhood);
+    assert_eq!(d.origamig.reenable, Reenable::Room);
     assert_eq!(p.origamig.reenable, Reenable::Departure);
+    assert_eq!(
+        (d.origamig.reenable_gap_rise, p.origamig.reenable_gap_rise),
+        (2, 1)
+    );
     assert!(d.origamig.partition_interleaved && !p.origamig.partition_interleaved);
     // Everything else is the default.
     assert_eq!(
@@ -43,7 +47,8 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
                 keep_removed_sources: true,
                 delta: 15.0,
                 merge_hosts: 4,
-                reenable: Reenable::Neighborhood,
+                reenable: Reenable::Room,
+                reenable_gap_rise: 2,
                 delta_job_extra: 15.0,
                 ff_active_first: true,
                 host_weight_from_power: true,

@@ -274,6 +274,9 @@ fn a_partition_skips_only_repeats_that_would_change_nothing() {
     // default's best fit it skips none); whether a skipped repeat would change nothing does not
     // depend on it.
     s.policy.origamig.arrival_best_fit_small = false;
+    // And the re-enable rule before `reenable = "room"`, under which it calls too seldom.
+    s.policy.origamig.reenable = migplan::policy_settings::Reenable::Neighborhood;
+    s.policy.origamig.reenable_gap_rise = 1;
     let mut policy = Partitioned::new(&s.policy.origamig);
     policy.set_check_repeats(true);
     assert_checked_repeats(s, Box::new(policy));
