@@ -663,22 +663,11 @@ fn compact_class(
                 if host.is_active() != want_active || !(scope.hosts)(h) {
                     return None;
                 }
-                host.gpus
-                    .iter()
-                    .position(|g| {
-                        g.mode == GpuMode::Mig && catalog.same_class(g.model, class_model) && g.occ.is_empty()
-                    })
-                    .map(|k| (h, k))
+                idle_gpu(catalog, host, class_model).map(|k| (h, k))
             })
         };
         if let Some((h, k)) = idle(true).or_else(|| idle(false)) {
-            let before = work.vacated();
-            let mut more = work.clone();
-            more.views[h][k].allowed = true;
-            pass(tables, fleet, &mut more, &order, scope);
-            if more.vacated() >= before + 2 {
-                work = more;
-            }
+            lend_idle_gpu(tables, fleet, &mut work, &order, scope, (h, k));
         }
     }
     if failed && scope.within_host && scope.idle_gpus {
@@ -686,22 +675,39 @@ fn compact_class(
             if !host.is_active() || !(scope.hosts)(h) {
                 continue;
             }
-            let Some(k) = host.gpus.iter().position(|g| {
-                g.mode == GpuMode::Mig && catalog.same_class(g.model, class_model) && g.occ.is_empty()
-            }) else {
-                continue;
-            };
-            let before = work.vacated();
-            let mut more = work.clone();
-            more.views[h][k].allowed = true;
-            pass(tables, fleet, &mut more, &order, scope);
-            if more.vacated() >= before + 2 {
-                work = more;
+            if let Some(k) = idle_gpu(catalog, host, class_model) {
+                lend_idle_gpu(tables, fleet, &mut work, &order, scope, (h, k));
             }
         }
     }
     for (id, p) in work.moved {
         targets.insert(id, p);
+    }
+}
+
+/// The first idle MIG GPU of `class_model`'s class on `host`.
+fn idle_gpu(catalog: &Catalog, host: &crate::fleet::Host, class_model: ModelId) -> Option<usize> {
+    host.gpus
+        .iter()
+        .position(|g| g.mode == GpuMode::Mig && catalog.same_class(g.model, class_model) && g.occ.is_empty())
+}
+
+/// TC's step with an idle GPU: GPU `(h, k)` joins the receivers for a further pass over
+/// `order`, whose moves are kept only if they vacate at least two more GPUs.
+fn lend_idle_gpu(
+    tables: &Tables,
+    fleet: &Fleet,
+    work: &mut Work,
+    order: &[(HostId, usize)],
+    scope: Scope,
+    (h, k): (HostId, usize),
+) {
+    let before = work.vacated();
+    let mut more = work.clone();
+    more.views[h][k].allowed = true;
+    pass(tables, fleet, &mut more, order, scope);
+    if more.vacated() >= before + 2 {
+        *work = more;
     }
 }
 
