@@ -94,6 +94,13 @@ pub struct OrigamigSettings {
     /// figures can change with it. Saves leave out the default 1.
     #[serde(skip_serializing_if = "is_one_u32")]
     pub host_columns_budget: u32,
+    /// Whether OrigaMIG's calls build the host-content formulation first (`true`, and always
+    /// under `preset = "paper"`) or go straight to the pattern formulation (`false`). Both are
+    /// exact models of the same BILP (§4), so a call solved to optimality reaches the same
+    /// Eq. (5); ties may resolve differently, so figures can change with it
+    /// (docs/optimizer.md, "Host contents or patterns").
+    #[serde(skip_serializing_if = "is_true")]
+    pub host_contents: bool,
     /// OrigaMIG's merge neighborhood (docs/policies.md): when Algorithm 1 finds no source for a
     /// consolidation call, the call takes the `merge_hosts` least-loaded active hosts of the
     /// class, each a source and a receiver, so the BILP may empty one into the others; the
@@ -555,7 +562,7 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`OrigamigSettings::apply_preset`],
 /// [`OrigamigSettings::preset_key_values`] (saves) and [`OrigamigSettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 17] = [
+const PRESET_FIELDS: [PresetField; 18] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
@@ -573,6 +580,7 @@ const PRESET_FIELDS: [PresetField; 17] = [
     preset_field!(partition_interleaved, Bool, false),
     preset_field!(arrival_best_fit_small, Bool, false),
     preset_field!(host_emptying_vms, Count, 0),
+    preset_field!(host_contents, Bool, true),
 ];
 
 impl OrigamigSettings {
@@ -636,6 +644,7 @@ impl Default for OrigamigSettings {
             partition_hosts: 0,
             partition_interleaved: true,
             host_columns_budget: 1,
+            host_contents: true,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
             reenable: Reenable::Room,

@@ -597,7 +597,7 @@ impl Call<'_> {
             decode,
             integral,
             ..
-        } = build(self.inst, self.control.formulation);
+        } = build(self.inst, self.formulation());
         let start = self.start_vector(&decode, start);
         let highs_model = problem
             .try_into_inner()
@@ -642,6 +642,15 @@ impl Call<'_> {
             nodes: res.nodes,
             formulation,
         })
+    }
+
+    /// The formulation this call builds: the control's, except that without
+    /// `host_contents` a call asked for host contents builds the pattern model directly.
+    fn formulation(&self) -> Formulation {
+        match self.control.formulation {
+            Formulation::Host if !self.settings.host_contents => Formulation::Pattern,
+            f => f,
+        }
     }
 
     /// The model's start vector (the current placement), or the hint's when the hint is a valid
