@@ -94,13 +94,14 @@ pub struct OrigamigSettings {
     /// figures can change with it. Saves leave out the default 1.
     #[serde(skip_serializing_if = "is_one_u32")]
     pub host_columns_budget: u32,
-    /// Whether OrigaMIG's calls build the host-content formulation first (`true`, and always
-    /// under `preset = "paper"`) or go straight to the pattern formulation (`false`). Both are
-    /// exact models of the same BILP (§4), so a call solved to optimality reaches the same
-    /// Eq. (5); ties may resolve differently, so figures can change with it
+    /// Whether OrigaMIG's calls without pending VMs (consolidation) build the pattern
+    /// formulation directly (`true`) instead of trying host contents first (`false`, and
+    /// always under `preset = "paper"`); calls with pending VMs try host contents first either
+    /// way. Both are exact models of the same BILP (§4), so a call solved to optimality reaches
+    /// the same Eq. (5); ties may resolve differently, so figures can change with it
     /// (docs/optimizer.md, "Host contents or patterns").
-    #[serde(skip_serializing_if = "is_true")]
-    pub host_contents: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub consolidation_patterns: bool,
     /// OrigaMIG's merge neighborhood (docs/policies.md): when Algorithm 1 finds no source for a
     /// consolidation call, the call takes the `merge_hosts` least-loaded active hosts of the
     /// class, each a source and a receiver, so the BILP may empty one into the others; the
@@ -580,7 +581,7 @@ const PRESET_FIELDS: [PresetField; 18] = [
     preset_field!(partition_interleaved, Bool, false),
     preset_field!(arrival_best_fit_small, Bool, false),
     preset_field!(host_emptying_vms, Count, 0),
-    preset_field!(host_contents, Bool, true),
+    preset_field!(consolidation_patterns, Bool, false),
 ];
 
 impl OrigamigSettings {
@@ -644,7 +645,7 @@ impl Default for OrigamigSettings {
             partition_hosts: 0,
             partition_interleaved: true,
             host_columns_budget: 1,
-            host_contents: true,
+            consolidation_patterns: false,
             merge_hosts: DEFAULT_MERGE_HOSTS,
             neighborhood_vms: 0,
             reenable: Reenable::Room,

@@ -444,7 +444,7 @@ policy_file! {
     partition_hosts => origamig.partition_hosts: usize,
     partition_interleaved => origamig.partition_interleaved: bool,
     host_columns_budget => origamig.host_columns_budget: u32,
-    host_contents => origamig.host_contents: bool,
+    consolidation_patterns => origamig.consolidation_patterns: bool,
     merge_hosts => origamig.merge_hosts: usize,
     neighborhood_vms => origamig.neighborhood_vms: usize,
     reenable => origamig.reenable: Reenable,

@@ -644,11 +644,13 @@ impl Call<'_> {
         })
     }
 
-    /// The formulation this call builds: the control's, except that without
-    /// `host_contents` a call asked for host contents builds the pattern model directly.
+    /// The formulation this call builds: the control's, except that with
+    /// `consolidation_patterns` a call without pending VMs that asks for host contents builds
+    /// the pattern model directly.
     fn formulation(&self) -> Formulation {
+        let pending = self.inst.vms.iter().any(|v| v.old.is_none());
         match self.control.formulation {
-            Formulation::Host if !self.settings.host_contents => Formulation::Pattern,
+            Formulation::Host if self.settings.consolidation_patterns && !pending => Formulation::Pattern,
             f => f,
         }
     }
