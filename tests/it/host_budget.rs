@@ -103,9 +103,11 @@ fn a_larger_budget_keeps_a_fallen_back_call_in_host_contents_with_the_same_value
         formulation: Formulation::Host,
         ..Default::default()
     };
+    // Host contents for a call without pending VMs, as the budget is about.
     let at = |budget: u32| OrigamigSettings {
         time_limit_s: 60.0,
         host_columns_budget: budget,
+        consolidation_patterns: false,
         ..Default::default()
     };
     let small = bilp::solve_with(&f, &hosts, &[], &at(1), &control).unwrap();

@@ -961,3 +961,51 @@ fn the_no_improving_plan_check_agrees_with_the_solver() {
     }
     assert!(solved > 20 && proven > 0, "{proven} proven of {solved} solved");
 }
+
+/// `consolidation_patterns`: a call without pending VMs builds the pattern model, one with pending
+/// VMs still builds host contents (where they apply), and both reach the brute-force optimum of
+/// Eq. (5).
+#[test]
+fn consolidation_patterns_builds_patterns_only_without_pending_vms_and_keeps_the_optimum() {
+    let w = Weights::from_settings(&settings());
+    let on = OrigamigSettings {
+        consolidation_patterns: true,
+        ..settings()
+    };
+    let (mut patterns, mut hosts_with_pending) = (0, 0);
+    for seed in 0..12u64 {
+        let np = (seed % 2) as usize;
+        let (fleet, pending) = random_fleet(300 + seed, 3, 2, 4, np, seed % 3 == 2);
+        let hosts: Vec<HostId> = (0..fleet.hosts.len()).collect();
+        let best = brute_force(&fleet, &hosts, &pending, &w);
+        let out = bilp::solve_with(&fleet, &hosts, &pending, &on, &SolveControl::default()).unwrap();
+        if out.status == SolveStatus::Trivial {
+            continue;
+        }
+        assert_eq!(out.status, SolveStatus::Optimal, "seed {seed}");
+        assert_eq!(
+            out.objective, best,
+            "seed {seed}: BILP {} vs brute force {best}",
+            out.objective
+        );
+        check_outcome(&fleet, &hosts, &pending, &out);
+        let off = bilp::solve_with(&fleet, &hosts, &pending, &settings(), &SolveControl::default()).unwrap();
+        assert_eq!(
+            off.objective, out.objective,
+            "seed {seed}: the setting changed the optimum"
+        );
+        if pending.is_empty() {
+            assert_eq!(out.formulation, Formulation::Pattern, "seed {seed}");
+            patterns += 1;
+        } else {
+            // These tiny hosts are within the host-content budget.
+            assert_eq!(out.formulation, Formulation::Host, "seed {seed}");
+            assert_eq!(off.formulation, Formulation::Host, "seed {seed}");
+            hosts_with_pending += 1;
+        }
+    }
+    assert!(
+        patterns >= 4 && hosts_with_pending >= 4,
+        "{patterns} pattern calls, {hosts_with_pending} with pending VMs"
+    );
+}

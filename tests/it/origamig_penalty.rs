@@ -44,6 +44,8 @@ fn settings(delta_per_gb: f64) -> OrigamigSettings {
         delta_per_gb,
         delta_job_extra: 0.0,
         time_limit_s: 60.0,
+        // Both formulations are compared (`solve_both`): host contents when asked for.
+        consolidation_patterns: false,
         ..Default::default()
     }
 }
@@ -256,6 +258,7 @@ fn a_surcharge_on_jobs_leaves_a_job_alone_where_it_does_not_pay() {
     // The default surcharge, 15 (δ_job = 30): a move 133 - 60 = 73 > 68, so one still moves.
     let d = OrigamigSettings {
         time_limit_s: 60.0,
+        consolidation_patterns: false,
         ..Default::default()
     };
     assert_eq!(d.delta_job_extra, 15.0);

@@ -39,6 +39,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
         (2, 1)
     );
     assert!(d.origamig.partition_interleaved && !p.origamig.partition_interleaved);
+    assert!(d.origamig.consolidation_patterns && !p.origamig.consolidation_patterns);
     // Everything else is the default.
     assert_eq!(
         PolicySettings {
@@ -60,6 +61,7 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
                 partition_interleaved: true,
                 arrival_best_fit_small: true,
                 host_emptying_vms: 2,
+                consolidation_patterns: true,
                 ..p.origamig.clone()
             },
             ..p.clone()
