@@ -34,7 +34,14 @@ pub struct OrigamigSettings {
     /// charges jobs and tenants alike. Saves leave out the default.
     #[serde(skip_serializing_if = "is_default_job_extra")]
     pub delta_job_extra: f64,
+    /// Mmax (§5.2): the most hosts of a call's M̂. With `host_scaled_limits`, on a fleet whose
+    /// largest MIG host has more than two GPUs, `m_max_gpus` counts the limit in GPUs instead.
     pub m_max: usize,
+    /// With `host_scaled_limits`, on hosts of g > 2 GPUs: M̂ holds ceil(m_max_gpus / g) hosts,
+    /// at least 2 (32, the GPUs of the paper's 16 two-GPU hosts: 4 eight-GPU nodes). Saves
+    /// leave out the default.
+    #[serde(skip_serializing_if = "is_default_m_max_gpus")]
+    pub m_max_gpus: usize,
     pub n_max: usize,
     /// Wall-clock limit in seconds of an optimizer call a user waits for (`migplan solve`, the
     /// planner's solve, `experiment`'s OPT snapshots). Simulated calls are bounded by
@@ -423,6 +430,9 @@ pub const DEFAULT_MERGE_HOSTS: usize = 4;
 /// The default `node_limit`: HiGHS nodes per simulated call (docs/optimizer.md, "Call budget").
 pub const DEFAULT_NODE_LIMIT: u64 = 10_000;
 
+/// Default `m_max_gpus`: the GPUs of the paper's Mmax = 16 two-GPU hosts (§6.1).
+pub const DEFAULT_M_MAX_GPUS: usize = 32;
+
 /// The default `sim_time_limit_s`: the wall-clock safety limit of a simulated call of the
 /// planner's play, the paper's 10 s per call (§6.1). Batch runs have the work budget only
 /// (`node_limit`, `lp_iteration_limit`).
@@ -446,6 +456,10 @@ fn is_default_sim_time_limit(s: &f64) -> bool {
 
 fn is_default_merge(n: &usize) -> bool {
     *n == DEFAULT_MERGE_HOSTS
+}
+
+fn is_default_m_max_gpus(n: &usize) -> bool {
+    *n == DEFAULT_M_MAX_GPUS
 }
 
 fn is_true(b: &bool) -> bool {
@@ -634,6 +648,7 @@ impl Default for OrigamigSettings {
             delta_per_gb: 0.0,
             delta_job_extra: DEFAULT_DELTA_JOB_EXTRA,
             m_max: 16,
+            m_max_gpus: DEFAULT_M_MAX_GPUS,
             n_max: 64,
             time_limit_s: 10.0,
             node_limit: DEFAULT_NODE_LIMIT,

@@ -431,6 +431,7 @@ policy_file! {
     delta_per_gb => origamig.delta_per_gb: f64,
     delta_job_extra => origamig.delta_job_extra: f64,
     m_max => origamig.m_max: usize,
+    m_max_gpus => origamig.m_max_gpus: usize,
     n_max => origamig.n_max: usize,
     time_limit_s => origamig.time_limit_s: f64,
     node_limit => origamig.node_limit: u64,

@@ -231,6 +231,7 @@ fn origamig_rules(p: &OrigamigSettings) -> Vec<(&'static str, Want)> {
             Want::NonNegative(p.delta_per_gb, limits::MAX_DELTA_PER_GB),
         ),
         ("m_max", Want::Within(p.m_max as i64, 1, i64::MAX)),
+        ("m_max_gpus", Want::Within(p.m_max_gpus as i64, 1, i64::MAX)),
         ("n_max", Want::Within(p.n_max as i64, 1, i64::MAX)),
         (
             "time_limit_s",

@@ -70,10 +70,19 @@ fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
     assert_eq!(scaled_limits(&d, 4), (8, 128));
     assert_eq!(scaled_limits(&d, 8), (4, 256));
     let one = OrigamigSettings {
-        m_max: 1,
+        m_max_gpus: 1,
         ..d.clone()
     };
     assert_eq!(scaled_limits(&one, 8).0, 2);
+    // m_max counts hosts of two GPUs, m_max_gpus the GPUs of bigger hosts.
+    let small = OrigamigSettings {
+        m_max: 6,
+        m_max_gpus: 40,
+        ..d.clone()
+    };
+    assert_eq!(scaled_limits(&small, 2), (6, 64));
+    assert_eq!(scaled_limits(&small, 8), (5, 256));
+    assert_eq!(scaled_limits(&small, 4), (10, 128));
     assert_eq!(neighborhood::most_gpus(&dgx_a100s(2), &HostSet::range(0..2)), 8);
     assert_eq!(neighborhood::scaled_merge(4, 2), 4);
     assert_eq!(neighborhood::scaled_merge(4, 8), 2);

@@ -468,15 +468,19 @@ pub fn scaled_merge(k: usize, g: usize) -> usize {
     (k * PAPER_HOST_GPUS).div_ceil(g).max(2)
 }
 
-/// Mmax and Nmax counted in GPUs for hosts of `g` GPUs: ceil(`m_max` × 2 / g) hosts (at least
-/// 2) hold the GPUs of `m_max` paper hosts, and `n_max` × g / 2 VMs as many VMs per GPU as
-/// `n_max` gives a paper host. Hosts of two GPUs or fewer keep the settings' values.
+/// Mmax and Nmax counted in GPUs for hosts of `g` GPUs: ceil(`m_max_gpus` / g) hosts (at least
+/// 2; with the default 32, the GPUs of the paper's 16 hosts), and `n_max` × g / 2 VMs as many
+/// VMs per GPU as `n_max` gives a paper host. Hosts of two GPUs or fewer keep `m_max` and
+/// `n_max`.
 pub fn scaled_limits(settings: &OrigamigSettings, g: usize) -> (usize, usize) {
     let (m, n) = (settings.m_max.max(1), settings.n_max.max(1));
     if g <= PAPER_HOST_GPUS {
         return (m, n);
     }
-    ((m * PAPER_HOST_GPUS).div_ceil(g).max(2), n * g / PAPER_HOST_GPUS)
+    (
+        settings.m_max_gpus.max(1).div_ceil(g).max(2),
+        n * g / PAPER_HOST_GPUS,
+    )
 }
 
 /// Algorithm 1, ConsolidationCall(h), with the module's readings.
