@@ -34,8 +34,11 @@ pub struct OrigamigSettings {
     /// charges jobs and tenants alike. Saves leave out the default.
     #[serde(skip_serializing_if = "is_default_job_extra")]
     pub delta_job_extra: f64,
-    /// Mmax (§5.2): the most hosts of a call's M̂. With `host_scaled_limits`, on a fleet whose
-    /// largest MIG host has more than two GPUs, `m_max_gpus` counts the limit in GPUs instead.
+    /// Mmax (§5.2): the most hosts of a call's M̂; 6 by default, 16 (§6.1) under
+    /// `preset = "paper"`. Calls over 6 hosts keep as few hosts as over 16 on the paper's
+    /// fleets and cost a fraction (docs/results/speed-44.md, round 5). With
+    /// `host_scaled_limits`, on a fleet whose largest MIG host has more than two GPUs,
+    /// `m_max_gpus` counts the limit in GPUs instead.
     pub m_max: usize,
     /// With `host_scaled_limits`, on hosts of g > 2 GPUs: M̂ holds ceil(m_max_gpus / g) hosts,
     /// at least 2 (32, the GPUs of the paper's 16 two-GPU hosts: 4 eight-GPU nodes). Saves
@@ -140,10 +143,11 @@ pub struct OrigamigSettings {
     /// How far Γh (Eq. 17-18) must rise above its lowest value since a consolidation call that
     /// changed nothing to enable the class again, whatever `reenable` ("rises above" in
     /// [`Reenable`]): 1 (`preset = "paper"`) is any rise. An arrival that opens a GPU raises Γh
-    /// by 1 and leaves the neighborhood the call proved unchanged as it was, so 2 (the default)
-    /// waits for a rise that one such arrival does not make (docs/policies.md). 1 ..=
+    /// by 1 and leaves the neighborhood the call proved unchanged as it was, so 3 (the default,
+    /// with `m_max = 6`; 2 before, with 16 hosts a call) waits for a rise that one or two such
+    /// arrivals do not make (docs/policies.md; docs/results/speed-44.md, round 5). 1 ..=
     /// `limits::MAX_REENABLE_GAP_RISE`. Saves leave out the default.
-    #[serde(skip_serializing_if = "is_two")]
+    #[serde(skip_serializing_if = "is_three")]
     pub reenable_gap_rise: usize,
     /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
     /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
@@ -497,6 +501,10 @@ fn is_one(n: &usize) -> bool {
     *n == 1
 }
 
+fn is_three(n: &usize) -> bool {
+    *n == 3
+}
+
 fn is_two(n: &usize) -> bool {
     *n == 2
 }
@@ -579,7 +587,7 @@ macro_rules! preset_field {
 /// The settings a preset fixes, listed once: [`Preset::keys`], [`OrigamigSettings::apply_preset`],
 /// [`OrigamigSettings::preset_key_values`] (saves) and [`OrigamigSettings::reset_preset_keys`]
 /// (`--preset default`) all read this table. A setting added here is handled by all four.
-const PRESET_FIELDS: [PresetField; 18] = [
+const PRESET_FIELDS: [PresetField; 19] = [
     preset_field!(keep_removed_sources, Bool, false),
     preset_field!(delta, Number, 10.0),
     preset_field!(merge_hosts, Count, 0),
@@ -598,6 +606,7 @@ const PRESET_FIELDS: [PresetField; 18] = [
     preset_field!(arrival_best_fit_small, Bool, false),
     preset_field!(host_emptying_vms, Count, 0),
     preset_field!(consolidation_patterns, Bool, false),
+    preset_field!(m_max, Count, 16),
 ];
 
 impl OrigamigSettings {
@@ -647,7 +656,7 @@ impl Default for OrigamigSettings {
             delta: 15.0,
             delta_per_gb: 0.0,
             delta_job_extra: DEFAULT_DELTA_JOB_EXTRA,
-            m_max: 16,
+            m_max: 6,
             m_max_gpus: DEFAULT_M_MAX_GPUS,
             n_max: 64,
             time_limit_s: 10.0,
@@ -667,7 +676,7 @@ impl Default for OrigamigSettings {
             neighborhood_vms: 0,
             reenable: Reenable::Room,
             reenable_room_share: 1.0,
-            reenable_gap_rise: 2,
+            reenable_gap_rise: 3,
             consolidation_hold_s: 0.0,
             ff_active_first: true,
             host_weight_from_power: true,

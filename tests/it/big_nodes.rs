@@ -65,8 +65,8 @@ fn weights_from_power_give_the_papers_constants_on_its_host_and_more_on_a_dgx() 
 #[test]
 fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
     let d = OrigamigSettings::default();
-    assert_eq!(scaled_limits(&d, 2), (16, 64));
-    assert_eq!(scaled_limits(&d, 1), (16, 64));
+    assert_eq!(scaled_limits(&d, 2), (6, 64));
+    assert_eq!(scaled_limits(&d, 1), (6, 64));
     assert_eq!(scaled_limits(&d, 4), (8, 128));
     assert_eq!(scaled_limits(&d, 8), (4, 256));
     let one = OrigamigSettings {

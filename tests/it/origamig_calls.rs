@@ -71,7 +71,7 @@ fn the_calls_by_trigger_add_up_to_the_runs_counters() {
             "--policy",
             "origamig",
             "--seed",
-            "1",
+            "2",
             "--load",
             "1.0",
             "--warmup",
@@ -346,7 +346,7 @@ fn reenable_is_read_saved_and_checked() {
     let with = |line: &str| format!("{}\n{line}\n", src.trim_end());
     let d = scenario::parse(&with(""), "p.toml").unwrap();
     assert_eq!(d.policy.origamig.reenable, Reenable::Room);
-    assert_eq!(d.policy.origamig.reenable_gap_rise, 2);
+    assert_eq!(d.policy.origamig.reenable_gap_rise, 3);
     assert!(!d.to_toml().unwrap().contains("reenable"));
     let r = scenario::parse(&with("reenable = \"room\"\nreenable_room_share = 0.5"), "p.toml").unwrap();
     assert_eq!(r.policy.origamig.reenable, Reenable::Room);
@@ -358,10 +358,10 @@ fn reenable_is_read_saved_and_checked() {
         r.policy
     );
     assert!(scenario::parse(&with("reenable_room_share = -1"), "p.toml").is_err());
-    assert_eq!(d.policy.origamig.reenable_gap_rise, 2);
-    let k = scenario::parse(&with("reenable_gap_rise = 3"), "p.toml").unwrap();
-    assert_eq!(k.policy.origamig.reenable_gap_rise, 3);
-    assert!(k.to_toml().unwrap().contains("reenable_gap_rise = 3"));
+    assert_eq!(d.policy.origamig.reenable_gap_rise, 3);
+    let k = scenario::parse(&with("reenable_gap_rise = 2"), "p.toml").unwrap();
+    assert_eq!(k.policy.origamig.reenable_gap_rise, 2);
+    assert!(k.to_toml().unwrap().contains("reenable_gap_rise = 2"));
     assert_eq!(
         scenario::parse(&k.to_toml().unwrap(), "saved.toml")
             .unwrap()

@@ -36,10 +36,11 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
     assert_eq!(p.origamig.reenable, Reenable::Departure);
     assert_eq!(
         (d.origamig.reenable_gap_rise, p.origamig.reenable_gap_rise),
-        (2, 1)
+        (3, 1)
     );
     assert!(d.origamig.partition_interleaved && !p.origamig.partition_interleaved);
     assert!(d.origamig.consolidation_patterns && !p.origamig.consolidation_patterns);
+    assert_eq!((d.origamig.m_max, p.origamig.m_max), (6, 16));
     // Everything else is the default.
     assert_eq!(
         PolicySettings {
@@ -49,7 +50,8 @@ fn the_default_keeps_removed_sources_with_delta_15_and_the_paper_preset_reads_al
                 delta: 15.0,
                 merge_hosts: 4,
                 reenable: Reenable::Room,
-                reenable_gap_rise: 2,
+                reenable_gap_rise: 3,
+                m_max: 6,
                 delta_job_extra: 15.0,
                 ff_active_first: true,
                 host_weight_from_power: true,
