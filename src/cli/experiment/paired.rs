@@ -375,6 +375,10 @@ fn variant_note(p: &crate::policy_settings::OrigamigSettings) -> String {
     if p.theta != d.theta {
         let _ = write!(out, ", θ = {}", p.theta);
     }
+    if p.m_max != 16 {
+        // The paper's Mmax (§6.1) is 16; the default calls over fewer hosts.
+        let _ = write!(out, ", Mmax = {}", p.m_max);
+    }
     if p.delta_job_extra > 0.0 {
         let _ = write!(out, ", delta_job_extra = {}", p.delta_job_extra);
     }
