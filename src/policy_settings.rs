@@ -149,6 +149,13 @@ pub struct OrigamigSettings {
     /// `limits::MAX_REENABLE_GAP_RISE`. Saves leave out the default.
     #[serde(skip_serializing_if = "is_three")]
     pub reenable_gap_rise: usize,
+    /// A class of fewer MIG GPUs than this on the instance's hosts waits for a rise of at most
+    /// 2, whatever `reenable_gap_rise`: a rise of 3 GPUs is a large share of a small fleet's
+    /// class, and on 8 hosts it left 8.6 % more active hosts than OPT instead of 1.8 % (§6.8;
+    /// docs/results/speed-44.md, round 5). 64 by default (the paper's 32 two-GPU hosts); a
+    /// fleet of that size or more keeps the larger rise. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_default_rise_min_gpus")]
+    pub reenable_gap_rise_min_gpus: usize,
     /// OrigaMIG's saturation hold (docs/policies.md): no consolidation call within this many
     /// seconds of simulated time after a trigger check found the pending queue Q not empty (the
     /// arrival rule could not place a request, so a host switched off now would soon be needed
@@ -434,6 +441,9 @@ pub const DEFAULT_MERGE_HOSTS: usize = 4;
 /// The default `node_limit`: HiGHS nodes per simulated call (docs/optimizer.md, "Call budget").
 pub const DEFAULT_NODE_LIMIT: u64 = 10_000;
 
+/// Default `reenable_gap_rise_min_gpus`: the GPUs of the paper's 32 two-GPU hosts.
+pub const DEFAULT_REENABLE_GAP_RISE_MIN_GPUS: usize = 64;
+
 /// Default `m_max_gpus`: the GPUs of the paper's Mmax = 16 two-GPU hosts (§6.1).
 pub const DEFAULT_M_MAX_GPUS: usize = 32;
 
@@ -499,6 +509,10 @@ fn is_five_f64(x: &f64) -> bool {
 
 fn is_one(n: &usize) -> bool {
     *n == 1
+}
+
+fn is_default_rise_min_gpus(n: &usize) -> bool {
+    *n == DEFAULT_REENABLE_GAP_RISE_MIN_GPUS
 }
 
 fn is_three(n: &usize) -> bool {
@@ -677,6 +691,7 @@ impl Default for OrigamigSettings {
             reenable: Reenable::Room,
             reenable_room_share: 1.0,
             reenable_gap_rise: 3,
+            reenable_gap_rise_min_gpus: DEFAULT_REENABLE_GAP_RISE_MIN_GPUS,
             consolidation_hold_s: 0.0,
             ff_active_first: true,
             host_weight_from_power: true,

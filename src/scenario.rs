@@ -451,6 +451,7 @@ policy_file! {
     reenable => origamig.reenable: Reenable,
     reenable_room_share => origamig.reenable_room_share: f64,
     reenable_gap_rise => origamig.reenable_gap_rise: usize,
+    reenable_gap_rise_min_gpus => origamig.reenable_gap_rise_min_gpus: usize,
     consolidation_hold_s => origamig.consolidation_hold_s: f64,
     ff_active_first => origamig.ff_active_first: bool,
     host_weight_from_power => origamig.host_weight_from_power: bool,

@@ -309,11 +309,20 @@ fn reenable_room_enables_a_class_when_a_host_of_the_call_becomes_worth_its_moves
 fn reenable_gap_rise_counts_from_the_lowest_gap_since_the_call() {
     let call = Some(CallKind::Consolidation(Class::Gpu("a100-40gb".into())));
     let arrivals = [(6, 1, 1), (7, 2, 1), (8, 3, 1), (9, 0, 1), (10, 2, 0)];
+    // Each k as written (no class-size floor), then with the default floor of 64 GPUs, under
+    // which this fleet's small class waits for a rise of at most 2.
+    let floored = [(3, Some(7)), (4, Some(7)), (5, Some(7))];
+    let written = [(1, Some(6)), (2, Some(7)), (3, Some(8)), (4, Some(9)), (5, None)];
+    let cases = written
+        .iter()
+        .map(|&c| (c, 0))
+        .chain(floored.iter().map(|&c| (c, 64)));
     for mode in [Reenable::Neighborhood, Reenable::Room] {
-        for (k, enabled_at) in [(1, Some(6)), (2, Some(7)), (3, Some(8)), (4, Some(9)), (5, None)] {
+        for ((k, enabled_at), min_gpus) in cases.clone() {
             let s = OrigamigSettings {
                 reenable: mode,
                 reenable_gap_rise: k,
+                reenable_gap_rise_min_gpus: min_gpus,
                 merge_hosts: 0,
                 ..OrigamigSettings::default()
             };
@@ -330,7 +339,11 @@ fn reenable_gap_rise_counts_from_the_lowest_gap_since_the_call() {
                 } else {
                     None
                 };
-                assert_eq!(t.next_call(&f, &s), want, "{mode:?} k {k}, after VM {id} came");
+                assert_eq!(
+                    t.next_call(&f, &s),
+                    want,
+                    "{mode:?} k {k} floor {min_gpus}, after VM {id} came"
+                );
                 if want.is_some() {
                     break;
                 }

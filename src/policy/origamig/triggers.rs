@@ -285,6 +285,35 @@ impl Triggers {
         }
     }
 
+    /// The GPUs of `class` on the instance's hosts (hosts without GPUs for M0): the class's
+    /// size, against which `reenable_gap_rise_min_gpus` is read.
+    fn class_gpus(&self, fleet: &Fleet, class: &Class) -> usize {
+        let all = HostSet::all(fleet.hosts.len());
+        let hosts = self.hosts.as_ref().unwrap_or(&all);
+        hosts
+            .iter()
+            .map(|h| &fleet.hosts[h])
+            .map(|h| match class {
+                Class::Gpu(c) => h
+                    .gpus
+                    .iter()
+                    .filter(|g| &fleet.catalog.model(g.model).class == c)
+                    .count(),
+                Class::NoGpu => usize::from(h.gpus.is_empty()),
+            })
+            .sum()
+    }
+
+    /// How far Γh of `class` must rise to enable it again: `reenable_gap_rise`, at most 2 on
+    /// a class of fewer than `reenable_gap_rise_min_gpus` GPUs.
+    fn gap_rise_of(&self, fleet: &Fleet, class: &Class, settings: &OrigamigSettings) -> i64 {
+        if self.gap_rise > 2 && self.class_gpus(fleet, class) < settings.reenable_gap_rise_min_gpus {
+            2
+        } else {
+            self.gap_rise
+        }
+    }
+
     fn classes(&self, fleet: &Fleet) -> Vec<Class> {
         match &self.hosts {
             Some(r) => Class::all_in(fleet, r),
@@ -334,8 +363,9 @@ impl Triggers {
         let mut best: Option<(i64, Class)> = None;
         for class in self.classes(fleet) {
             let g = self.gap(fleet, &class);
+            let rise = self.gap_rise_of(fleet, &class, settings);
             if let Some(low) = self.disabled.get_mut(&class) {
-                if g - *low >= self.gap_rise {
+                if g - *low >= rise {
                     self.disabled.remove(&class);
                     self.watched.remove(&class);
                     self.room.remove(&class);
