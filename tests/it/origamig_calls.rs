@@ -372,6 +372,20 @@ fn reenable_is_read_saved_and_checked() {
     );
     assert!(scenario::parse(&with("reenable_room_share = -1"), "p.toml").is_err());
     assert_eq!(d.policy.origamig.reenable_gap_rise, 3);
+    assert_eq!(d.policy.origamig.reenable_gap_rise_min_gpus, 64);
+    let floor = scenario::parse(&with("reenable_gap_rise_min_gpus = 0"), "p.toml").unwrap();
+    assert_eq!(floor.policy.origamig.reenable_gap_rise_min_gpus, 0);
+    assert!(floor
+        .to_toml()
+        .unwrap()
+        .contains("reenable_gap_rise_min_gpus = 0"));
+    assert_eq!(
+        scenario::parse(&floor.to_toml().unwrap(), "saved.toml")
+            .unwrap()
+            .policy,
+        floor.policy
+    );
+    assert!(scenario::parse(&with("reenable_gap_rise_min_gpus = -1"), "p.toml").is_err());
     let k = scenario::parse(&with("reenable_gap_rise = 2"), "p.toml").unwrap();
     assert_eq!(k.policy.origamig.reenable_gap_rise, 2);
     assert!(k.to_toml().unwrap().contains("reenable_gap_rise = 2"));

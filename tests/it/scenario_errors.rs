@@ -155,6 +155,10 @@ fn cases() -> Vec<(String, Vec<&'static str>)> {
             vec![":7:1:", "field `policy.m_max`", "must be at least 1, not 0"],
         ),
         (
+            format!("{HOST}[policy]\nm_max_gpus = 0\n"),
+            vec![":7:1:", "field `policy.m_max_gpus`", "must be at least 1, not 0"],
+        ),
+        (
             format!("{HOST}[policy]\narrival = \"best-fit\"\n"),
             vec![":7:1:", "field `policy.arrival`", "unknown policy `best-fit`"],
         ),
