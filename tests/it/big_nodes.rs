@@ -67,8 +67,9 @@ fn limits_count_gpus_on_big_hosts_and_stay_as_written_on_two_gpu_hosts() {
     let d = OrigamigSettings::default();
     assert_eq!(scaled_limits(&d, 2), (6, 64));
     assert_eq!(scaled_limits(&d, 1), (6, 64));
-    assert_eq!(scaled_limits(&d, 4), (8, 128));
-    assert_eq!(scaled_limits(&d, 8), (4, 256));
+    // m_max_gpus = 24: ceil(24 / 4) = 6 four-GPU hosts, 3 eight-GPU nodes.
+    assert_eq!(scaled_limits(&d, 4), (6, 128));
+    assert_eq!(scaled_limits(&d, 8), (3, 256));
     let one = OrigamigSettings {
         m_max_gpus: 1,
         ..d.clone()
@@ -157,7 +158,12 @@ fn a_simulated_call_empties_a_nearly_empty_dgx_host_only_with_weights_from_power
     let d = OrigamigSettings::default();
     let p = consolidate(&f, &d);
     assert!(p.improves, "the call must switch dgx1 off: {:?}", p.discarded);
-    assert_eq!(p.neighborhood.sources, vec![1]);
+    assert_eq!(
+        p.neighborhood.sources.first(),
+        Some(&1),
+        "dgx1 first: {:?}",
+        p.neighborhood.sources
+    );
     assert!(
         p.neighborhood.hosts.len() <= 4,
         "Mmax counts GPUs: {:?}",
@@ -286,6 +292,58 @@ fn arrivals_go_to_the_active_host_they_fill_best() {
     assert_eq!(p.host, 0);
 }
 
+/// The compaction's mechanics as they were before the seventh round's defaults (TC's order, no
+/// rate of moves, across hosts to any host, every 5 min, one VM across hosts a compaction), so
+/// that each test below isolates the setting it names;
+/// [`the_default_compaction_spends_what_departures_earn_fewest_vms_first`] tests the defaults.
+fn plain_compaction() -> OrigamigSettings {
+    OrigamigSettings {
+        gpu_compaction_min: 5.0,
+        gpu_compaction_across_budget: 1,
+        gpu_compaction_toward_fuller: false,
+        gpu_compaction_fewest_vms_first: false,
+        gpu_compaction_moves_per_departure: 0.0,
+        ..OrigamigSettings::default()
+    }
+}
+
+/// The defaults (docs/results/big-nodes-variants.md, seventh round): every 2 min, the GPUs
+/// holding the fewest VMs first, at most the moves earned by departures (0.5 a departure from
+/// a big host), across hosts only toward fuller hosts, at most two VMs across a compaction.
+#[test]
+fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
+    use migplan::policy::Policy;
+    let d = OrigamigSettings::default();
+    assert_eq!(d.gpu_compaction_min, 2.0);
+    assert_eq!(d.gpu_compaction_moves_per_departure, 0.5);
+    assert!(d.gpu_compaction_toward_fuller && d.gpu_compaction_fewest_vms_first);
+    assert_eq!((d.gpu_compaction_across, d.gpu_compaction_across_budget), (2, 2));
+    let s = OrigamigSettings { theta: 1_000, ..d };
+    let f = three_sparse_gpus();
+    let period = s.gpu_compaction_min * 60.0;
+    let gone = mig_vm(99, "a100-40gb", &["1g.5gb"]);
+    let mut o = migplan::policy::origamig::Origamig::new(&s);
+    assert!(o.on_step(&f, 1.0).is_none());
+    // Nothing earned yet: the default compaction makes no move.
+    assert!(o.on_step(&f, 1.0 + period).is_none());
+    // One departure earns half a move: still none.
+    o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
+    assert!(o.on_step(&f, 1.0 + 2.0 * period).is_none());
+    // A second earns the whole move: the GPU of one VM (the 3g.20gb on GPU 1) is vacated, onto
+    // GPU 2 beside the 4g.20gb.
+    o.on_departure_from(&f, &gone, Some(0), 1.0 + 2.0 * period);
+    let plan = o.on_step(&f, 1.0 + 3.0 * period).expect("one move");
+    assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![3]);
+    assert_eq!(
+        (
+            plan.targets[&3].host,
+            plan.targets[&3].gis[0].gpu,
+            plan.targets[&3].gis[0].start
+        ),
+        (0, 2, 4)
+    );
+}
+
 /// `gpu_compaction`: on a big host, a GPU whose tenant fits on another active GPU of the same
 /// host is vacated at the next compaction (`gpu_compaction_min`), the tenant keeping its host; on
 /// two-GPU hosts (unless `gpu_compaction_small`) and under the paper preset nothing moves. A GPU
@@ -309,7 +367,7 @@ fn gpu_compaction_vacates_a_sparse_gpu_of_a_big_host() {
     put(&mut f, tenant(1, "1g.5gb"), at(0, &[(0, 0)]));
     put(&mut f, tenant(2, "2g.10gb"), at(0, &[(1, 0)]));
     f.check_invariants().unwrap();
-    let d = OrigamigSettings::default();
+    let d = plain_compaction();
     assert!(d.gpu_compaction && d.gpu_compaction_across == 2 && !d.gpu_compaction_small);
     assert_eq!(d.gpu_compaction_min, 5.0);
     let plan = step(&f, &d).expect("a compaction plan");
@@ -374,14 +432,15 @@ fn compaction_after(f: &Fleet, s: &OrigamigSettings, after_min: f64) -> Option<m
 }
 
 /// The compaction's moves across hosts: a GPU of two VMs may send them to another host
-/// (`gpu_compaction_across = 2`, the default), at most `gpu_compaction_across_budget` VMs (1 by
-/// default) per compaction; `gpu_compaction_across_tenant` lets a GPU cross with more VMs when
+/// (`gpu_compaction_across = 2`, the default), at most `gpu_compaction_across_budget` VMs (1
+/// here, 2 by default) per compaction; `gpu_compaction_across_tenant` lets a GPU cross with more VMs when
 /// one is a tenant.
 #[test]
 fn gpu_compaction_across_hosts_keeps_to_its_budget() {
-    let d = OrigamigSettings::default();
+    let d = plain_compaction();
     assert_eq!((d.gpu_compaction_across, d.gpu_compaction_across_budget), (2, 1));
     assert_eq!(d.gpu_compaction_across_tenant, 0);
+    assert_eq!(OrigamigSettings::default().gpu_compaction_across_budget, 2);
     // dgx0's first GPU holds a 4g.20gb (room for three 1g.5gb); dgx1's first GPU holds two
     // 1g.5gb, its only VMs, with no other active GPU on dgx1 to take them.
     let two_on_one = |jobs: bool| {
@@ -458,7 +517,7 @@ fn gpu_compaction_of_two_gpu_hosts_has_its_period_and_may_only_empty_hosts() {
     let small = OrigamigSettings {
         gpu_compaction_small: true,
         gpu_compaction_small_min: 30.0,
-        ..OrigamigSettings::default()
+        ..plain_compaction()
     };
     // h0 holds a 4g.20gb; h1 a lone 1g.5gb.
     let mut f = crate::common::fleet::a100s(2);
@@ -624,8 +683,9 @@ fn fill_three_sparse(f: &mut Fleet) {
 #[test]
 fn fewest_vms_first_vacates_the_gpu_one_move_frees() {
     let f = three_sparse_gpus();
-    let d = OrigamigSettings::default();
+    let d = plain_compaction();
     assert!(!d.gpu_compaction_fewest_vms_first);
+    assert!(OrigamigSettings::default().gpu_compaction_fewest_vms_first);
     let plan = compaction_after(&f, &d, 5.0).expect("a compaction plan");
     let moved: Vec<_> = plan.targets.keys().copied().collect();
     assert_eq!(moved, vec![1, 2]);
@@ -651,7 +711,7 @@ fn gpu_compaction_moves_within_what_departures_earned() {
     let s = OrigamigSettings {
         theta: 1_000,
         gpu_compaction_moves_per_departure: 0.5,
-        ..OrigamigSettings::default()
+        ..plain_compaction()
     };
     assert_eq!(s.gpu_compaction_moves_cap, 4.0);
     let period = s.gpu_compaction_min * 60.0;
@@ -733,7 +793,7 @@ fn an_idle_gpu_lent_to_the_compaction_vacates_two() {
         put(&mut f, mig_vm(id, "a100-40gb", &[p]), at(0, &[(g, z)]));
     }
     f.check_invariants().unwrap();
-    let d = OrigamigSettings::default();
+    let d = plain_compaction();
     assert!(!d.gpu_compaction_idle_gpu);
     assert!(compaction_after(&f, &d, 5.0).is_none());
     let idle = OrigamigSettings {
