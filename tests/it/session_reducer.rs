@@ -393,6 +393,58 @@ fn optimize_hands_back_a_solve_request_for_the_current_revision() {
     assert!(update(&mut s, Action::Optimize(session::CallMode::Admission)).is_err());
 }
 
+/// Two hosts of one A100, each full with a 7g.40gb: no host can be switched off and nothing
+/// waits, so the optimizer has no neighborhood, and the planner says why instead of only
+/// "nothing better".
+#[test]
+fn an_optimize_with_nothing_to_decide_says_why() {
+    let text = r#"
+name = "full"
+start = "2026-01-05T00:00:00Z"
+
+[[host_group]]
+prefix = "h"
+count = 2
+cores = 64
+ram_gb = 512
+gpus = ["a100-40gb"]
+
+[[vm]]
+id = 1
+model = "a100-40gb"
+profiles = ["7g.40gb"]
+cores = 28
+ram_gb = 112
+host = "h0"
+at = ["0@0"]
+
+[[vm]]
+id = 2
+model = "a100-40gb"
+profiles = ["7g.40gb"]
+cores = 28
+ram_gb = 112
+host = "h1"
+at = ["0@0"]
+"#;
+    let sc = migplan::scenario::parse(text, "full.toml").unwrap();
+    let mut s = Session::new(sc, None).unwrap();
+    let req = match update(&mut s, Action::Optimize(session::CallMode::Auto)).unwrap() {
+        Outcome::Solve(r) => r,
+        o => panic!("{o:?}"),
+    };
+    let p = req.run(Default::default(), |_| {}).unwrap();
+    assert!(p.hosts.is_empty() && p.plan.targets.is_empty(), "{p:?}");
+    match update(&mut s, Action::Proposed(Box::new(p))).unwrap() {
+        Outcome::Info(msg) => {
+            assert!(msg.contains("nothing to decide"), "{msg}");
+            assert!(msg.contains("no host can go off"), "{msg}");
+        }
+        o => panic!("{o:?}"),
+    }
+    assert!(!s.modified());
+}
+
 #[test]
 fn undo_on_a_fresh_session_is_an_error_not_a_change() {
     let mut s = demo();

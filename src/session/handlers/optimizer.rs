@@ -29,6 +29,19 @@ pub(in crate::session) fn proposed(s: &mut Session, p: Box<PlanProposal>) -> Res
             p.mode.name()
         )));
     }
+    if p.plan.targets.is_empty() && p.hosts.is_empty() {
+        // Algorithm 1 found no neighborhood: say why, as `migplan solve` does.
+        let why = if s.fleet().pending().is_empty() {
+            "nothing waits and no host's VMs fit in the others' free room, so no host can go off"
+        } else {
+            "no waiting request fits on any host, even with its VMs rearranged"
+        };
+        return Ok(Outcome::Info(format!(
+            "the {} call had nothing to decide: {why} ({:.1} s)",
+            p.mode.name(),
+            p.solve_s
+        )));
+    }
     if p.plan.targets.is_empty() {
         return Ok(Outcome::Info(format!(
             "the {} call found nothing better than the current placement ({}, {:.1} s)",
