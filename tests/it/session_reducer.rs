@@ -2,7 +2,7 @@
 //! against what the action must do, the fleet's invariants (no shared memory slice, permitted
 //! starts, cores and RAM within capacity), and that undo restores the state exactly.
 
-use crate::common::fleet::{at, fleet_of, gi_requests, put, total_compute};
+use crate::common::fleet::{at, fleet_of, gi_requests, mig_vm, put, total_compute};
 use migplan::fleet::{Fleet, GiSlot, Placement, Vm, VmId, VmKind};
 use migplan::session::{self, update, update_blocking, Action, EventKind, Outcome, Session, VmRequest};
 
@@ -398,36 +398,13 @@ fn optimize_hands_back_a_solve_request_for_the_current_revision() {
 /// "nothing better".
 #[test]
 fn an_optimize_with_nothing_to_decide_says_why() {
-    let text = r#"
-name = "full"
-start = "2026-01-05T00:00:00Z"
-
-[[host_group]]
-prefix = "h"
-count = 2
-cores = 64
-ram_gb = 512
-gpus = ["a100-40gb"]
-
-[[vm]]
-id = 1
-model = "a100-40gb"
-profiles = ["7g.40gb"]
-cores = 28
-ram_gb = 112
-host = "h0"
-at = ["0@0"]
-
-[[vm]]
-id = 2
-model = "a100-40gb"
-profiles = ["7g.40gb"]
-cores = 28
-ram_gb = 112
-host = "h1"
-at = ["0@0"]
-"#;
-    let sc = migplan::scenario::parse(text, "full.toml").unwrap();
+    let mut sc = migplan::scenario::parse(migplan::scenario::DEMO, "demo.toml").unwrap();
+    sc.workload.enabled = false;
+    let one_a100 = &["a100-40gb"][..];
+    let mut f = fleet_of(&[("h0", 64, 512, one_a100), ("h1", 64, 512, one_a100)]);
+    put(&mut f, mig_vm(1, "a100-40gb", &["7g.40gb"]), at(0, &[(0, 0)]));
+    put(&mut f, mig_vm(2, "a100-40gb", &["7g.40gb"]), at(1, &[(0, 0)]));
+    sc.fleet = f;
     let mut s = Session::new(sc, None).unwrap();
     let req = match update(&mut s, Action::Optimize(session::CallMode::Auto)).unwrap() {
         Outcome::Solve(r) => r,
