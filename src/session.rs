@@ -347,9 +347,26 @@ impl SolveRequest {
             ..Default::default()
         };
         let call = origamig::propose_with(&self.fleet, self.mode, None, &self.settings, &control)?;
+        // On hosts of more than two GPUs the policy's work is mostly its GPU compaction: when
+        // the call has nothing to do, the planner gets the compaction's plan (whole GPUs freed)
+        // instead of nothing (docs/tui.md, "Optimize").
+        if self.mode == CallMode::Auto && call.plan.targets.is_empty() && call.discarded.is_none() {
+            let plan = origamig::gpu_compaction_plan(&self.fleet, &self.settings);
+            if !plan.targets.is_empty() {
+                return Ok(PlanProposal::gpu_compaction(
+                    &self.fleet,
+                    plan,
+                    call.solve_s,
+                    self.revision,
+                ));
+            }
+        }
         Ok(PlanProposal::from_call(call, self.revision))
     }
 }
+
+/// The status of a [`PlanProposal`] made by the GPU compaction rather than by a BILP call.
+pub const GPU_COMPACTION_STATUS: &str = "gpu compaction";
 
 /// What a solve returned: a plan (target placements) and how it was found.
 #[derive(Debug, Clone, PartialEq)]
@@ -401,6 +418,17 @@ impl PlanProposal {
             discarded: call.discarded,
             not_admitted,
             plan: call.plan,
+        }
+    }
+
+    /// A proposal of the GPU compaction of big hosts ([`origamig::gpu_compaction_plan`]), made
+    /// after a call (`call_s` seconds) that had nothing to do: no objective figures.
+    pub(crate) fn gpu_compaction(fleet: &Fleet, plan: Plan, call_s: f64, revision: u64) -> PlanProposal {
+        PlanProposal {
+            hosts: plan.hosts(fleet).into_iter().collect(),
+            status: GPU_COMPACTION_STATUS.into(),
+            solve_s: call_s,
+            ..PlanProposal::by_hand(plan, revision)
         }
     }
 

@@ -37,10 +37,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         None => None,
     };
     let p = propose(&sc.fleet, a.mode, class.as_ref(), &sc.policy.origamig)?;
+    let compaction = gpu_compaction(&sc.fleet, &p, &sc.policy.origamig)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&to_json(&sc.fleet, &p))?);
+        let mut v = to_json(&sc.fleet, &p);
+        v["gpu_compaction"] = compaction.map_or(
+            serde_json::Value::Null,
+            |(moves, freed)| serde_json::json!({ "moves": moves, "gpus_freed": freed }),
+        );
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", render(&sc.fleet, &p));
+        if let Some((moves, freed)) = compaction {
+            println!(
+                "gpu compaction: {moves} move(s) free {freed} whole GPU(s) on the hosts of more than two GPUs (not applied here; the planner's `o` previews and applies it)"
+            );
+        }
     }
     if let Some(out) = &a.apply_to {
         let mut next = sc.clone();
@@ -54,6 +65,34 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// When an auto call has nothing to do: the moves of the policy's GPU compaction of big hosts
+/// ([`crate::policy::origamig::gpu_compaction_plan`], what the planner's `o` then previews) and
+/// the whole GPUs they free, if it moves anything.
+fn gpu_compaction(
+    fleet: &Fleet,
+    p: &Proposal,
+    settings: &crate::policy_settings::OrigamigSettings,
+) -> anyhow::Result<Option<(usize, usize)>> {
+    if p.mode != CallMode::Auto || !p.plan.targets.is_empty() || p.discarded.is_some() {
+        return Ok(None);
+    }
+    let plan = crate::policy::origamig::gpu_compaction_plan(fleet, settings);
+    if plan.targets.is_empty() {
+        return Ok(None);
+    }
+    // The compaction's moves use only room that was free before it, so they apply in any order.
+    let mut after = fleet.clone();
+    for (&id, to) in &plan.targets {
+        after
+            .move_vm(id, to.clone())
+            .map_err(|e| anyhow::anyhow!("internal: the GPU compaction's move of VM {id}: {e}"))?;
+    }
+    Ok(Some((
+        plan.targets.len(),
+        fleet.active_gpus().saturating_sub(after.active_gpus()),
+    )))
 }
 
 fn host_name(fleet: &Fleet, h: usize) -> String {

@@ -2,6 +2,7 @@
 //! scenario (issue: "solve and the origamig/opt policies work on every shipped scenario").
 
 use crate::common::cli::{migplan, stdout_of, temp_file};
+use crate::common::fleet::eight_gpu_hosts_with_one_gpu_to_compact;
 use serde_json::Value;
 
 fn shipped() -> Vec<String> {
@@ -182,4 +183,32 @@ fn origamig_and_opt_policies_run_on_every_shipped_scenario() {
             }
         }
     }
+}
+
+/// On eight-GPU hosts where the call has nothing to do, `solve` reports the GPU compaction the
+/// planner's `o` would preview (hand-computed: VM 2's 3g.20gb joins the 4g.20gb on GPU 0, one
+/// move, one whole GPU freed), and leaves it out where the call has something to do (the demo).
+#[test]
+fn solve_reports_the_gpu_compaction_when_the_call_has_nothing_to_do_on_eight_gpu_hosts() {
+    let mut sc = migplan::scenario::parse(migplan::scenario::DEMO, "demo.toml").unwrap();
+    sc.workload.enabled = false;
+    sc.fleet = eight_gpu_hosts_with_one_gpu_to_compact();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("eight.toml");
+    migplan::scenario::save(&sc, &path).unwrap();
+    let file = path.to_str().unwrap();
+    let v = solve_json(&[file]);
+    assert!(v["steps"].as_array().unwrap().is_empty(), "{v}");
+    assert_eq!(
+        v["gpu_compaction"],
+        serde_json::json!({ "moves": 1, "gpus_freed": 1 }),
+        "{v}"
+    );
+    let text = String::from_utf8(stdout_of(&["solve", file])).unwrap();
+    assert!(
+        text.contains("gpu compaction: 1 move(s) free 1 whole GPU(s)"),
+        "{text}"
+    );
+    let demo = solve_json(&["scenarios/demo.toml"]);
+    assert!(demo["gpu_compaction"].is_null(), "{demo}");
 }

@@ -2,7 +2,9 @@
 //! against what the action must do, the fleet's invariants (no shared memory slice, permitted
 //! starts, cores and RAM within capacity), and that undo restores the state exactly.
 
-use crate::common::fleet::{at, fleet_of, gi_requests, mig_vm, put, total_compute};
+use crate::common::fleet::{
+    at, eight_gpu_hosts_with_one_gpu_to_compact, fleet_of, gi_requests, mig_vm, put, total_compute,
+};
 use migplan::fleet::{Fleet, GiSlot, Placement, Vm, VmId, VmKind};
 use migplan::session::{self, update, update_blocking, Action, EventKind, Outcome, Session, VmRequest};
 
@@ -420,6 +422,48 @@ fn an_optimize_with_nothing_to_decide_says_why() {
         o => panic!("{o:?}"),
     }
     assert!(!s.modified());
+}
+
+/// On the fleet of [`eight_gpu_hosts_with_one_gpu_to_compact`] the call has nothing to decide;
+/// `o` then previews the GPU compaction: the 3g.20gb (VM 2) joins the 4g.20gb at start 4, one
+/// move, one whole GPU more free (6 -> 7 idle GPUs on h0).
+#[test]
+fn an_optimize_on_eight_gpu_hosts_with_nothing_to_decide_previews_the_gpu_compaction() {
+    let mut sc = migplan::scenario::parse(migplan::scenario::DEMO, "demo.toml").unwrap();
+    sc.workload.enabled = false;
+    sc.fleet = eight_gpu_hosts_with_one_gpu_to_compact();
+    let mut s = Session::new(sc, None).unwrap();
+    let idle = |f: &Fleet| f.hosts[0].gpus.iter().filter(|g| g.gis.is_empty()).count();
+    assert_eq!(idle(s.fleet()), 6);
+    let req = match update(&mut s, Action::Optimize(session::CallMode::Auto)).unwrap() {
+        Outcome::Solve(r) => r,
+        o => panic!("{o:?}"),
+    };
+    let p = req.run(Default::default(), |_| {}).unwrap();
+    assert_eq!(p.status, session::GPU_COMPACTION_STATUS, "{p:?}");
+    assert_eq!(p.plan.targets.len(), 1, "{p:?}");
+    assert_eq!(p.plan.targets.get(&2), Some(&at(0, &[(0, 4)])), "{p:?}");
+    match update(&mut s, Action::Proposed(Box::new(p))).unwrap() {
+        Outcome::Info(msg) => {
+            assert!(msg.contains("frees 1 whole GPU(s) with 1 move(s)"), "{msg}");
+        }
+        o => panic!("{o:?}"),
+    }
+    update(&mut s, Action::ApplyPlan).unwrap();
+    s.fleet().check_invariants().unwrap();
+    assert_eq!(s.fleet().vm(2).unwrap().placement, Some(at(0, &[(0, 4)])));
+    assert_eq!(idle(s.fleet()), 7);
+    // Nothing is left to compact: the next `o` says why the call had nothing to decide.
+    let req = match update(&mut s, Action::Optimize(session::CallMode::Auto)).unwrap() {
+        Outcome::Solve(r) => r,
+        o => panic!("{o:?}"),
+    };
+    let p = req.run(Default::default(), |_| {}).unwrap();
+    assert!(p.plan.targets.is_empty(), "{p:?}");
+    match update(&mut s, Action::Proposed(Box::new(p))).unwrap() {
+        Outcome::Info(msg) => assert!(msg.contains("nothing to decide"), "{msg}"),
+        o => panic!("{o:?}"),
+    }
 }
 
 #[test]

@@ -14,4 +14,4 @@ pub mod triggers;
 
 pub use call::{propose, propose_with, CallMode, Proposal};
 pub use partitioned::Partitioned;
-pub use policy::Origamig;
+pub use policy::{gpu_compaction_plan, Origamig};

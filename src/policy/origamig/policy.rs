@@ -342,6 +342,42 @@ pub(super) fn arrival_host_best_fit(
     )
 }
 
+/// The GPU compaction of the big hosts (`gpu_compaction`) as one plan for the planner, on every
+/// active host of more than two GPUs: the policy's rules for which GPUs are vacated and where
+/// their VMs go (`gpu_compaction_across`, `_across_tenant`, `_toward_fuller`,
+/// `_fewest_vms_first`, `_idle_gpu`), without its rates (the moves a departure earns, the budget
+/// of moves across hosts per compaction), which pace a simulation and not a plan a planner reads
+/// before applying it. Empty when `gpu_compaction` is off or no GPU can be vacated.
+pub fn gpu_compaction_plan(fleet: &Fleet, settings: &OrigamigSettings) -> Plan {
+    if !settings.gpu_compaction {
+        return Plan::default();
+    }
+    let in_scope = |h: HostId| {
+        fleet
+            .hosts
+            .get(h)
+            .is_some_and(|x| x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS && x.is_active())
+    };
+    if !(0..fleet.hosts.len()).any(in_scope) {
+        return Plan::default();
+    }
+    let mut tables = crate::policy::cache::Lazy::default();
+    let tables = tables.get(fleet.catalog);
+    let scope = crate::policy::tc::Scope {
+        hosts: &in_scope,
+        within_host: true,
+        across_max_vms: settings.gpu_compaction_across,
+        across_max_vms_tenant: settings.gpu_compaction_across_tenant,
+        toward_fuller: settings.gpu_compaction_toward_fuller,
+        across_budget: 0,
+        move_budget: None,
+        fewest_vms_first: settings.gpu_compaction_fewest_vms_first,
+        idle_gpus: settings.gpu_compaction_idle_gpu,
+        emptying_host_only: false,
+    };
+    crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction")
+}
+
 impl Origamig {
     /// The `origamig` policy.
     pub fn new(settings: &OrigamigSettings) -> Self {

@@ -16,15 +16,19 @@ pub(in crate::session) fn apply_plan(s: &mut Session) -> Result<Outcome> {
     let n = rest.steps.len();
     apply_steps(s, &rest)?;
     let msg = format!(
-        "applied the {} plan: {} step(s); active hosts {} -> {}",
+        "applied the {} plan: {} step(s); active hosts {} -> {}, active GPUs {} -> {}",
         if p.proposal.plan.origin == DEFRAG_ORIGIN {
             DEFRAG_ORIGIN
+        } else if p.proposal.status == crate::session::GPU_COMPACTION_STATUS {
+            crate::session::GPU_COMPACTION_STATUS
         } else {
             p.proposal.mode.name()
         },
         p.schedule.steps.len(),
         p.before.active_hosts(),
-        s.fleet().active_hosts()
+        s.fleet().active_hosts(),
+        p.before.active_gpus(),
+        s.fleet().active_gpus()
     );
     s.note(EventKind::Plan, msg.clone());
     s.state.preview = None;

@@ -61,6 +61,20 @@ fn title<'a>(app: &App, p: &Preview) -> Line<'a> {
                 t.desc,
             ),
         ])
+    } else if prop.status == session::GPU_COMPACTION_STATUS {
+        Line::from(vec![
+            Span::styled(" Plan · GPU compaction ", t.title),
+            Span::styled(
+                format!(
+                    "· after an {} call with nothing to do ({:.2} s) · {} steps, {} move(s) ",
+                    prop.mode.name(),
+                    prop.solve_s,
+                    p.schedule.steps.len(),
+                    p.schedule.migrations()
+                ),
+                t.desc,
+            ),
+        ])
     } else {
         Line::from(vec![
             Span::styled(format!(" Plan · {} call ", prop.mode.name()), t.title),

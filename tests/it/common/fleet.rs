@@ -148,3 +148,23 @@ pub fn assert_checked_repeats(mut sc: Scenario, policy: Box<dyn migplan::policy:
         m.calls_by_trigger
     );
 }
+
+/// Two hosts of eight A100-40GB: h1 full of 7g.40gb (VMs 10-17), h0 with a 4g.20gb alone on
+/// GPU 0 (VM 1) and a 3g.20gb alone on GPU 1 (VM 2). No host can go off (h0's VMs do not fit in
+/// full h1, h1's eight 7g do not fit in h0's six idle GPUs) and nothing waits, so an OrigaMIG
+/// call has nothing to decide, while the GPU compaction frees GPU 1 with one move: the 3g.20gb
+/// joins the 4g.20gb at start 4 (the slices a 4g at 0 leaves, Table 3).
+pub fn eight_gpu_hosts_with_one_gpu_to_compact() -> Fleet {
+    let eight = &["a100-40gb"; 8][..];
+    let mut f = fleet_of(&[("h0", 256, 2048, eight), ("h1", 256, 2048, eight)]);
+    put(&mut f, mig_vm(1, "a100-40gb", &["4g.20gb"]), at(0, &[(0, 0)]));
+    put(&mut f, mig_vm(2, "a100-40gb", &["3g.20gb"]), at(0, &[(1, 4)]));
+    for k in 0..8 {
+        put(
+            &mut f,
+            mig_vm(10 + k as VmId, "a100-40gb", &["7g.40gb"]),
+            at(1, &[(k, 0)]),
+        );
+    }
+    f
+}
