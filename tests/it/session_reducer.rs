@@ -445,7 +445,10 @@ fn an_optimize_on_eight_gpu_hosts_with_nothing_to_decide_previews_the_gpu_compac
     assert_eq!(p.plan.targets.get(&2), Some(&at(0, &[(0, 4)])), "{p:?}");
     match update(&mut s, Action::Proposed(Box::new(p))).unwrap() {
         Outcome::Info(msg) => {
-            assert!(msg.contains("frees 1 whole GPU(s) with 1 move(s)"), "{msg}");
+            assert!(
+                msg.starts_with("GPU compaction: 1 move(s) free 1 whole GPU(s)"),
+                "{msg}"
+            );
         }
         o => panic!("{o:?}"),
     }

@@ -54,15 +54,14 @@ pub(in crate::session) fn proposed(s: &mut Session, p: Box<PlanProposal>) -> Res
     let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.origamig.delta)?;
     if compaction {
         let msg = format!(
-            "{}; the GPU compaction frees {} whole GPU(s) with {} move(s) in {} step(s): a apply, d discard",
+            "GPU compaction: {} move(s) free {} whole GPU(s) ({}): a apply, d discard",
+            preview.schedule.migrations(),
+            -preview.delta_gpus(),
             if s.fleet().pending().is_empty() {
                 "the call switches no host off and nothing waits"
             } else {
                 "the call admits no waiting request"
-            },
-            -preview.delta_gpus(),
-            preview.schedule.migrations(),
-            preview.schedule.steps.len()
+            }
         );
         s.state.preview = Some(preview);
         return Ok(Outcome::Info(msg));
