@@ -25,6 +25,7 @@ use crate::executor::Schedule;
 use crate::fleet::{Fleet, Host, HostId, Placement, Vm, VmId};
 use crate::metrics::CallTally;
 use crate::plan::Plan;
+use crate::policy::tc::Scope;
 use crate::policy::Policy;
 use crate::policy_settings::OrigamigSettings;
 use std::collections::BTreeSet;
@@ -363,19 +364,30 @@ pub fn gpu_compaction_plan(fleet: &Fleet, settings: &OrigamigSettings) -> Plan {
     }
     let mut tables = crate::policy::cache::Lazy::default();
     let tables = tables.get(fleet.catalog);
-    let scope = crate::policy::tc::Scope {
-        hosts: &in_scope,
-        within_host: true,
-        across_max_vms: settings.gpu_compaction_across,
-        across_max_vms_tenant: settings.gpu_compaction_across_tenant,
-        toward_fuller: settings.gpu_compaction_toward_fuller,
+    let scope = Scope {
         across_budget: 0,
         move_budget: None,
-        fewest_vms_first: settings.gpu_compaction_fewest_vms_first,
-        idle_gpus: settings.gpu_compaction_idle_gpu,
-        emptying_host_only: false,
+        ..compaction_scope(settings, &in_scope, true)
     };
     crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction")
+}
+
+/// The scope of the policy's GPU compaction of the big hosts (`big`) or of the others, on the
+/// hosts `in_scope` holds, with its budget across hosts and no budget of moves (the policy sets
+/// that from its account).
+fn compaction_scope<'a>(s: &OrigamigSettings, in_scope: &'a dyn Fn(HostId) -> bool, big: bool) -> Scope<'a> {
+    Scope {
+        hosts: in_scope,
+        within_host: true,
+        across_max_vms: s.gpu_compaction_across,
+        across_max_vms_tenant: s.gpu_compaction_across_tenant,
+        toward_fuller: s.gpu_compaction_toward_fuller,
+        across_budget: s.gpu_compaction_across_budget,
+        move_budget: None,
+        fewest_vms_first: big && s.gpu_compaction_fewest_vms_first,
+        idle_gpus: big && s.gpu_compaction_idle_gpu,
+        emptying_host_only: !big && s.gpu_compaction_small_empty_host,
+    }
 }
 
 impl Origamig {
@@ -506,18 +518,10 @@ impl Origamig {
         }
         *slot = Some(n);
         let tables = self.tables.get(fleet.catalog);
-        let scope = crate::policy::tc::Scope {
-            hosts: &in_scope,
-            within_host: true,
-            across_max_vms: s.gpu_compaction_across,
-            across_max_vms_tenant: s.gpu_compaction_across_tenant,
-            toward_fuller: s.gpu_compaction_toward_fuller,
-            across_budget: s.gpu_compaction_across_budget,
+        let scope = Scope {
             move_budget: (big && s.gpu_compaction_moves_per_departure > 0.0)
                 .then_some(self.move_account.max(0.0).floor() as usize),
-            fewest_vms_first: big && s.gpu_compaction_fewest_vms_first,
-            idle_gpus: big && s.gpu_compaction_idle_gpu,
-            emptying_host_only: !big && s.gpu_compaction_small_empty_host,
+            ..compaction_scope(s, &in_scope, big)
         };
         let mut plan = if emptying {
             crate::policy::tc::empty_hosts_in(
