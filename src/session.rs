@@ -73,6 +73,8 @@ pub struct VmRequest {
 
 /// The origin of the plans of the defragmentation pass (`:defrag`), as the preview shows it.
 pub(crate) const DEFRAG_ORIGIN: &str = crate::ops::defrag::ORIGIN;
+/// The origin of the GPU compaction's plans (a plan the planner shows under its own title).
+pub(crate) const GPU_COMPACTION_ORIGIN: &str = origamig::GPU_COMPACTION_ORIGIN;
 
 /// Everything a user (or a script) can do to a session.
 #[derive(Debug, Clone)]
@@ -349,17 +351,15 @@ impl SolveRequest {
         let call = origamig::propose_with(&self.fleet, self.mode, None, &self.settings, &control)?;
         // On hosts of more than two GPUs the policy's work is mostly its GPU compaction: when
         // the call has nothing to do, the planner gets the compaction's plan (whole GPUs freed)
-        // instead of nothing (docs/tui.md, "Optimize").
-        if self.mode == CallMode::Auto && call.plan.targets.is_empty() && call.discarded.is_none() {
-            let plan = origamig::gpu_compaction_plan(&self.fleet, &self.settings);
-            if !plan.targets.is_empty() {
-                return Ok(PlanProposal::gpu_compaction(
-                    &self.fleet,
-                    plan,
-                    call.solve_s,
-                    self.revision,
-                ));
-            }
+        // instead of nothing (docs/planner.md).
+        let plan = origamig::gpu_compaction_after(&self.fleet, &call, &self.settings);
+        if !plan.targets.is_empty() {
+            return Ok(PlanProposal::gpu_compaction(
+                &self.fleet,
+                plan,
+                call.solve_s,
+                self.revision,
+            ));
         }
         Ok(PlanProposal::from_call(call, self.revision))
     }

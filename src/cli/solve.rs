@@ -67,18 +67,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// When an auto call has nothing to do: the moves of the policy's GPU compaction of big hosts
-/// ([`crate::policy::origamig::gpu_compaction_plan`], what the planner's `o` then previews) and
-/// the whole GPUs they free, if it moves anything.
+/// The moves of the GPU compaction the planner's `o` would preview after the call `p`
+/// ([`crate::policy::origamig::gpu_compaction_after`]) and the whole GPUs they free, if it moves
+/// anything.
 fn gpu_compaction(
     fleet: &Fleet,
     p: &Proposal,
     settings: &crate::policy_settings::OrigamigSettings,
 ) -> anyhow::Result<Option<(usize, usize)>> {
-    if p.mode != CallMode::Auto || !p.plan.targets.is_empty() || p.discarded.is_some() {
-        return Ok(None);
-    }
-    let plan = crate::policy::origamig::gpu_compaction_plan(fleet, settings);
+    let plan = crate::policy::origamig::gpu_compaction_after(fleet, p, settings);
     if plan.targets.is_empty() {
         return Ok(None);
     }

@@ -14,4 +14,4 @@ pub mod triggers;
 
 pub use call::{propose, propose_with, CallMode, Proposal};
 pub use partitioned::Partitioned;
-pub use policy::{gpu_compaction_plan, Origamig};
+pub use policy::{gpu_compaction_after, gpu_compaction_plan, Origamig, GPU_COMPACTION_ORIGIN};

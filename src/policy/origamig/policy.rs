@@ -353,12 +353,7 @@ pub fn gpu_compaction_plan(fleet: &Fleet, settings: &OrigamigSettings) -> Plan {
     if !settings.gpu_compaction {
         return Plan::default();
     }
-    let in_scope = |h: HostId| {
-        fleet
-            .hosts
-            .get(h)
-            .is_some_and(|x| x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS && x.is_active())
-    };
+    let in_scope = |h: HostId| compacted(fleet, h, true);
     if !(0..fleet.hosts.len()).any(in_scope) {
         return Plan::default();
     }
@@ -369,7 +364,29 @@ pub fn gpu_compaction_plan(fleet: &Fleet, settings: &OrigamigSettings) -> Plan {
         move_budget: None,
         ..compaction_scope(settings, &in_scope, true)
     };
-    crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction")
+    crate::policy::tc::compaction_in(&tables, fleet, scope, GPU_COMPACTION_ORIGIN)
+}
+
+/// The GPU compaction the planner's `o` and `migplan solve` offer after the call `call` on
+/// `fleet`: [`gpu_compaction_plan`] when an auto call has nothing to do (no plan, none
+/// discarded), else an empty plan.
+pub fn gpu_compaction_after(fleet: &Fleet, call: &Proposal, settings: &OrigamigSettings) -> Plan {
+    if call.mode != CallMode::Auto || !call.plan.targets.is_empty() || call.discarded.is_some() {
+        return Plan::default();
+    }
+    gpu_compaction_plan(fleet, settings)
+}
+
+/// The origin of the GPU compaction's plans (the key of its moves in `migrations_by_origin`).
+pub const GPU_COMPACTION_ORIGIN: &str = "origamig gpu compaction";
+
+/// Whether host `h` takes part in the GPU compaction of the big hosts (`big`: more than two
+/// GPUs) or of the others: it is of that size and active.
+fn compacted(fleet: &Fleet, h: HostId, big: bool) -> bool {
+    fleet
+        .hosts
+        .get(h)
+        .is_some_and(|x| (x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS) == big && x.is_active())
 }
 
 /// The scope of the policy's GPU compaction of the big hosts (`big`) or of the others, on the
@@ -493,11 +510,7 @@ impl Origamig {
         if period.is_nan() || period <= 0.0 {
             return None;
         }
-        let in_scope = |h: HostId| {
-            fleet.hosts.get(h).is_some_and(|x| {
-                (x.gpus.len() > super::neighborhood::PAPER_HOST_GPUS) == big && x.is_active()
-            })
-        };
+        let in_scope = |h: HostId| compacted(fleet, h, big);
         if !(0..fleet.hosts.len()).any(in_scope) {
             return None;
         }
@@ -533,7 +546,7 @@ impl Origamig {
                 "origamig host emptying",
             )
         } else {
-            crate::policy::tc::compaction_in(&tables, fleet, scope, "origamig gpu compaction")
+            crate::policy::tc::compaction_in(&tables, fleet, scope, GPU_COMPACTION_ORIGIN)
         };
         if big && plan.targets.is_empty() && s.host_emptying_big_vms > 0 {
             plan = crate::policy::tc::empty_hosts_in(

@@ -50,7 +50,7 @@ pub(in crate::session) fn proposed(s: &mut Session, p: Box<PlanProposal>) -> Res
             p.solve_s
         )));
     }
-    let compaction = p.status == crate::session::GPU_COMPACTION_STATUS;
+    let compaction = p.plan.origin == crate::session::GPU_COMPACTION_ORIGIN;
     let preview = build_preview(s.fleet(), *p, 24.0, s.scenario.policy.origamig.delta)?;
     if compaction {
         let msg = format!(

@@ -19,7 +19,7 @@ pub(in crate::session) fn apply_plan(s: &mut Session) -> Result<Outcome> {
         "applied the {} plan: {} step(s); active hosts {} -> {}, active GPUs {} -> {}",
         if p.proposal.plan.origin == DEFRAG_ORIGIN {
             DEFRAG_ORIGIN
-        } else if p.proposal.status == crate::session::GPU_COMPACTION_STATUS {
+        } else if p.proposal.plan.origin == crate::session::GPU_COMPACTION_ORIGIN {
             crate::session::GPU_COMPACTION_STATUS
         } else {
             p.proposal.mode.name()

@@ -61,7 +61,7 @@ fn title<'a>(app: &App, p: &Preview) -> Line<'a> {
                 t.desc,
             ),
         ])
-    } else if prop.status == session::GPU_COMPACTION_STATUS {
+    } else if prop.plan.origin == session::GPU_COMPACTION_ORIGIN {
         Line::from(vec![
             Span::styled(" Plan · GPU compaction ", t.title),
             Span::styled(
