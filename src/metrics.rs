@@ -272,6 +272,8 @@ struct HostStat {
     active_slices: u32,
     /// GPUs' worth of compute in use: each GI counts as its share of its GPU's compute slices.
     gpu_share: f64,
+    /// GPUs not in MIG mode that hold work (a whole GPU's holder or shares).
+    other_used_gpus: u32,
 }
 
 impl HostStat {
@@ -296,12 +298,14 @@ impl HostStat {
                 }
                 // A held whole GPU is used in full.
                 GpuMode::Whole => {
+                    s.other_used_gpus += 1;
                     s.used_slices += m.memory_slices as u32;
                     s.gpu_share += 1.0;
                 }
                 // A shared GPU: its shares' memory in slice units (rounded down), its weights
                 // up to 1.
                 GpuMode::Shared => {
+                    s.other_used_gpus += 1;
                     let gb = crate::fleet::gpu_gb(fleet.catalog, g.model).max(1);
                     s.used_slices += (m.memory_slices as u32 * g.shared_gb().min(gb)) / gb;
                     s.gpu_share += g.weight_sum().min(1.0);
@@ -321,6 +325,7 @@ struct Totals {
     used_slices: u32,
     active_slices: u32,
     gpu_share: f64,
+    other_used_gpus: u32,
 }
 
 impl Totals {
@@ -337,6 +342,7 @@ impl Totals {
         i(s.active_gpus, &mut self.active_gpus);
         i(s.used_slices, &mut self.used_slices);
         i(s.active_slices, &mut self.active_slices);
+        i(s.other_used_gpus, &mut self.other_used_gpus);
         self.gpu_share += sign * s.gpu_share;
     }
 }
@@ -357,6 +363,9 @@ pub(crate) struct Recorder {
     used_slice_s: f64,
     active_slice_s: f64,
     gpu_share_s: f64,
+    least_gpu_s: f64,
+    /// [`least_gpus`] now, kept up to date by the refreshes.
+    least_gpus: u64,
     // Counters over the window.
     requests: u64,
     requested_slices: u64,
@@ -384,10 +393,11 @@ pub(crate) struct Recorder {
     strand: StrandTally,
 }
 
-/// The sums behind [`stranded`] kept up to date host by host, so that a sample costs the
-/// number of (model, profile) pairs rather than a pass over every GPU. Per model of the
-/// catalog, at `base[m]`: its GPU count, its free slices, then the fitting GIs of each of its
-/// paper profiles. The sums are of integers, so their order does not matter.
+/// The sums behind [`stranded`] and [`least_gpus`] kept up to date host by host, so that a
+/// sample costs the number of (model, profile) pairs rather than a pass over every GPU. Per
+/// model of the catalog, at `base[m]`: its count of MIG GPUs, their free slices, their used
+/// compute slices, then the fitting GIs of each of its paper profiles. The sums are of integers,
+/// so their order does not matter.
 #[derive(Debug, Clone, Default)]
 struct StrandTally {
     base: Vec<usize>,
@@ -407,10 +417,10 @@ impl StrandTally {
         for model in &catalog.models {
             let ps: Vec<ProfileId> = model.cf_profiles().collect();
             let empty = mig::Occupancy::default();
-            let mut e = vec![1, model.memory_slices as u32 - empty.used_slices()];
+            let mut e = vec![1, model.memory_slices as u32 - empty.used_slices(), 0];
             e.extend(ps.iter().map(|&p| mig::capacity(model, &empty, p)));
             t.base.push(k);
-            k += 2 + ps.len();
+            k += 3 + ps.len();
             t.profiles.push(ps);
             t.empty.push(e);
         }
@@ -437,8 +447,9 @@ impl StrandTally {
             let b = self.base[g.model];
             c[b] += 1;
             c[b + 1] += model.memory_slices as u32 - g.occ.used_slices();
+            c[b + 2] += g.occ.used_compute(model);
             for (i, &p) in self.profiles[g.model].iter().enumerate() {
-                c[b + 2 + i] += mig::capacity(model, &g.occ, p);
+                c[b + 3 + i] += mig::capacity(model, &g.occ, p);
             }
         }
         Some(c.into_boxed_slice())
@@ -489,12 +500,77 @@ impl StrandTally {
             }
             let free = self.totals[b + 1] as u32;
             for (i, &p) in self.profiles[m].iter().enumerate() {
-                let fits = self.totals[b + 2 + i] as u32;
+                let fits = self.totals[b + 3 + i] as u32;
                 out.push(Stranded::of(model, p, free, fits));
             }
         }
         out
     }
+
+    /// The memory and compute slices in use on the MIG GPUs of each model.
+    fn used(&self, fleet: &Fleet) -> Vec<(u64, u64)> {
+        fleet
+            .catalog
+            .models
+            .iter()
+            .enumerate()
+            .map(|(m, model)| {
+                let b = self.base[m];
+                let mem = self.totals[b] * model.memory_slices as u64 - self.totals[b + 1];
+                (mem, self.totals[b + 2])
+            })
+            .collect()
+    }
+}
+
+/// The fewest GPUs that could hold the fleet's work as it is now: for each MIG class, the
+/// memory slices and the compute slices of its GIs packed full onto GPUs of the class (the
+/// larger of the two GPU counts, each rounded up), plus every GPU in another mode that holds
+/// work, as it is. No placement, whatever it moves, holds the GIs on fewer GPUs, so the fleet's
+/// GPUs less this bound the whole GPUs a repack could leave free. It leaves out permitted
+/// starts, instance limits and the hosts' cores and RAM, so it is not always attainable.
+pub fn least_gpus(fleet: &Fleet) -> u64 {
+    let catalog = fleet.catalog;
+    let mut used = vec![(0u64, 0u64); catalog.models.len()];
+    let mut other = 0u64;
+    for g in fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        match g.mode {
+            GpuMode::Mig => {
+                let m = catalog.model(g.model);
+                used[g.model].0 += g.occ.used_slices() as u64;
+                used[g.model].1 += g.occ.used_compute(m) as u64;
+            }
+            _ if g.is_used() => other += 1,
+            _ => {}
+        }
+    }
+    least_gpus_of(catalog, &used) + other
+}
+
+/// [`least_gpus`] of the MIG GPUs from the memory and compute slices in use per model.
+fn least_gpus_of(catalog: &crate::catalog::Catalog, used: &[(u64, u64)]) -> u64 {
+    let mut done = vec![false; catalog.models.len()];
+    let mut total = 0;
+    for a in 0..catalog.models.len() {
+        if done[a] {
+            continue;
+        }
+        // The class of model `a`: its slices summed, each count of slices of the class's
+        // largest GPU (models of one class share one profile table, so they are equal).
+        let (mut mem, mut comp, mut per_mem, mut per_comp) = (0u64, 0u64, 1u64, 1u64);
+        for b in a..catalog.models.len() {
+            if !done[b] && catalog.same_class(a, b) {
+                done[b] = true;
+                let m = catalog.model(b);
+                mem += used[b].0;
+                comp += used[b].1;
+                per_mem = per_mem.max(m.memory_slices as u64);
+                per_comp = per_comp.max(m.compute_slices as u64);
+            }
+        }
+        total += mem.div_ceil(per_mem).max(comp.div_ceil(per_comp));
+    }
+    total
 }
 
 /// The metrics of a run over its measurement window (§6.3), as `simulate --json` prints them.
@@ -510,6 +586,10 @@ pub struct Summary {
     pub active_hosts_pct: f64,
     /// Time average of the GPUs holding a GI, as a share of all GPUs.
     pub active_gpus_pct: f64,
+    /// Time average of [`least_gpus`], the fewest GPUs that could hold the work (each MIG
+    /// class's GIs packed full by memory and compute slices), as a share of all GPUs: no
+    /// placement keeps `active_gpus_pct` below it.
+    pub least_gpus_pct: f64,
     /// Occupied share of the memory slices of the active GPUs (ratio of time integrals).
     pub packing_pct: f64,
     /// Energy of the active hosts and their GPUs.
@@ -620,6 +700,8 @@ impl Recorder {
             used_slice_s: 0.0,
             active_slice_s: 0.0,
             gpu_share_s: 0.0,
+            least_gpu_s: 0.0,
+            least_gpus: 0,
             requests: 0,
             requested_slices: 0,
             admitted: 0,
@@ -667,6 +749,7 @@ impl Recorder {
         self.totals.add(&old, -1.0);
         self.totals.add(&new, 1.0);
         self.strand.refresh_host(fleet, h);
+        self.refresh_least(fleet);
         if let Some(t) = &mut self.touched {
             if !self.touched_mark[h] {
                 self.touched_mark[h] = true;
@@ -689,10 +772,17 @@ impl Recorder {
             self.totals.add(&self.hosts[h], 1.0);
         }
         self.strand = StrandTally::new(fleet);
+        self.refresh_least(fleet);
         self.touched = None;
         // Guard against drift of the float sums.
         self.totals.power_w = self.hosts.iter().map(|s| s.power_w).sum();
         self.totals.gpu_share = self.hosts.iter().map(|s| s.gpu_share).sum();
+    }
+
+    /// Recomputes [`least_gpus`] from the tallies.
+    fn refresh_least(&mut self, fleet: &Fleet) {
+        self.least_gpus =
+            least_gpus_of(fleet.catalog, &self.strand.used(fleet)) + self.totals.other_used_gpus as u64;
     }
 
     /// Integrates the current state from the last time up to `t` (only the part in the window).
@@ -708,6 +798,7 @@ impl Recorder {
             self.used_slice_s += s.used_slices as f64 * dt;
             self.active_slice_s += s.active_slices as f64 * dt;
             self.gpu_share_s += s.gpu_share * dt;
+            self.least_gpu_s += self.least_gpus as f64 * dt;
         }
         if t > self.last_t {
             self.last_t = t;
@@ -854,6 +945,7 @@ impl Recorder {
             active_hosts,
             active_hosts_pct: 100.0 * ratio(active_hosts, self.n_hosts as f64),
             active_gpus_pct: 100.0 * ratio(per_s(self.gpu_s), self.total_gpus as f64),
+            least_gpus_pct: 100.0 * ratio(per_s(self.least_gpu_s), self.total_gpus as f64),
             packing_pct: 100.0 * ratio(self.used_slice_s, self.active_slice_s),
             energy_mwh: energy_kwh / 1000.0,
             kwh_per_gpu_hour: ratio(energy_kwh, gpu_hours),

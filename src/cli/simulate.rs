@@ -399,7 +399,11 @@ fn human(scenario: &Scenario, row: &Row) -> String {
         "  active hosts    {:6.1} of {hosts} ({:.1} %)",
         s.active_hosts, s.active_hosts_pct
     );
-    let _ = writeln!(o, "  active GPUs     {:6.1} %", s.active_gpus_pct);
+    let _ = writeln!(
+        o,
+        "  active GPUs     {:6.1} % (the GIs packed full by slices would need {:.1} %)",
+        s.active_gpus_pct, s.least_gpus_pct
+    );
     let _ = writeln!(
         o,
         "  packing         {:6.1} % of the active GPUs' slices",

@@ -221,7 +221,7 @@ fn arrivals_fill_a_partly_used_gpu_of_a_big_host() {
 
 /// `experiment big-nodes` on a tiny grid: the journal gets one line a run, the Markdown the
 /// goal's table per part, and a second run with the same journal runs nothing and writes the
-/// same tables.
+/// same tables; a journal without the repack bound (written before it) is still read.
 #[test]
 fn experiment_big_nodes_resumes_from_its_journal() {
     use crate::common::cli::migplan;
@@ -273,6 +273,29 @@ fn experiment_big_nodes_resumes_from_its_journal() {
     let (second, err) = run();
     assert!(!err.contains("CPU s"), "nothing runs again: {err}");
     assert_eq!(first, second);
+    // No run leaves more whole GPUs free than a repack could.
+    for l in lines.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let free = v["free_gpus"].as_f64().unwrap();
+        let bound = v["free_gpus_bound"].as_f64().unwrap();
+        assert!(bound >= free - 1e-9 && bound <= 128.0, "{l}");
+    }
+    assert!(!text.contains(" - / - "), "{text}");
+    // A journal written before the bound was measured is read as it is: nothing runs again and
+    // the bound shows "-".
+    let old: String = lines
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("free_gpus_bound");
+            v.to_string() + "\n"
+        })
+        .collect();
+    std::fs::write(&journal, old).unwrap();
+    let (_, err) = run();
+    assert!(!err.contains("CPU s"), "nothing runs again: {err}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains(" | - / - | "), "{text}");
 }
 
 /// The arrival rule on a fleet of big hosts chooses the host by TC's best fit among the active
