@@ -566,6 +566,9 @@ pub struct Gauges {
     pub hosts: usize,
     pub active_gpus: usize,
     pub gpus: usize,
+    /// The fewest GPUs that could hold the work (`metrics::least_gpus`: each class's GIs packed
+    /// full by memory and compute slices).
+    pub least_gpus: u64,
     /// Occupied share of the memory slices of active GPUs.
     pub packing: f64,
     pub stranded: Vec<Stranded>,

@@ -253,6 +253,7 @@ pub fn gauges(fleet: &Fleet, now_s: f64, energy_kwh: f64, acceptance: f64) -> Ga
         hosts: fleet.hosts.len(),
         active_gpus: fleet.active_gpus(),
         gpus: fleet.total_gpus(),
+        least_gpus: crate::metrics::least_gpus(fleet),
         packing: if total_active == 0 {
             0.0
         } else {

@@ -66,7 +66,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         (
             "GPUs on",
             ratio(g.active_gpus, g.gpus),
-            format!("{}/{}", g.active_gpus, g.gpus),
+            format!("{}/{} · {} if packed full", g.active_gpus, g.gpus, g.least_gpus),
         ),
         (
             "Packing",
