@@ -407,6 +407,8 @@ struct StrandTally {
     totals: Vec<u64>,
     /// Contribution of each host, `None` when every GPU of the host has an empty occupancy.
     hosts: Vec<Option<Box<[u32]>>>,
+    /// The catalog's models by class ([`classes`]).
+    classes: Vec<Vec<usize>>,
 }
 
 impl StrandTally {
@@ -426,6 +428,7 @@ impl StrandTally {
         }
         t.totals = vec![0; k];
         t.hosts = vec![None; fleet.hosts.len()];
+        t.classes = classes(catalog);
         for h in 0..fleet.hosts.len() {
             let c = t.of(fleet, h);
             t.apply(fleet, h, c.as_deref(), 1);
@@ -507,9 +510,9 @@ impl StrandTally {
         out
     }
 
-    /// The memory and compute slices in use on the MIG GPUs of each model.
-    fn used(&self, fleet: &Fleet) -> Vec<(u64, u64)> {
-        fleet
+    /// [`least_gpus`] of the MIG GPUs the tally follows.
+    fn least_gpus(&self, fleet: &Fleet) -> u64 {
+        let used: Vec<(u64, u64)> = fleet
             .catalog
             .models
             .iter()
@@ -519,7 +522,8 @@ impl StrandTally {
                 let mem = self.totals[b] * model.memory_slices as u64 - self.totals[b + 1];
                 (mem, self.totals[b + 2])
             })
-            .collect()
+            .collect();
+        least_gpus_of(fleet.catalog, &self.classes, &used)
     }
 }
 
@@ -544,29 +548,35 @@ pub fn least_gpus(fleet: &Fleet) -> u64 {
             _ => {}
         }
     }
-    least_gpus_of(catalog, &used) + other
+    least_gpus_of(catalog, &classes(catalog), &used) + other
 }
 
-/// [`least_gpus`] of the MIG GPUs from the memory and compute slices in use per model.
-fn least_gpus_of(catalog: &crate::catalog::Catalog, used: &[(u64, u64)]) -> u64 {
-    let mut done = vec![false; catalog.models.len()];
-    let mut total = 0;
-    for a in 0..catalog.models.len() {
-        if done[a] {
-            continue;
+/// The catalog's models grouped by class (GIs of a class run on any GPU of it).
+fn classes(catalog: &crate::catalog::Catalog) -> Vec<Vec<usize>> {
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    for m in 0..catalog.models.len() {
+        match out.iter_mut().find(|c| catalog.same_class(c[0], m)) {
+            Some(c) => c.push(m),
+            None => out.push(vec![m]),
         }
-        // The class of model `a`: its slices summed, each count of slices of the class's
-        // largest GPU (models of one class share one profile table, so they are equal).
+    }
+    out
+}
+
+/// [`least_gpus`] of the MIG GPUs from the memory and compute slices in use per model, the
+/// models grouped by [`classes`].
+fn least_gpus_of(catalog: &crate::catalog::Catalog, classes: &[Vec<usize>], used: &[(u64, u64)]) -> u64 {
+    let mut total = 0;
+    for class in classes {
+        // The class's slices summed, each count over the slices of the class's largest GPU
+        // (models of one class share one profile table, so they are equal).
         let (mut mem, mut comp, mut per_mem, mut per_comp) = (0u64, 0u64, 1u64, 1u64);
-        for b in a..catalog.models.len() {
-            if !done[b] && catalog.same_class(a, b) {
-                done[b] = true;
-                let m = catalog.model(b);
-                mem += used[b].0;
-                comp += used[b].1;
-                per_mem = per_mem.max(m.memory_slices as u64);
-                per_comp = per_comp.max(m.compute_slices as u64);
-            }
+        for &b in class {
+            let m = catalog.model(b);
+            mem += used[b].0;
+            comp += used[b].1;
+            per_mem = per_mem.max(m.memory_slices as u64);
+            per_comp = per_comp.max(m.compute_slices as u64);
         }
         total += mem.div_ceil(per_mem).max(comp.div_ceil(per_comp));
     }
@@ -781,8 +791,7 @@ impl Recorder {
 
     /// Recomputes [`least_gpus`] from the tallies.
     fn refresh_least(&mut self, fleet: &Fleet) {
-        self.least_gpus =
-            least_gpus_of(fleet.catalog, &self.strand.used(fleet)) + self.totals.other_used_gpus as u64;
+        self.least_gpus = self.strand.least_gpus(fleet) + self.totals.other_used_gpus as u64;
     }
 
     /// Integrates the current state from the last time up to `t` (only the part in the window).
