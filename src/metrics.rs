@@ -510,20 +510,14 @@ impl StrandTally {
         out
     }
 
-    /// [`least_gpus`] of the MIG GPUs the tally follows.
+    /// [`least_gpus`] of the MIG GPUs the tally follows (on every refresh: no allocation).
     fn least_gpus(&self, fleet: &Fleet) -> u64 {
-        let used: Vec<(u64, u64)> = fleet
-            .catalog
-            .models
-            .iter()
-            .enumerate()
-            .map(|(m, model)| {
-                let b = self.base[m];
-                let mem = self.totals[b] * model.memory_slices as u64 - self.totals[b + 1];
-                (mem, self.totals[b + 2])
-            })
-            .collect();
-        least_gpus_of(fleet.catalog, &self.classes, &used)
+        let catalog = fleet.catalog;
+        least_gpus_of(catalog, &self.classes, |m| {
+            let b = self.base[m];
+            let mem = self.totals[b] * catalog.model(m).memory_slices as u64 - self.totals[b + 1];
+            (mem, self.totals[b + 2])
+        })
     }
 }
 
@@ -548,7 +542,7 @@ pub fn least_gpus(fleet: &Fleet) -> u64 {
             _ => {}
         }
     }
-    least_gpus_of(catalog, &classes(catalog), &used) + other
+    least_gpus_of(catalog, &classes(catalog), |m| used[m]) + other
 }
 
 /// The catalog's models grouped by class (GIs of a class run on any GPU of it).
@@ -563,9 +557,13 @@ fn classes(catalog: &crate::catalog::Catalog) -> Vec<Vec<usize>> {
     out
 }
 
-/// [`least_gpus`] of the MIG GPUs from the memory and compute slices in use per model, the
-/// models grouped by [`classes`].
-fn least_gpus_of(catalog: &crate::catalog::Catalog, classes: &[Vec<usize>], used: &[(u64, u64)]) -> u64 {
+/// [`least_gpus`] of the MIG GPUs from the memory and compute slices in use per model
+/// (`used(model)`), the models grouped by [`classes`].
+fn least_gpus_of(
+    catalog: &crate::catalog::Catalog,
+    classes: &[Vec<usize>],
+    used: impl Fn(usize) -> (u64, u64),
+) -> u64 {
     let mut total = 0;
     for class in classes {
         // The class's slices summed, each count over the slices of the class's largest GPU
@@ -573,8 +571,9 @@ fn least_gpus_of(catalog: &crate::catalog::Catalog, classes: &[Vec<usize>], used
         let (mut mem, mut comp, mut per_mem, mut per_comp) = (0u64, 0u64, 1u64, 1u64);
         for &b in class {
             let m = catalog.model(b);
-            mem += used[b].0;
-            comp += used[b].1;
+            let (m_used, c_used) = used(b);
+            mem += m_used;
+            comp += c_used;
             per_mem = per_mem.max(m.memory_slices as u64);
             per_comp = per_comp.max(m.compute_slices as u64);
         }
