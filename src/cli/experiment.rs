@@ -16,6 +16,8 @@
 //!   128 to 4096 hosts.
 //! - `big-nodes`: OrigaMIG on fleets of eight-GPU nodes against FF, TC and packing, with a
 //!   held-out part.
+//! - `big-nodes-frontier`: on the same grid, whole GPUs free against moves per hour, OrigaMIG
+//!   at several rates of its GPU compaction and TC at several compaction periods.
 //!
 //! They take minutes to hours: run them on an idle machine, one at a time, in a release build.
 
@@ -64,6 +66,10 @@ pub enum Which {
     /// OrigaMIG on fleets of eight-GPU nodes against FF, TC and packing, paired by seed, with a
     /// held-out part (docs/results/big-nodes.md).
     BigNodes(big_nodes::BigNodesArgs),
+    /// Whole GPUs free against moves per hour on the big-nodes grid: OrigaMIG at several rates
+    /// of its GPU compaction, TC at several compaction periods, compared at equal moves
+    /// (docs/results/big-nodes-frontier.md).
+    BigNodesFrontier(frontier::FrontierArgs),
 }
 
 /// The options `table8` and `fig6` share: which scenario, how many seeds, how long, how printed.
@@ -171,6 +177,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Which::Paired(p) => paired::paired(&p),
         Which::Table9(t) => table9::table9(&t),
         Which::BigNodes(b) => big_nodes::big_nodes(&b),
+        Which::BigNodesFrontier(f) => frontier::frontier(&f),
     }
 }
 
@@ -984,6 +991,7 @@ fn runs_pool(threads: Option<usize>) -> anyhow::Result<rayon::ThreadPool> {
 
 pub(crate) mod big_nodes;
 pub(crate) mod fig7;
+pub(crate) mod frontier;
 pub(crate) mod markdown;
 pub(crate) mod paired;
 mod scale;

@@ -298,6 +298,108 @@ fn experiment_big_nodes_resumes_from_its_journal() {
     assert!(text.contains(" | - / - | "), "{text}");
 }
 
+/// `experiment big-nodes-frontier` on a tiny grid: its default points are the runs of
+/// `experiment big-nodes` (OrigaMIG at 0.5 moves a departure, TC every 15 min: the same
+/// figures in both journals), the table reads OrigaMIG beside TC's curve, and a second run
+/// with the same journal runs nothing.
+#[test]
+fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
+    use crate::common::cli::migplan;
+    let dir = tempfile::tempdir().unwrap();
+    let grid = [
+        "--scenarios",
+        "scenarios/dgx-h100.toml",
+        "--loads",
+        "1.0",
+        "--seeds",
+        "1",
+        "--holdout-loads",
+        "1.1",
+        "--holdout-seeds",
+        "2",
+        "--warmup",
+        "0.5",
+        "--hours",
+        "1",
+    ];
+    let journal = dir.path().join("frontier.jsonl");
+    let md = dir.path().join("frontier.md");
+    let frontier = || {
+        let out = migplan()
+            .args([
+                "experiment",
+                "big-nodes-frontier",
+                "--rates",
+                "0.5",
+                "--tc-periods",
+                "15,30",
+            ])
+            .args(grid)
+            .args([
+                "--journal",
+                journal.to_str().unwrap(),
+                "--markdown",
+                md.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        (
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (first, err) = frontier();
+    assert_eq!(err.lines().filter(|l| l.contains("CPU s")).count(), 6, "{err}");
+    let big = dir.path().join("big.jsonl");
+    let out = migplan()
+        .args(["experiment", "big-nodes", "--others", "tc"])
+        .args(grid)
+        .args(["--journal", big.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let runs = |p: &std::path::Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let (f, b) = (runs(&journal), runs(&big));
+    assert_eq!(b.len(), 4);
+    for r in &b {
+        let same: Vec<_> = f
+            .iter()
+            .filter(|x| {
+                x["policy"] == r["policy"]
+                    && x["seed"] == r["seed"]
+                    && x["migrations_per_h"] == r["migrations_per_h"]
+                    && x["free_gpus"] == r["free_gpus"]
+                    && x["active_hosts"] == r["active_hosts"]
+            })
+            .collect();
+        // TC every 15 min is TC's default; every 30 min is another run (it may match by chance
+        // on figures, never on its key).
+        assert!(!same.is_empty(), "{r} not in the frontier's journal");
+    }
+    let tc30 = f
+        .iter()
+        .filter(|x| x["config"].as_str().unwrap().contains("compaction_min = 30"));
+    assert_eq!(tc30.count(), 2);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("| OrigaMIG | 0.5 a departure (default) | 2 |"),
+        "{text}"
+    );
+    assert!(text.contains("| TC | every 15 min (default) | 2 |"), "{text}");
+    assert!(text.contains("| TC | every 30 min | 2 |"), "{text}");
+    assert!(text.contains("| 0.5 a departure (default) | "), "{text}");
+    let (second, err) = frontier();
+    assert!(!err.contains("CPU s"), "nothing runs again: {err}");
+    assert_eq!(first, second);
+}
+
 /// The arrival rule on a fleet of big hosts chooses the host by TC's best fit among the active
 /// ones: a 3g.20gb goes beside a 4g.20gb (its GPU full after it) rather than beside a 1g.5gb on
 /// the first active host, where FF (the paper preset) puts it.

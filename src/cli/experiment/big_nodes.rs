@@ -88,7 +88,7 @@ pub struct Run {
 }
 
 impl Run {
-    fn key(&self) -> (String, String, u64, u64, String) {
+    pub(super) fn key(&self) -> (String, String, u64, u64, String) {
         (
             self.scenario.clone(),
             self.policy.clone(),
@@ -100,13 +100,13 @@ impl Run {
 }
 
 /// One planned run: its scenario ready to simulate.
-struct Job {
-    part: Part,
-    scenario: Scenario,
-    policy: String,
-    load: f64,
-    seed: u64,
-    config: String,
+pub(super) struct Job {
+    pub(super) part: Part,
+    pub(super) scenario: Scenario,
+    pub(super) policy: String,
+    pub(super) load: f64,
+    pub(super) seed: u64,
+    pub(super) config: String,
 }
 
 /// Tuned or held out.
@@ -117,7 +117,7 @@ pub(crate) enum Part {
 }
 
 impl Part {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Part::Tuned => "tuned",
             Part::HeldOut => "held out",
@@ -125,7 +125,7 @@ impl Part {
     }
 }
 
-fn config_of(s: &Scenario, policy: &str, warmup: f64, hours: f64) -> anyhow::Result<String> {
+pub(super) fn config_of(s: &Scenario, policy: &str, warmup: f64, hours: f64) -> anyhow::Result<String> {
     let mut c = format!("warmup {warmup} h, measured {hours} h");
     if policy == "origamig" {
         let mut table = toml::Table::try_from(&s.policy)?;
@@ -235,33 +235,40 @@ fn run_job(j: &Job) -> anyhow::Result<Run> {
     })
 }
 
-pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
-    if let Some(path) = &a.markdown {
-        markdown::check_target(path)?;
+/// The key of a run in the journal: (scenario, policy, load bits, seed, config).
+pub(super) type JobKey = (String, String, u64, u64, String);
+
+impl Job {
+    pub(super) fn key(&self) -> JobKey {
+        (
+            self.scenario.name.clone(),
+            self.policy.clone(),
+            self.load.to_bits(),
+            self.seed,
+            self.config.clone(),
+        )
     }
-    anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
-    let jobs = plan(a)?;
-    let mut done: BTreeMap<_, Run> = BTreeMap::new();
-    if let Some(j) = &a.journal {
+}
+
+/// Reads the journal (when given), runs the jobs not in it (at most `max_runs` of them), each
+/// appended to the journal as it ends, and returns every run found or made, by key.
+pub(super) fn run_missing(
+    jobs: &[&Job],
+    journal: Option<&std::path::Path>,
+    max_runs: Option<usize>,
+) -> anyhow::Result<BTreeMap<JobKey, Run>> {
+    let mut done: BTreeMap<JobKey, Run> = BTreeMap::new();
+    if let Some(j) = journal {
         for r in read_journal(j)? {
             done.insert(r.key(), r);
         }
     }
-    let key = |j: &Job| {
-        (
-            j.scenario.name.clone(),
-            j.policy.clone(),
-            j.load.to_bits(),
-            j.seed,
-            j.config.clone(),
-        )
-    };
     let mut ran = 0usize;
-    for j in &jobs {
-        if done.contains_key(&key(j)) {
+    for &j in jobs {
+        if done.contains_key(&j.key()) {
             continue;
         }
-        if a.max_runs.is_some_and(|m| ran >= m) {
+        if max_runs.is_some_and(|m| ran >= m) {
             break;
         }
         let r = run_job(j)?;
@@ -269,14 +276,25 @@ pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
             "{} {} load {} seed {}: {:.2} hosts, {:.1} CPU s",
             r.scenario, r.policy, r.load, r.seed, r.active_hosts, r.cpu_s
         );
-        if let Some(path) = &a.journal {
+        if let Some(path) = journal {
             let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path)?;
             writeln!(f, "{}", serde_json::to_string(&r)?)?;
             f.sync_all()?;
         }
-        done.insert(key(j), r);
+        done.insert(j.key(), r);
         ran += 1;
     }
+    Ok(done)
+}
+
+pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
+    if let Some(path) = &a.markdown {
+        markdown::check_target(path)?;
+    }
+    anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
+    let jobs = plan(a)?;
+    let done = run_missing(&jobs.iter().collect::<Vec<_>>(), a.journal.as_deref(), a.max_runs)?;
+    let key = Job::key;
     let missing = jobs.iter().filter(|j| !done.contains_key(&key(j))).count();
     let rows: Vec<(Part, &Run)> = jobs
         .iter()

@@ -299,3 +299,60 @@ fn table9_policy_set_reaches_every_variant() {
     let msg = format!("{e:#}");
     assert!(msg.contains("delta_per_gb") && !msg.contains('\n'), "{msg}");
 }
+
+/// The frontier's reading between TC's points, by hand: (1, 10) and (3, 14) give 12 at 2 and
+/// 13 at 2.5; the ends are inside, beyond them nothing; the order of the points does not
+/// matter; one point is no curve.
+#[test]
+fn frontier_interpolates_between_the_two_nearest_points_only() {
+    use frontier::interpolate;
+    let pts = [(3.0, 14.0), (1.0, 10.0), (6.0, 17.0)];
+    assert_eq!(interpolate(&pts, 2.0), Some(12.0));
+    assert_eq!(interpolate(&pts, 2.5), Some(13.0));
+    assert_eq!(interpolate(&pts, 1.0), Some(10.0));
+    assert_eq!(interpolate(&pts, 6.0), Some(17.0));
+    assert_eq!(interpolate(&pts, 4.5), Some(15.5));
+    assert_eq!(interpolate(&pts, 0.5), None);
+    assert_eq!(interpolate(&pts, 6.5), None);
+    assert_eq!(interpolate(&pts[..1], 3.0), None);
+    assert_eq!(interpolate(&[(1.0, f64::NAN), (2.0, 3.0)], 1.5), None);
+}
+
+/// The frontier's table, by hand: OrigaMIG at 2 moves/h and 12.5 whole GPUs free beside TC's
+/// (1, 10) and (3, 14): TC leaves 12.00 at 2 moves/h (O +0.50), needs 2.25 moves/h for 12.5
+/// (O moves 2 / 2.25 = 0.89 of TC's); hosts 9 against TC's 10.5 between 10 and 11 (−1.50). A
+/// point outside TC's range reads "-".
+#[test]
+fn frontier_table_reads_origamig_beside_tcs_curve() {
+    use frontier::{render, Point};
+    let pt = |moves: f64, free: f64, hosts: f64| {
+        Some(Point {
+            runs: 4,
+            moves_per_h: moves,
+            free_gpus: free,
+            free_tuned: free,
+            free_held_out: free,
+            hosts,
+            acceptance_pct: 100.0,
+        })
+    };
+    let points = vec![
+        ("a".to_string(), "origamig", pt(2.0, 12.5, 9.0)),
+        ("far".to_string(), "origamig", pt(5.0, 20.0, 9.0)),
+        ("slow".to_string(), "tc", pt(1.0, 10.0, 10.0)),
+        ("fast".to_string(), "tc", pt(3.0, 14.0, 11.0)),
+        ("none".to_string(), "tc", None),
+    ];
+    let t = render(&points, 0, 16);
+    assert!(
+        t.contains("| a | 2.00 | 12.50 | 12.00 | +0.50 | 9.00 | 10.50 | -1.50 | 2.25 | 0.89 |"),
+        "{t}"
+    );
+    assert!(
+        t.contains("| far | 5.00 | 20.00 | - | - | 9.00 | - | - | - | - |"),
+        "{t}"
+    );
+    assert!(t.contains("| TC | none | 0 | - |"), "{t}");
+    assert!(!t.contains("Partial"), "{t}");
+    assert!(render(&points, 3, 16).contains("**Partial: 13 of 16 runs done, 3 to run.**"));
+}
