@@ -324,6 +324,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     ];
     let journal = dir.path().join("frontier.jsonl");
     let md = dir.path().join("frontier.md");
+    let svg = dir.path().join("frontier.svg");
     let frontier = || {
         let out = migplan()
             .args([
@@ -340,6 +341,8 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
                 journal.to_str().unwrap(),
                 "--markdown",
                 md.to_str().unwrap(),
+                "--svg",
+                svg.to_str().unwrap(),
             ])
             .output()
             .unwrap();
@@ -395,6 +398,22 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     assert!(text.contains("| TC | every 15 min (default) | 2 |"), "{text}");
     assert!(text.contains("| TC | every 30 min | 2 |"), "{text}");
     assert!(text.contains("| 0.5 a departure (default) | "), "{text}");
+    assert!(
+        text.contains("![Whole GPUs free against moves per hour](frontier.svg)"),
+        "{text}"
+    );
+    // One dot and one label a point, and the legend.
+    let drawing = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(drawing.matches("<circle").count(), 3, "{drawing}");
+    for label in [
+        "0.5/dep. (default)",
+        "15 min (default)",
+        "30 min",
+        "\nOrigaMIG\n",
+        "\nTC\n",
+    ] {
+        assert!(drawing.contains(label), "{label}");
+    }
     let (second, err) = frontier();
     assert!(!err.contains("CPU s"), "nothing runs again: {err}");
     assert_eq!(first, second);

@@ -60,6 +60,9 @@ pub struct FrontierArgs {
     /// Write the tables as Markdown to this file (command line, commit and date), atomically.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Draw both curves (whole GPUs free against moves per hour) as SVG to this file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 /// One point of a curve: a policy with one value of its knob.
@@ -299,6 +302,9 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
     if let Some(path) = &a.markdown {
         markdown::check_target(path)?;
     }
+    if let Some(path) = &a.svg {
+        markdown::check_target_of("--svg", path)?;
+    }
     anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
     anyhow::ensure!(
         a.rates.iter().all(|r| r.is_finite() && *r > 0.0),
@@ -331,6 +337,10 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
         })
         .collect();
     let text = render(&points, missing, jobs.len());
+    if let Some(path) = &a.svg {
+        let drawing = svg(&points).map_err(|e| anyhow::anyhow!("--svg {}: {e}", path.display()))?;
+        crate::fsutil::write_atomic(path, drawing.as_bytes()).map_err(|e| anyhow::anyhow!("--svg {e}"))?;
+    }
     if let Some(path) = &a.markdown {
         let p = Provenance::now();
         let mut md = String::new();
@@ -345,9 +355,105 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
              setting is the default.\n",
             a.warmup, a.hours, a.loads, a.seeds, a.holdout_loads, a.holdout_seeds
         );
+        if let Some(svg) = &a.svg {
+            let name = svg
+                .file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+            let _ = writeln!(md, "![Whole GPUs free against moves per hour]({name})\n");
+        }
         md.push_str(&text);
         markdown::write(path, &md)?;
     }
     print!("{text}");
     Ok(())
+}
+
+/// Both curves as one SVG chart: whole GPUs free against moves per hour, a line and labelled
+/// points per policy, the defaults drawn larger.
+pub(crate) fn svg(points: &[(String, &'static str, Option<Point>)]) -> anyhow::Result<String> {
+    use plotters::prelude::*;
+    let done: Vec<(&str, &str, Point)> = points
+        .iter()
+        .filter_map(|(l, p, x)| x.map(|x| (l.as_str(), *p, x)))
+        .collect();
+    anyhow::ensure!(!done.is_empty(), "no finished point to draw");
+    let (x0, x1, y0, y1) = done.iter().fold(
+        (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY),
+        |(a, b, c, d), (_, _, p)| {
+            (
+                a.min(p.moves_per_h),
+                b.max(p.moves_per_h),
+                c.min(p.free_gpus),
+                d.max(p.free_gpus),
+            )
+        },
+    );
+    let xpad = ((x1 - x0) * 0.08).max(0.5);
+    let ypad = ((y1 - y0) * 0.12).max(0.1);
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, (900, 560)).into_drawing_area();
+        let e = |e: &dyn std::fmt::Display| anyhow::anyhow!("cannot draw: {e}");
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption("Whole GPUs free against moves per hour", ("sans-serif", 20))
+            .margin(16)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((x0 - xpad)..(x1 + xpad), (y0 - ypad)..(y1 + ypad))
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc("Moves per hour (mean over the runs)")
+            .y_desc("Whole GPUs free (time average)")
+            .draw()
+            .map_err(|x| e(&x))?;
+        for (policy, name, color) in [("origamig", "OrigaMIG", BLUE), ("tc", "TC", RED)] {
+            let mut series: Vec<(&str, Point)> = done
+                .iter()
+                .filter(|(_, p, _)| *p == policy)
+                .map(|(l, _, x)| (*l, *x))
+                .collect();
+            series.sort_by(|a, b| a.1.moves_per_h.total_cmp(&b.1.moves_per_h));
+            if series.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(LineSeries::new(
+                    series.iter().map(|(_, p)| (p.moves_per_h, p.free_gpus)),
+                    color.stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(2)));
+            for (label, p) in &series {
+                let big = label.ends_with("(default)");
+                let at = (p.moves_per_h, p.free_gpus);
+                chart
+                    .draw_series(std::iter::once(Circle::new(
+                        at,
+                        if big { 6 } else { 3 },
+                        color.filled(),
+                    )))
+                    .map_err(|x| e(&x))?;
+                let short = label.replace(" a departure", "/dep.").replace("every ", "");
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        short,
+                        at,
+                        ("sans-serif", 12).into_font().color(&color),
+                    )))
+                    .map_err(|x| e(&x))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+    }
+    Ok(text)
 }

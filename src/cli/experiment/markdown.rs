@@ -84,13 +84,18 @@ fn commit() -> String {
 
 /// Fails before a long run when FILE could not be written afterwards: its folder is missing.
 pub(crate) fn check_target(path: &Path) -> anyhow::Result<()> {
+    check_target_of("--markdown", path)
+}
+
+/// [`check_target`] for the file of option `flag`.
+pub(crate) fn check_target_of(flag: &str, path: &Path) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
     anyhow::ensure!(
         dir.is_dir(),
-        "--markdown {}: folder {} does not exist",
+        "{flag} {}: folder {} does not exist",
         path.display(),
         dir.display()
     );

@@ -356,3 +356,23 @@ fn frontier_table_reads_origamig_beside_tcs_curve() {
     assert!(!t.contains("Partial"), "{t}");
     assert!(render(&points, 3, 16).contains("**Partial: 13 of 16 runs done, 3 to run.**"));
 }
+
+/// The frontier's drawing needs a finished point; with one it has its dot and label.
+#[test]
+fn frontier_svg_needs_a_point() {
+    use frontier::{svg, Point};
+    let e = svg(&[("a".into(), "tc", None)]).unwrap_err();
+    assert!(format!("{e}").contains("no finished point"), "{e}");
+    let p = Point {
+        runs: 1,
+        moves_per_h: 5.0,
+        free_gpus: 39.0,
+        free_tuned: 39.0,
+        free_held_out: 39.0,
+        hosts: 10.0,
+        acceptance_pct: 100.0,
+    };
+    let s = svg(&[("every 15 min (default)".into(), "tc", Some(p))]).unwrap();
+    assert_eq!(s.matches("<circle").count(), 1);
+    assert!(s.contains("15 min (default)"));
+}
