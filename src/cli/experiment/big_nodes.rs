@@ -88,7 +88,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub(super) fn key(&self) -> (String, String, u64, u64, String) {
+    fn key(&self) -> JobKey {
         (
             self.scenario.clone(),
             self.policy.clone(),
@@ -117,7 +117,7 @@ pub(crate) enum Part {
 }
 
 impl Part {
-    pub(super) fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             Part::Tuned => "tuned",
             Part::HeldOut => "held out",
@@ -294,11 +294,10 @@ pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
     anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
     let jobs = plan(a)?;
     let done = run_missing(&jobs.iter().collect::<Vec<_>>(), a.journal.as_deref(), a.max_runs)?;
-    let key = Job::key;
-    let missing = jobs.iter().filter(|j| !done.contains_key(&key(j))).count();
+    let missing = jobs.iter().filter(|j| !done.contains_key(&j.key())).count();
     let rows: Vec<(Part, &Run)> = jobs
         .iter()
-        .filter_map(|j| done.get(&key(j)).map(|r| (j.part, r)))
+        .filter_map(|j| done.get(&j.key()).map(|r| (j.part, r)))
         .collect();
     let text = render(&rows, &a.others, missing, jobs.len());
     if let Some(path) = &a.markdown {
