@@ -21,8 +21,10 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
+/// The grid `big-nodes` and `big-nodes-frontier` run: the fleets, the tuned part, the held-out
+/// part, the windows, and where the runs and the table go.
 #[derive(clap::Args, Debug)]
-pub struct BigNodesArgs {
+pub struct GridArgs {
     /// The fleets.
     #[arg(
         long,
@@ -42,12 +44,6 @@ pub struct BigNodesArgs {
     /// Seeds of the held-out part, never tuned on.
     #[arg(long, value_delimiter = ',', default_value = "4,5")]
     pub holdout_seeds: Vec<u64>,
-    /// The policies OrigaMIG is compared with.
-    #[arg(long, value_delimiter = ',', default_value = "ff,tc,packing")]
-    pub others: Vec<String>,
-    /// A `[policy]` setting of OrigaMIG as KEY=VALUE in TOML (a variant; none for the default).
-    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
-    pub policy_set: Vec<String>,
     #[arg(long, default_value_t = 12.0)]
     pub warmup: f64,
     #[arg(long, default_value_t = 12.0)]
@@ -61,6 +57,92 @@ pub struct BigNodesArgs {
     /// Write the table as Markdown to this file (command line, commit and date), atomically.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+}
+
+impl GridArgs {
+    /// Fails before any run when the grid is empty or the Markdown file could not be written.
+    pub(super) fn check(&self) -> anyhow::Result<()> {
+        if let Some(path) = &self.markdown {
+            markdown::check_target(path)?;
+        }
+        anyhow::ensure!(
+            !self.loads.is_empty() && !self.seeds.is_empty(),
+            "give loads and seeds"
+        );
+        Ok(())
+    }
+
+    /// Every (part, load, seed) of the grid, the tuned part first.
+    pub(super) fn cells(&self) -> Vec<(Part, f64, u64)> {
+        let parts = [
+            (Part::Tuned, &self.loads, &self.seeds),
+            (Part::HeldOut, &self.holdout_loads, &self.holdout_seeds),
+        ];
+        let mut out = Vec::new();
+        for (part, loads, seeds) in parts {
+            for &load in loads {
+                for &seed in seeds {
+                    out.push((part, load, seed));
+                }
+            }
+        }
+        out
+    }
+
+    /// One run of `policy` on `base` in one cell, with the `[policy]` settings `set`; `extra`
+    /// goes into the run's key beside the windows (and OrigaMIG's settings).
+    pub(super) fn job(
+        &self,
+        base: &Scenario,
+        policy: &str,
+        (part, load, seed): (Part, f64, u64),
+        set: &[String],
+        extra: &str,
+    ) -> anyhow::Result<Job> {
+        let mut s = base.clone();
+        crate::policy::by_name(policy, &s.policy)?;
+        super::set_policy(&mut s, set)?;
+        let name = simulate::apply(
+            &mut s,
+            &simulate::Overrides {
+                policy: Some(policy.to_string()),
+                seed: Some(seed),
+                load: Some(load),
+                hours: Some(self.hours),
+                warmup: Some(self.warmup),
+            },
+        )?;
+        let config = config_of(&s, &name, self.warmup, self.hours)? + extra;
+        Ok(Job {
+            part,
+            scenario: s,
+            policy: name,
+            load,
+            seed,
+            config,
+        })
+    }
+
+    /// The grid for the Markdown file's header.
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "Every run {} h warm-up + {} h measured, one at a time on one thread. Tuned part: loads \
+             {:?}, seeds {:?}; held out (never tuned on): loads {:?}, seeds {:?}.",
+            self.warmup, self.hours, self.loads, self.seeds, self.holdout_loads, self.holdout_seeds
+        )
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct BigNodesArgs {
+    #[command(flatten)]
+    pub grid: GridArgs,
+    /// The policies OrigaMIG is compared with.
+    #[arg(long, value_delimiter = ',', default_value = "ff,tc,packing")]
+    pub others: Vec<String>,
+    /// A `[policy]` setting of OrigaMIG as KEY=VALUE in TOML (a variant; none for the default).
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
 }
 
 /// One finished run, as the journal keeps it.
@@ -147,42 +229,12 @@ fn plan(a: &BigNodesArgs) -> anyhow::Result<Vec<Job>> {
         .collect();
     policies.push("origamig".into());
     let mut jobs = Vec::new();
-    let parts = [
-        (Part::Tuned, &a.loads, &a.seeds),
-        (Part::HeldOut, &a.holdout_loads, &a.holdout_seeds),
-    ];
-    for path in &a.scenarios {
+    for path in &a.grid.scenarios {
         let base = scenario::load(path)?;
-        for (part, loads, seeds) in parts {
-            for &load in loads.iter() {
-                for &seed in seeds.iter() {
-                    for p in &policies {
-                        let mut s = base.clone();
-                        crate::policy::by_name(p, &s.policy)?;
-                        if p == "origamig" {
-                            super::set_policy(&mut s, &a.policy_set)?;
-                        }
-                        let name = simulate::apply(
-                            &mut s,
-                            &simulate::Overrides {
-                                policy: Some(p.clone()),
-                                seed: Some(seed),
-                                load: Some(load),
-                                hours: Some(a.hours),
-                                warmup: Some(a.warmup),
-                            },
-                        )?;
-                        let config = config_of(&s, &name, a.warmup, a.hours)?;
-                        jobs.push(Job {
-                            part,
-                            scenario: s,
-                            policy: name,
-                            load,
-                            seed,
-                            config,
-                        });
-                    }
-                }
+        for cell in a.grid.cells() {
+            for p in &policies {
+                let set: &[String] = if p == "origamig" { &a.policy_set } else { &[] };
+                jobs.push(a.grid.job(&base, p, cell, set, "")?);
             }
         }
     }
@@ -288,19 +340,17 @@ pub(super) fn run_missing(
 }
 
 pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
-    if let Some(path) = &a.markdown {
-        markdown::check_target(path)?;
-    }
-    anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
+    let g = &a.grid;
+    g.check()?;
     let jobs = plan(a)?;
-    let done = run_missing(&jobs.iter().collect::<Vec<_>>(), a.journal.as_deref(), a.max_runs)?;
+    let done = run_missing(&jobs.iter().collect::<Vec<_>>(), g.journal.as_deref(), g.max_runs)?;
     let missing = jobs.iter().filter(|j| !done.contains_key(&j.key())).count();
     let rows: Vec<(Part, &Run)> = jobs
         .iter()
         .filter_map(|j| done.get(&j.key()).map(|r| (j.part, r)))
         .collect();
     let text = render(&rows, &a.others, missing, jobs.len());
-    if let Some(path) = &a.markdown {
+    if let Some(path) = &g.markdown {
         let p = Provenance::now();
         let mut md = String::new();
         let _ = writeln!(md, "# OrigaMIG on eight-GPU nodes\n");
@@ -310,13 +360,7 @@ pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
         } else {
             format!("the default with {}", a.policy_set.join(", "))
         };
-        let _ = writeln!(
-            md,
-            "\nOrigaMIG: {variant}. Every run {} h warm-up + {} h measured, one at a time on one \
-             thread. Tuned part: loads {:?}, seeds {:?}; held out (never tuned on): loads {:?}, \
-             seeds {:?}.\n",
-            a.warmup, a.hours, a.loads, a.seeds, a.holdout_loads, a.holdout_seeds
-        );
+        let _ = writeln!(md, "\nOrigaMIG: {variant}. {}\n", g.describe());
         md.push_str(&text);
         markdown::write(path, &md)?;
     }
@@ -330,9 +374,8 @@ type RunsByPolicy<'a> = BTreeMap<String, &'a Run>;
 /// (part, scenario, load bits, seed).
 type RunKey = (Part, String, u64, u64);
 
-/// The per-(scenario, load) table with paired counts and intervals, then the goal per part.
-fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize) -> String {
-    let mut out = String::new();
+/// The line that says a table is of part of its runs, when some are still to run.
+pub(super) fn partial(out: &mut String, missing: usize, total: usize) {
     if missing > 0 {
         let _ = writeln!(
             out,
@@ -340,6 +383,12 @@ fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize
             total - missing
         );
     }
+}
+
+/// The per-(scenario, load) table with paired counts and intervals, then the goal per part.
+fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize) -> String {
+    let mut out = String::new();
+    partial(&mut out, missing, total);
     let mut by: BTreeMap<RunKey, RunsByPolicy> = BTreeMap::new();
     for (part, r) in rows {
         by.entry((*part, r.scenario.clone(), r.load.to_bits(), r.seed))

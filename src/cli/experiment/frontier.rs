@@ -11,34 +11,16 @@
 //! Runs share `big-nodes`' journal format (`--journal`): a run already there is not run again,
 //! and a grid can be run part by part (`--max-runs`).
 
-use super::big_nodes::{self, Job, Part, Run};
+use super::big_nodes::{self, GridArgs, Job, Part, Run};
 use super::markdown::{self, Provenance};
-use crate::cli::simulate;
 use crate::scenario;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct FrontierArgs {
-    /// The fleets.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "scenarios/hgx-a100.toml,scenarios/dgx-h100.toml"
-    )]
-    pub scenarios: Vec<PathBuf>,
-    /// Loads of the tuned part.
-    #[arg(long, value_delimiter = ',', default_value = "0.9,1.0,1.1,1.2")]
-    pub loads: Vec<f64>,
-    /// Seeds of the tuned part.
-    #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
-    pub seeds: Vec<u64>,
-    /// Loads of the held-out part (run with `--holdout-seeds`).
-    #[arg(long, value_delimiter = ',', default_value = "0.95,1.05,1.15")]
-    pub holdout_loads: Vec<f64>,
-    /// Seeds of the held-out part.
-    #[arg(long, value_delimiter = ',', default_value = "4,5")]
-    pub holdout_seeds: Vec<u64>,
+    #[command(flatten)]
+    pub grid: GridArgs,
     /// OrigaMIG's points: moves its GPU compaction earns per departure
     /// (`gpu_compaction_moves_per_departure`; the default is 0.5).
     #[arg(long, value_delimiter = ',', default_value = "0.2,0.3,0.5,0.7,0.8,1.0")]
@@ -47,19 +29,6 @@ pub struct FrontierArgs {
     /// default is 15).
     #[arg(long, value_delimiter = ',', default_value = "60,45,30,20,15,10")]
     pub tc_periods: Vec<f64>,
-    #[arg(long, default_value_t = 12.0)]
-    pub warmup: f64,
-    #[arg(long, default_value_t = 12.0)]
-    pub hours: f64,
-    /// The journal of finished runs (JSON lines): read first, appended to as runs end.
-    #[arg(long, value_name = "FILE")]
-    pub journal: Option<PathBuf>,
-    /// Run at most this many runs not in the journal, then write the table of what is there.
-    #[arg(long)]
-    pub max_runs: Option<usize>,
-    /// Write the tables as Markdown to this file (command line, commit and date), atomically.
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
     /// Draw both curves (whole GPUs free against moves per hour) as SVG to this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -116,47 +85,21 @@ pub(crate) struct Point {
 }
 
 fn plan(a: &FrontierArgs, knobs: &[Knob]) -> anyhow::Result<Vec<(usize, Job)>> {
-    let parts = [
-        (Part::Tuned, &a.loads, &a.seeds),
-        (Part::HeldOut, &a.holdout_loads, &a.holdout_seeds),
-    ];
     let mut jobs = Vec::new();
-    for path in &a.scenarios {
+    for path in &a.grid.scenarios {
         let base = scenario::load(path)?;
         for (i, &knob) in knobs.iter().enumerate() {
-            for (part, loads, seeds) in parts {
-                for &load in loads.iter() {
-                    for &seed in seeds.iter() {
-                        let mut s = base.clone();
-                        super::set_policy(&mut s, &[knob.setting()])?;
-                        let name = simulate::apply(
-                            &mut s,
-                            &simulate::Overrides {
-                                policy: Some(knob.policy().into()),
-                                seed: Some(seed),
-                                load: Some(load),
-                                hours: Some(a.hours),
-                                warmup: Some(a.warmup),
-                            },
-                        )?;
-                        let mut config = big_nodes::config_of(&s, &name, a.warmup, a.hours)?;
-                        if let Knob::Period(m) = knob {
-                            // OrigaMIG's key holds its whole table already; TC's only the windows.
-                            let _ = write!(config, "; tc compaction_min = {m}");
-                        }
-                        jobs.push((
-                            i,
-                            Job {
-                                part,
-                                scenario: s,
-                                policy: name,
-                                load,
-                                seed,
-                                config,
-                            },
-                        ));
-                    }
-                }
+            // OrigaMIG's key holds its whole table already; TC's only the windows.
+            let extra = match knob {
+                Knob::Period(m) => format!("; tc compaction_min = {m}"),
+                Knob::Rate(_) => String::new(),
+            };
+            for cell in a.grid.cells() {
+                jobs.push((
+                    i,
+                    a.grid
+                        .job(&base, knob.policy(), cell, &[knob.setting()], &extra)?,
+                ));
             }
         }
     }
@@ -227,13 +170,7 @@ pub(crate) fn render(
     total: usize,
 ) -> String {
     let mut out = String::new();
-    if missing > 0 {
-        let _ = writeln!(
-            out,
-            "**Partial: {} of {total} runs done, {missing} to run.**\n",
-            total - missing
-        );
-    }
+    big_nodes::partial(&mut out, missing, total);
     out.push_str(
         "| policy | point | runs | moves/h | whole GPUs free | tuned | held out | active hosts | admitted % |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -299,13 +236,11 @@ pub(crate) fn render(
 }
 
 pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
-    if let Some(path) = &a.markdown {
-        markdown::check_target(path)?;
-    }
+    let g = &a.grid;
+    g.check()?;
     if let Some(path) = &a.svg {
         markdown::check_target_of("--svg", path)?;
     }
-    anyhow::ensure!(!a.loads.is_empty() && !a.seeds.is_empty(), "give loads and seeds");
     anyhow::ensure!(
         a.rates.iter().all(|r| r.is_finite() && *r > 0.0),
         "--rates: every rate must be a positive number of moves per departure"
@@ -322,7 +257,7 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
         .collect();
     let jobs = plan(a, &knobs)?;
     let only: Vec<&Job> = jobs.iter().map(|(_, j)| j).collect();
-    let done = big_nodes::run_missing(&only, a.journal.as_deref(), a.max_runs)?;
+    let done = big_nodes::run_missing(&only, g.journal.as_deref(), g.max_runs)?;
     let missing = jobs.iter().filter(|(_, j)| !done.contains_key(&j.key())).count();
     let points: Vec<(String, &'static str, Option<Point>)> = knobs
         .iter()
@@ -341,19 +276,17 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
         let drawing = svg(&points).map_err(|e| anyhow::anyhow!("--svg {}: {e}", path.display()))?;
         crate::fsutil::write_atomic(path, drawing.as_bytes()).map_err(|e| anyhow::anyhow!("--svg {e}"))?;
     }
-    if let Some(path) = &a.markdown {
+    if let Some(path) = &g.markdown {
         let p = Provenance::now();
         let mut md = String::new();
         let _ = writeln!(md, "# Whole GPUs free against moves: OrigaMIG's curve and TC's\n");
         p.header(&mut md);
         let _ = writeln!(
             md,
-            "\nThe grid of big-nodes.md: every run {} h warm-up + {} h measured, one at a time on \
-             one thread; tuned part loads {:?}, seeds {:?}; held out loads {:?}, seeds {:?}. \
-             Means over the same runs for every point. OrigaMIG moves more as its GPU compaction \
-             earns more moves a departure; TC as its compaction runs more often. Every other \
-             setting is the default.\n",
-            a.warmup, a.hours, a.loads, a.seeds, a.holdout_loads, a.holdout_seeds
+            "\nThe grid of big-nodes.md. {} Means over the same runs for every point. OrigaMIG \
+             moves more as its GPU compaction earns more moves a departure; TC as its compaction \
+             runs more often. Every other setting is the default.\n",
+            g.describe()
         );
         if let Some(svg) = &a.svg {
             let name = svg
