@@ -250,16 +250,27 @@ impl MeansByLoad {
                         .map_err(|e| err(&e))?;
                 }
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::UpperLeft)
-                .draw()
-                .map_err(|e| err(&e))?;
+            draw_legend(&mut chart).map_err(|e| err(&e))?;
         }
         root.present().map_err(|e| err(&e))?;
         drop(root);
         crate::fsutil::write_atomic(path, text.as_bytes())
     }
+}
+
+/// The legend of an SVG chart as the CLI's charts draw it: upper left, framed, on white.
+pub(crate) fn draw_legend<'a, DB, CT>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+) -> Result<(), plotters::drawing::DrawingAreaErrorKind<DB::ErrorType>>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    use plotters::prelude::*;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
 }

@@ -379,13 +379,7 @@ pub(crate) fn svg(points: &[(String, &'static str, Option<Point>)]) -> anyhow::R
                     .map_err(|x| e(&x))?;
             }
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperLeft)
-            .draw()
-            .map_err(|x| e(&x))?;
+        crate::cli::runstats::draw_legend(&mut chart).map_err(|x| e(&x))?;
         root.present().map_err(|x| e(&x))?;
     }
     Ok(text)
