@@ -98,8 +98,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 100.0 * g.acceptance
             )),
         ),
-        ("Γh gap", Line::from(gamma_text(app))),
-        ("Stranded", Line::from(stranded_text(app))),
+        ("Γh gap", Line::from(gamma_text(app, (w - LABEL_W) as usize))),
+        ("Stranded", Line::from(stranded_text(app, (w - LABEL_W) as usize))),
     ];
     for (name, line) in lines {
         if y >= bottom {
@@ -151,22 +151,24 @@ fn ratio(a: usize, b: usize) -> f64 {
     }
 }
 
-fn gamma_text(app: &App) -> String {
+fn gamma_text(app: &App, width: usize) -> String {
     let s = &app.session;
     let catalog = s.fleet().catalog;
     let g = s.gauges();
     if g.gamma.is_empty() {
         return "no GPUs".into();
     }
-    g.gamma
+    let items: Vec<String> = g
+        .gamma
         .iter()
         .map(|(m, v)| format!("{} {v}", catalog.model(*m).class))
-        .collect::<Vec<_>>()
-        .join(" · ")
-        + "  (Eq. 17)"
+        .collect();
+    let eq = "  (Eq. 17)";
+    let text = fit_items("", &items, width.saturating_sub(eq.chars().count()));
+    truncate(&(text + eq), width)
 }
 
-fn stranded_text(app: &App) -> String {
+fn stranded_text(app: &App, width: usize) -> String {
     let s = &app.session;
     let catalog = s.fleet().catalog;
     let g = s.gauges();
@@ -176,13 +178,12 @@ fn stranded_text(app: &App) -> String {
     if c.shared_free_gb > 0 {
         head += &format!(" · {}/{} GB shared", c.shared_stranded_gb, c.shared_free_gb);
     }
-    head += " · ";
     let mut worst: Vec<&session::Stranded> = g.stranded.iter().filter(|x| x.count > 0).collect();
     if worst.is_empty() {
-        return head + "every free slice can take every profile";
+        return truncate(&(head + " · every free slice can take every profile"), width);
     }
     worst.sort_by(|a, b| b.share.total_cmp(&a.share).then(b.count.cmp(&a.count)));
-    worst
+    let items: Vec<String> = worst
         .iter()
         .map(|x| {
             format!(
@@ -192,11 +193,74 @@ fn stranded_text(app: &App) -> String {
                 100.0 * x.share
             )
         })
-        .fold(head, |acc, x| {
-            if acc.ends_with(" · ") {
-                acc + &x
-            } else {
-                acc + " · " + &x
-            }
-        })
+        .collect();
+    fit_items(&head, &items, width)
+}
+
+/// `head`, then as many of `items` (most important first) as fit in `width` characters, all
+/// joined by " · ", and " · +N more" for the N items left out, so that a gauge line never
+/// ends in half an item; cut with `…` only if `head` alone is too wide.
+pub(crate) fn fit_items(head: &str, items: &[String], width: usize) -> String {
+    const SEP: &str = " · ";
+    let len = |s: &str| s.chars().count();
+    let more = |n: usize, first: bool| format!("{}+{n} more", if first { "" } else { SEP });
+    let mut out = head.to_string();
+    for (i, item) in items.iter().enumerate() {
+        let left_after = items.len() - i - 1;
+        let sep = if out.is_empty() { 0 } else { len(SEP) };
+        let reserve = if left_after > 0 {
+            len(&more(left_after, false))
+        } else {
+            0
+        };
+        if len(&out) + sep + len(item) + reserve > width {
+            out += &more(items.len() - i, out.is_empty());
+            break;
+        }
+        if sep > 0 {
+            out += SEP;
+        }
+        out += item;
+    }
+    truncate(&out, width)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_items;
+
+    fn items() -> Vec<String> {
+        ["7g.40gb 44 (100%)", "4g.20gb 36 (82%)", "2g.10gb 16 (30%)"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn every_item_when_the_line_is_wide_enough() {
+        let all = "12/53 slices · 7g.40gb 44 (100%) · 4g.20gb 36 (82%) · 2g.10gb 16 (30%)";
+        assert_eq!(all.chars().count(), 70);
+        assert_eq!(fit_items("12/53 slices", &items(), 80), all);
+        // The last item needs no room for a count of what is left out.
+        assert_eq!(fit_items("12/53 slices", &items(), 70), all);
+    }
+
+    #[test]
+    fn whole_items_then_a_count_of_the_rest() {
+        // 12 + 3 + 17 = 32 characters, then " · +2 more" (10): 42 fit in 50; the next item would
+        // make 51 + 10.
+        assert_eq!(
+            fit_items("12/53 slices", &items(), 50),
+            "12/53 slices · 7g.40gb 44 (100%) · +2 more"
+        );
+        assert_eq!(fit_items("12/53 slices", &items(), 41), "12/53 slices · +3 more");
+        assert_eq!(fit_items("", &items(), 12), "+3 more");
+        assert_eq!(fit_items("", &items(), 27), "7g.40gb 44 (100%) · +2 more");
+    }
+
+    #[test]
+    fn a_head_too_wide_is_cut() {
+        assert_eq!(fit_items("12/53 slices", &items(), 5), "12/5…");
+        assert_eq!(fit_items("12/53 slices", &[], 12), "12/53 slices");
+    }
 }
