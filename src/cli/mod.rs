@@ -75,7 +75,7 @@ pub enum Command {
     /// Run every combination of policies, loads and seeds in parallel; CSV rows, means with
     /// 95 % confidence intervals and Fig. 4 as SVG.
     Sweep(sweep::Args),
-    /// The paper's experiments: gap to OPT (§6.8) and Table 8 (§6.4), beside the paper's values.
+    /// Experiments that write their tables (command line, commit, date): the paper's, beside its values (§6.4-§6.8), and this project's own (paired runs, speed, scale, eight-GPU nodes).
     Experiment(experiment::Args),
 }
 
