@@ -1476,39 +1476,54 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// One-line summary for `migplan check`.
 pub fn summary(s: &Scenario) -> String {
-    let catalog = s.fleet.catalog;
-    let mut by_model: BTreeMap<&str, usize> = BTreeMap::new();
-    for g in s.fleet.hosts.iter().flat_map(|h| &h.gpus) {
-        *by_model.entry(catalog.model(g.model).name.as_str()).or_default() += 1;
-    }
-    let gpus = by_model
+    let x = summary_of(s);
+    let gpus = x
+        .gpus
         .iter()
         .map(|(m, n)| format!("{n} {m}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let placed = s.fleet.vms().filter(|v| v.placement.is_some()).count();
-    let occupied: u32 = s
-        .fleet
-        .hosts
-        .iter()
-        .flat_map(|h| &h.gpus)
-        .map(|g| g.occ.used_slices())
-        .sum();
-    let total: u32 = s
-        .fleet
-        .hosts
-        .iter()
-        .flat_map(|h| &h.gpus)
-        .map(|g| catalog.model(g.model).memory_slices as u32)
-        .sum();
     format!(
         "{}: {} hosts, GPUs: {}, VMs: {} placed, {} pending, occupied slices: {}/{}",
-        s.name,
-        s.fleet.hosts.len(),
+        x.name,
+        x.hosts,
         if gpus.is_empty() { "none".into() } else { gpus },
-        placed,
-        s.fleet.pending().len(),
-        occupied,
-        total
+        x.vms_placed,
+        x.vms_pending,
+        x.occupied_slices,
+        x.memory_slices
     )
+}
+
+/// What `migplan check` says of a scenario ([`summary`] as a line, `--json` as an object).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Summary {
+    pub name: String,
+    pub hosts: usize,
+    /// GPUs per model name.
+    pub gpus: BTreeMap<String, usize>,
+    pub vms_placed: usize,
+    pub vms_pending: usize,
+    /// Memory slices held by GIs, and all the fleet's memory slices.
+    pub occupied_slices: u32,
+    pub memory_slices: u32,
+}
+
+/// The scenario's [`Summary`].
+pub fn summary_of(s: &Scenario) -> Summary {
+    let catalog = s.fleet.catalog;
+    let mut gpus: BTreeMap<String, usize> = BTreeMap::new();
+    for g in s.fleet.hosts.iter().flat_map(|h| &h.gpus) {
+        *gpus.entry(catalog.model(g.model).name.clone()).or_default() += 1;
+    }
+    let all = || s.fleet.hosts.iter().flat_map(|h| &h.gpus);
+    Summary {
+        name: s.name.clone(),
+        hosts: s.fleet.hosts.len(),
+        gpus,
+        vms_placed: s.fleet.vms().filter(|v| v.placement.is_some()).count(),
+        vms_pending: s.fleet.pending().len(),
+        occupied_slices: all().map(|g| g.occ.used_slices()).sum(),
+        memory_slices: all().map(|g| catalog.model(g.model).memory_slices as u32).sum(),
+    }
 }

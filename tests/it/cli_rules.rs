@@ -1,5 +1,5 @@
-//! `migplan explore` and `migplan gpu` end to end: JSON values, human output, and bad input
-//! (exit 2 with one line on stderr naming the problem).
+//! `migplan explore`, `migplan gpu` and `migplan check` end to end: JSON values, human output,
+//! and bad input (exit 2 with one line on stderr naming the problem).
 
 use crate::common::cli::migplan;
 use serde_json::Value;
@@ -134,4 +134,32 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(e.contains("`x`") && e.contains("0,4"), "{e}");
     let e = fails(&["gpu", "--model", "a30-24gb", "--explain", "1g.5gb"]);
     assert!(e.contains("`1g.5gb`") && e.contains("1g.6gb"), "{e}");
+}
+
+#[test]
+fn check_json_counts_by_hand() {
+    // One host of two A100-40GB (8 memory slices each); a 3g.20gb placed at slice 4 of GPU 0
+    // (4 memory slices) and a 1g.5gb with no placement, which waits.
+    let text = "name = \"tiny\"\n[[host]]\nname = \"h0\"\ncores = 80\nram_gb = 512\n\
+                gpus = [\"a100-40gb\", \"a100-40gb\"]\n\
+                [[vm]]\nid = 1\nmodel = \"a100-40gb\"\nprofiles = [\"3g.20gb\"]\ncores = 12\nram_gb = 48\n\
+                host = \"h0\"\nat = [\"0@4\"]\n\
+                [[vm]]\nid = 2\nmodel = \"a100-40gb\"\nprofiles = [\"1g.5gb\"]\ncores = 4\nram_gb = 16\n";
+    let (_d, path) = crate::common::cli::temp_file("tiny.toml", text);
+    let p = path.to_str().unwrap();
+    let v = json(&["check", "--json", p]);
+    let s = &v["summary"];
+    assert_eq!(s["name"], "tiny");
+    assert_eq!(s["hosts"], 1);
+    assert_eq!(s["gpus"], serde_json::json!({"a100-40gb": 2}));
+    assert_eq!((s["vms_placed"].as_u64(), s["vms_pending"].as_u64()), (Some(1), Some(1)));
+    assert_eq!((s["occupied_slices"].as_u64(), s["memory_slices"].as_u64()), (Some(4), Some(16)));
+    assert_eq!(v["notes"], serde_json::json!([]));
+    // The line says the same.
+    let out = run(&["check", p]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap().trim_end(),
+        "tiny: 1 hosts, GPUs: 2 a100-40gb, VMs: 1 placed, 1 pending, occupied slices: 4/16"
+    );
 }
