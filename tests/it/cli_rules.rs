@@ -152,8 +152,14 @@ fn check_json_counts_by_hand() {
     assert_eq!(s["name"], "tiny");
     assert_eq!(s["hosts"], 1);
     assert_eq!(s["gpus"], serde_json::json!({"a100-40gb": 2}));
-    assert_eq!((s["vms_placed"].as_u64(), s["vms_pending"].as_u64()), (Some(1), Some(1)));
-    assert_eq!((s["occupied_slices"].as_u64(), s["memory_slices"].as_u64()), (Some(4), Some(16)));
+    assert_eq!(
+        (s["vms_placed"].as_u64(), s["vms_pending"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(
+        (s["occupied_slices"].as_u64(), s["memory_slices"].as_u64()),
+        (Some(4), Some(16))
+    );
     assert_eq!(v["notes"], serde_json::json!([]));
     // The line says the same.
     let out = run(&["check", p]);
