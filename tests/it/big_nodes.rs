@@ -228,32 +228,30 @@ fn experiment_big_nodes_resumes_from_its_journal() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("runs.jsonl");
     let md = dir.path().join("big.md");
+    let args = [
+        "experiment",
+        "big-nodes",
+        "--scenarios",
+        "scenarios/hgx-a100.toml",
+        "--loads",
+        "1.0",
+        "--seeds",
+        "1",
+        "--holdout-loads",
+        "1.0",
+        "--holdout-seeds",
+        "2",
+        "--warmup",
+        "0.5",
+        "--hours",
+        "0.5",
+        "--journal",
+        journal.to_str().unwrap(),
+        "--markdown",
+        md.to_str().unwrap(),
+    ];
     let run = || {
-        let out = migplan()
-            .args([
-                "experiment",
-                "big-nodes",
-                "--scenarios",
-                "scenarios/hgx-a100.toml",
-                "--loads",
-                "1.0",
-                "--seeds",
-                "1",
-                "--holdout-loads",
-                "1.0",
-                "--holdout-seeds",
-                "2",
-                "--warmup",
-                "0.5",
-                "--hours",
-                "0.5",
-                "--journal",
-                journal.to_str().unwrap(),
-                "--markdown",
-                md.to_str().unwrap(),
-            ])
-            .output()
-            .unwrap();
+        let out = migplan().args(args).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         (
             String::from_utf8(out.stdout).unwrap(),
@@ -273,6 +271,47 @@ fn experiment_big_nodes_resumes_from_its_journal() {
     let (second, err) = run();
     assert!(!err.contains("CPU s"), "nothing runs again: {err}");
     assert_eq!(first, second);
+    // `--json`: the goal per part, as counted here from the journal's lines (seed 1 is the
+    // tuned part, seed 2 the held-out one; one paired run each).
+    let out = migplan().args(args).arg("--json").output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["runs_done"].as_u64(), v["runs_total"].as_u64()),
+        (Some(8), Some(8))
+    );
+    let runs: Vec<serde_json::Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |seed: u64, policy: &str| -> &serde_json::Value {
+        runs.iter()
+            .find(|r| r["seed"] == seed && r["policy"] == policy)
+            .unwrap()
+    };
+    let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+    for (i, (part, seed)) in [("tuned", 1), ("held out", 2)].into_iter().enumerate() {
+        let g = &v["goal"][i];
+        let o = of(seed, "origamig");
+        let fewer = |p: &str| u64::from(f(o, "active_hosts") < f(of(seed, p), "active_hosts"));
+        let admits = u64::from(f(o, "acceptance_pct") >= f(of(seed, "tc"), "acceptance_pct"));
+        let moves = u64::from(f(o, "migrations_per_h") < f(of(seed, "tc"), "migrations_per_h"));
+        let all = fewer("ff") * fewer("tc") * fewer("packing") * admits * moves;
+        assert_eq!(g["part"], part);
+        assert_eq!(g["runs"], 1);
+        assert_eq!(g["fewer_hosts_than_ff"].as_u64(), Some(fewer("ff")), "{part}");
+        assert_eq!(g["fewer_hosts_than_tc"].as_u64(), Some(fewer("tc")), "{part}");
+        assert_eq!(
+            g["fewer_hosts_than_packing"].as_u64(),
+            Some(fewer("packing")),
+            "{part}"
+        );
+        assert_eq!(g["admits_at_least_tc"].as_u64(), Some(admits), "{part}");
+        assert_eq!(g["fewer_moves_than_tc"].as_u64(), Some(moves), "{part}");
+        assert_eq!(g["all_five"].as_u64(), Some(all), "{part}");
+        assert_eq!(f(g, "free_gpus_origamig"), f(o, "free_gpus"));
+        assert_eq!(f(g, "free_gpus_tc"), f(of(seed, "tc"), "free_gpus"));
+        assert_eq!(f(g, "bound_tc"), f(of(seed, "tc"), "free_gpus_bound"));
+        let met = all == 1 && f(o, "free_gpus") >= f(of(seed, "tc"), "free_gpus");
+        assert_eq!(g["goal_met"].as_bool(), Some(met), "{part}");
+    }
     // No run leaves more whole GPUs free than a repack could.
     for l in lines.lines() {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();

@@ -143,6 +143,9 @@ pub struct BigNodesArgs {
     /// A `[policy]` setting of OrigaMIG as KEY=VALUE in TOML (a variant; none for the default).
     #[arg(long = "policy-set", value_name = "KEY=VALUE")]
     pub policy_set: Vec<String>,
+    /// Print the goal per part as JSON instead of the tables (`--markdown` still writes them).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// One finished run, as the journal keeps it.
@@ -364,7 +367,17 @@ pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
         md.push_str(&text);
         markdown::write(path, &md)?;
     }
-    print!("{text}");
+    if a.json {
+        let v = serde_json::json!({
+            "runs_done": jobs.len() - missing,
+            "runs_total": jobs.len(),
+            "policy_set": a.policy_set,
+            "goal": goal_parts(&complete_runs(&by_key(&rows), &a.others)),
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{text}");
+    }
     Ok(())
 }
 
@@ -389,19 +402,32 @@ pub(super) fn partial(out: &mut String, missing: usize, total: usize) {
 fn render(rows: &[(Part, &Run)], others: &[String], missing: usize, total: usize) -> String {
     let mut out = String::new();
     partial(&mut out, missing, total);
+    let by = by_key(rows);
+    let complete = complete_runs(&by, others);
+    fleet_rows(&mut out, &complete, others);
+    goal_rows(&mut out, &complete);
+    out
+}
+
+/// The runs by (part, scenario, load, seed), then by policy.
+fn by_key<'a>(rows: &[(Part, &'a Run)]) -> BTreeMap<RunKey, RunsByPolicy<'a>> {
     let mut by: BTreeMap<RunKey, RunsByPolicy> = BTreeMap::new();
     for (part, r) in rows {
         by.entry((*part, r.scenario.clone(), r.load.to_bits(), r.seed))
             .or_default()
-            .insert(r.policy.clone(), r);
+            .insert(r.policy.clone(), *r);
     }
-    let complete: Vec<(&RunKey, &RunsByPolicy)> = by
-        .iter()
+    by
+}
+
+/// The paired runs where OrigaMIG and every other policy have run.
+fn complete_runs<'a, 'b>(
+    by: &'b BTreeMap<RunKey, RunsByPolicy<'a>>,
+    others: &[String],
+) -> Vec<(&'b RunKey, &'b RunsByPolicy<'a>)> {
+    by.iter()
         .filter(|(_, m)| m.contains_key("origamig") && others.iter().all(|p| m.contains_key(p)))
-        .collect();
-    fleet_rows(&mut out, &complete, others);
-    goal_rows(&mut out, &complete);
-    out
+        .collect()
 }
 
 /// A policy's figure in one paired run (NaN when the policy did not run).
@@ -490,20 +516,38 @@ fn fleet_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)], others: &
     }
 }
 
+/// The goal over the paired runs of one part (`--json`; the table "The goal, paired runs per
+/// part" shows the same).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GoalPart {
+    /// "tuned" or "held out".
+    pub part: String,
+    pub runs: usize,
+    /// Runs where OrigaMIG keeps fewer active hosts than FF, TC, packing; admits at least as
+    /// much as TC; migrates less per hour than TC; all five at once.
+    pub fewer_hosts_than_ff: usize,
+    pub fewer_hosts_than_tc: usize,
+    pub fewer_hosts_than_packing: usize,
+    pub admits_at_least_tc: usize,
+    pub fewer_moves_than_tc: usize,
+    pub all_five: usize,
+    /// Mean whole GPUs free over the part's runs, OrigaMIG's and TC's.
+    pub free_gpus_origamig: f64,
+    pub free_gpus_tc: f64,
+    /// Mean repack bound of those runs (None when a run's journal line has none).
+    pub bound_origamig: Option<f64>,
+    pub bound_tc: Option<f64>,
+    /// The median of the runs' median call times and the largest p95, seconds.
+    pub call_s_median: f64,
+    pub call_s_p95_max: f64,
+    /// All five in at least 90 % of the runs and at least TC's whole GPUs free on average.
+    pub goal_met: bool,
+}
+
 /// The goal counted over every paired run of each part.
-fn goal_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)]) {
+fn goal_parts(complete: &[(&RunKey, &RunsByPolicy)]) -> Vec<GoalPart> {
     let get = figure;
-    // The goal per part: counts over every paired run of the part.
-    let _ = writeln!(out, "\n## The goal, paired runs per part\n");
-    let _ = writeln!(
-        out,
-        "A run counts when OrigaMIG keeps fewer active hosts than each of FF, TC and packing, admits at least as much as TC and migrates less per hour than TC; whole GPUs free are compared on average (OrigaMIG's mean over the part against TC's). The goal asks 90 % of the runs (9 of 10) in each part. The bound is the most whole GPUs a repack of the same GIs could leave free (each GPU class's GIs packed full by memory and compute slices; no placement does better), OrigaMIG's runs and TC's.\n"
-    );
-    let _ = writeln!(
-        out,
-        "| part | runs | fewer hosts than FF | than TC | than packing | admits ≥ TC | moves < TC | all five | free GPUs O / TC (mean) | bound O / TC (mean) | calls: median of run medians / max p95 (s) |"
-    );
-    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut parts = Vec::new();
     for part in [Part::Tuned, Part::HeldOut] {
         let ms: Vec<&BTreeMap<String, &Run>> = complete
             .iter()
@@ -528,7 +572,6 @@ fn goal_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)]) {
                 .is_none_or(|r| o(m).migrations_per_h < r.migrations_per_h)
         };
         let count = |f: &dyn Fn(&BTreeMap<String, &Run>) -> bool| ms.iter().filter(|m| f(m)).count();
-        let pct = |c: usize| format!("{c}/{n} ({:.0} %)", 100.0 * c as f64 / n as f64);
         let all = count(&|m| lt("ff", m) && lt("tc", m) && lt("packing", m) && acc(m) && mv(m));
         let fo = mean(&ms.iter().map(|m| o(m).free_gpus).collect::<Vec<_>>());
         let ft = mean(
@@ -536,33 +579,68 @@ fn goal_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)]) {
                 .map(|m| get(m, "tc", |r| r.free_gpus))
                 .collect::<Vec<_>>(),
         );
-        // The bound's mean, or "-" when a run of the part has none (an older journal's line).
-        let bound = |p: &str| -> String {
+        let bound = |p: &str| -> Option<f64> {
             let v: Option<Vec<f64>> = ms
                 .iter()
                 .map(|m| m.get(p).and_then(|r| r.free_gpus_bound))
                 .collect();
-            v.map_or("-".into(), |v| format!("{:.2}", mean(&v)))
+            v.map(|v| mean(&v))
         };
         let mut meds: Vec<f64> = ms.iter().map(|m| o(m).call_s_median).collect();
         meds.sort_by(f64::total_cmp);
-        let p95 = ms.iter().map(|m| o(m).call_s_p95).fold(0.0, f64::max);
+        parts.push(GoalPart {
+            part: part.name().to_string(),
+            runs: n,
+            fewer_hosts_than_ff: count(&|m| lt("ff", m)),
+            fewer_hosts_than_tc: count(&|m| lt("tc", m)),
+            fewer_hosts_than_packing: count(&|m| lt("packing", m)),
+            admits_at_least_tc: count(&acc),
+            fewer_moves_than_tc: count(&mv),
+            all_five: all,
+            free_gpus_origamig: fo,
+            free_gpus_tc: ft,
+            bound_origamig: bound("origamig"),
+            bound_tc: bound("tc"),
+            call_s_median: meds[meds.len() / 2],
+            call_s_p95_max: ms.iter().map(|m| o(m).call_s_p95).fold(0.0, f64::max),
+            goal_met: 10 * all >= 9 * n && fo >= ft,
+        });
+    }
+    parts
+}
+
+/// The goal per part as a table.
+fn goal_rows(out: &mut String, complete: &[(&RunKey, &RunsByPolicy)]) {
+    let _ = writeln!(out, "\n## The goal, paired runs per part\n");
+    let _ = writeln!(
+        out,
+        "A run counts when OrigaMIG keeps fewer active hosts than each of FF, TC and packing, admits at least as much as TC and migrates less per hour than TC; whole GPUs free are compared on average (OrigaMIG's mean over the part against TC's). The goal asks 90 % of the runs (9 of 10) in each part. The bound is the most whole GPUs a repack of the same GIs could leave free (each GPU class's GIs packed full by memory and compute slices; no placement does better), OrigaMIG's runs and TC's.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| part | runs | fewer hosts than FF | than TC | than packing | admits ≥ TC | moves < TC | all five | free GPUs O / TC (mean) | bound O / TC (mean) | calls: median of run medians / max p95 (s) |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for g in goal_parts(complete) {
+        let n = g.runs;
+        let pct = |c: usize| format!("{c}/{n} ({:.0} %)", 100.0 * c as f64 / n as f64);
+        let bound = |b: Option<f64>| b.map_or("-".into(), |b| format!("{b:.2}"));
         let _ = writeln!(
             out,
             "| {} | {n} | {} | {} | {} | {} | {} | {} | {:.2} / {:.2} | {} / {} | {:.3} / {:.3} |",
-            part.name(),
-            pct(count(&|m| lt("ff", m))),
-            pct(count(&|m| lt("tc", m))),
-            pct(count(&|m| lt("packing", m))),
-            pct(count(&acc)),
-            pct(count(&mv)),
-            pct(all),
-            fo,
-            ft,
-            bound("origamig"),
-            bound("tc"),
-            meds[meds.len() / 2],
-            p95
+            g.part,
+            pct(g.fewer_hosts_than_ff),
+            pct(g.fewer_hosts_than_tc),
+            pct(g.fewer_hosts_than_packing),
+            pct(g.admits_at_least_tc),
+            pct(g.fewer_moves_than_tc),
+            pct(g.all_five),
+            g.free_gpus_origamig,
+            g.free_gpus_tc,
+            bound(g.bound_origamig),
+            bound(g.bound_tc),
+            g.call_s_median,
+            g.call_s_p95_max
         );
     }
 }
