@@ -458,6 +458,71 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     assert_eq!(first, second);
 }
 
+/// `big-nodes-frontier --policy-set`: a variant's points are the runs `big-nodes` makes with the
+/// same settings (OrigaMIG does not run again on its journal; TC's points have keys of their
+/// own), none of them is labelled the default, and without the settings OrigaMIG's points are
+/// other runs.
+#[test]
+fn a_variants_frontier_points_are_its_big_nodes_runs() {
+    use crate::common::cli::migplan;
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("runs.jsonl");
+    let md = dir.path().join("frontier.md");
+    let grid = [
+        "--scenarios",
+        "scenarios/dgx-h100.toml",
+        "--loads",
+        "1.0",
+        "--seeds",
+        "1",
+        "--holdout-loads",
+        "1.1",
+        "--holdout-seeds",
+        "2",
+        "--warmup",
+        "0.5",
+        "--hours",
+        "1",
+        "--journal",
+        journal.to_str().unwrap(),
+    ];
+    let variant = ["--policy-set", "gpu_compaction_idle_gpu=true"];
+    // Runs in the journal after `args`, OrigaMIG's and TC's.
+    let ran = |args: &[&str]| -> (usize, usize) {
+        let out = migplan().args(args).args(grid).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let lines = std::fs::read_to_string(&journal).unwrap();
+        let n = |p: &str| lines.matches(&format!("\"policy\":\"{p}\"")).count();
+        (n("origamig"), n("tc"))
+    };
+    let big = ["experiment", "big-nodes", "--others", "tc"];
+    assert_eq!(ran(&[&big[..], &variant[..]].concat()), (2, 2));
+    let frontier = [
+        "experiment",
+        "big-nodes-frontier",
+        "--rates",
+        "0.5",
+        "--tc-periods",
+        "15",
+        "--markdown",
+        md.to_str().unwrap(),
+    ];
+    assert_eq!(ran(&[&frontier[..], &variant[..]].concat()), (2, 4));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.contains("| OrigaMIG | 0.5 a departure | 2 |"), "{text}");
+    assert!(
+        text.contains("OrigaMIG's points are the default with gpu_compaction_idle_gpu=true"),
+        "{text}"
+    );
+    // The default's points: OrigaMIG runs again, TC does not.
+    assert_eq!(ran(&frontier), (4, 4));
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("| OrigaMIG | 0.5 a departure (default) | 2 |"),
+        "{text}"
+    );
+}
+
 /// The arrival rule on a fleet of big hosts chooses the host by TC's best fit among the active
 /// ones: a 3g.20gb goes beside a 4g.20gb (its GPU full after it) rather than beside a 1g.5gb on
 /// the first active host, where FF (the paper preset) puts it.

@@ -32,6 +32,10 @@ pub struct FrontierArgs {
     /// Draw both curves (whole GPUs free against moves per hour) as SVG to this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// A `[policy]` setting of OrigaMIG's points as KEY=VALUE in TOML: a variant's curve against
+    /// TC's (each point's rate is set after these; none for the default).
+    #[arg(long = "policy-set", value_name = "KEY=VALUE")]
+    pub policy_set: Vec<String>,
 }
 
 /// One point of a curve: a policy with one value of its knob.
@@ -58,9 +62,13 @@ impl Knob {
         }
     }
 
-    fn label(self) -> String {
+    /// The point's label; `variant`: OrigaMIG's points have settings of `--policy-set`, so
+    /// none of them is the default.
+    fn label(self, variant: bool) -> String {
         match self {
-            Knob::Rate(r) if r == crate::policy_settings::DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE => {
+            Knob::Rate(r)
+                if !variant && r == crate::policy_settings::DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE =>
+            {
                 format!("{r} a departure (default)")
             }
             Knob::Rate(r) => format!("{r} a departure"),
@@ -94,12 +102,13 @@ fn plan(a: &FrontierArgs, knobs: &[Knob]) -> anyhow::Result<Vec<(usize, Job)>> {
                 Knob::Period(m) => format!("; tc compaction_min = {m}"),
                 Knob::Rate(_) => String::new(),
             };
+            // A variant's settings, then the point's own (which wins over a rate among them).
+            let set: Vec<String> = match knob {
+                Knob::Rate(_) => a.policy_set.iter().cloned().chain([knob.setting()]).collect(),
+                Knob::Period(_) => vec![knob.setting()],
+            };
             for cell in a.grid.cells() {
-                jobs.push((
-                    i,
-                    a.grid
-                        .job(&base, knob.policy(), cell, &[knob.setting()], &extra)?,
-                ));
+                jobs.push((i, a.grid.job(&base, knob.policy(), cell, &set, &extra)?));
             }
         }
     }
@@ -268,7 +277,7 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
                 .filter(|(n, _)| *n == i)
                 .filter_map(|(_, j)| done.get(&j.key()).map(|r| (j.part, r)))
                 .collect();
-            (k.label(), k.policy(), point_of(&runs))
+            (k.label(!a.policy_set.is_empty()), k.policy(), point_of(&runs))
         })
         .collect();
     let text = render(&points, missing, jobs.len());
@@ -281,11 +290,19 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
         let mut md = String::new();
         let _ = writeln!(md, "# Whole GPUs free against moves: OrigaMIG's curve and TC's\n");
         p.header(&mut md);
+        let others = if a.policy_set.is_empty() {
+            "Every other setting is the default.".to_string()
+        } else {
+            format!(
+                "OrigaMIG's points are the default with {}; TC's every other setting is the default.",
+                a.policy_set.join(", ")
+            )
+        };
         let _ = writeln!(
             md,
             "\nThe grid of big-nodes.md. {} Means over the same runs for every point. OrigaMIG \
              moves more as its GPU compaction earns more moves a departure; TC as its compaction \
-             runs more often. Every other setting is the default.\n",
+             runs more often. {others}\n",
             g.describe()
         );
         if let Some(svg) = &a.svg {
