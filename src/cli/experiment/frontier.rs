@@ -294,7 +294,7 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
             "Every other setting is the default.".to_string()
         } else {
             format!(
-                "OrigaMIG's points are the default with {}; TC's every other setting is the default.",
+                "OrigaMIG's points are the default with {}; TC's points have every other setting at the default.",
                 a.policy_set.join(", ")
             )
         };
