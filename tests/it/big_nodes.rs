@@ -337,6 +337,25 @@ fn experiment_big_nodes_resumes_from_its_journal() {
     assert!(text.contains(" | - / - | "), "{text}");
 }
 
+/// A grid of four runs a policy: dgx-h100, the tuned part load 1.0 seed 1, the held-out part load
+/// 1.1 seed 2, half an hour of warm-up and an hour measured.
+const TINY_H100_GRID: [&str; 14] = [
+    "--scenarios",
+    "scenarios/dgx-h100.toml",
+    "--loads",
+    "1.0",
+    "--seeds",
+    "1",
+    "--holdout-loads",
+    "1.1",
+    "--holdout-seeds",
+    "2",
+    "--warmup",
+    "0.5",
+    "--hours",
+    "1",
+];
+
 /// `experiment big-nodes-frontier` on a tiny grid: its default points are the runs of
 /// `experiment big-nodes` (OrigaMIG at 0.5 moves a departure, TC every 15 min: the same
 /// figures in both journals), the table reads OrigaMIG beside TC's curve, and a second run
@@ -345,22 +364,7 @@ fn experiment_big_nodes_resumes_from_its_journal() {
 fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     use crate::common::cli::migplan;
     let dir = tempfile::tempdir().unwrap();
-    let grid = [
-        "--scenarios",
-        "scenarios/dgx-h100.toml",
-        "--loads",
-        "1.0",
-        "--seeds",
-        "1",
-        "--holdout-loads",
-        "1.1",
-        "--holdout-seeds",
-        "2",
-        "--warmup",
-        "0.5",
-        "--hours",
-        "1",
-    ];
+    let grid = TINY_H100_GRID;
     let journal = dir.path().join("frontier.jsonl");
     let md = dir.path().join("frontier.md");
     let svg = dir.path().join("frontier.svg");
@@ -468,28 +472,13 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("runs.jsonl");
     let md = dir.path().join("frontier.md");
-    let grid = [
-        "--scenarios",
-        "scenarios/dgx-h100.toml",
-        "--loads",
-        "1.0",
-        "--seeds",
-        "1",
-        "--holdout-loads",
-        "1.1",
-        "--holdout-seeds",
-        "2",
-        "--warmup",
-        "0.5",
-        "--hours",
-        "1",
-        "--journal",
-        journal.to_str().unwrap(),
-    ];
+    let grid = TINY_H100_GRID
+        .into_iter()
+        .chain(["--journal", journal.to_str().unwrap()]);
     let variant = ["--policy-set", "gpu_compaction_idle_gpu=true"];
     // Runs in the journal after `args`, OrigaMIG's and TC's.
     let ran = |args: &[&str]| -> (usize, usize) {
-        let out = migplan().args(args).args(grid).output().unwrap();
+        let out = migplan().args(args).args(grid.clone()).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let lines = std::fs::read_to_string(&journal).unwrap();
         let n = |p: &str| lines.matches(&format!("\"policy\":\"{p}\"")).count();
