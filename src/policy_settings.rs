@@ -225,6 +225,18 @@ pub struct OrigamigSettings {
     /// `false`.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub arrival_kind_affinity: bool,
+    /// With `arrival_host_best_fit` or `arrival_gpu_best_fit`: the weight w of the expected
+    /// fragmentation in the arrival's best fit. Each GI's GPU scores its joint utilization
+    /// after the GI less w times the rise of its expected fragmentation (over the profiles
+    /// without +me, the mean free memory slices that no free start of the profile covers;
+    /// docs/policies.md), and hosts compare by their best-fit score less w times the rises of
+    /// the VM's GIs. On fleets with a host of more than two GPUs only: fleets of two-GPU hosts
+    /// keep TC's best fit (on paper-32 the weight cost one run of fewer hosts than TC in ten).
+    /// 0.3 (the default): on the big-nodes grid, with exact fills, it leaves whole GPUs free
+    /// within 0.05 of TC's (docs/results/big-nodes-variants.md, twelfth round); 0 is TC's best
+    /// fit. Saves leave out the default.
+    #[serde(skip_serializing_if = "is_default_arrival_fragmentation")]
+    pub arrival_fragmentation: f64,
     /// With `gpu_compaction` and without `gpu_compaction_small`: every `host_emptying_min` of
     /// simulated time, an active host of two GPUs or fewer that runs
     /// at most this many VMs is emptied onto GPUs in use on other such hosts when they all fit
@@ -290,6 +302,18 @@ pub struct OrigamigSettings {
     /// default.
     #[serde(skip_serializing_if = "is_true")]
     pub gpu_compaction_toward_fuller: bool,
+    /// With `gpu_compaction_toward_fuller`: `true` (the default) also lets a VM sent across
+    /// hosts go to a host that is not fuller when every GPU its GIs land on is then full (an
+    /// exact fill: the move vacates a GPU and closes a hole), except to the
+    /// `gpu_compaction_exact_fill_spare` emptiest active hosts, the next to be switched off
+    /// (docs/results/big-nodes-variants.md, twelfth round). Saves leave out the default.
+    #[serde(skip_serializing_if = "is_true")]
+    pub gpu_compaction_exact_fill: bool,
+    /// With `gpu_compaction_exact_fill`: how many of the active big hosts holding the fewest
+    /// memory slices take no exact fill from an emptier host. 1 (the default). Saves leave out
+    /// the default.
+    #[serde(skip_serializing_if = "is_one")]
+    pub gpu_compaction_exact_fill_spare: usize,
     /// With `gpu_compaction`: the most VMs one compaction sends across hosts (GPUs are tried
     /// least utilized first; one whose vacating would send more stays). 2 (the default; 1 in
     /// the fourth round, docs/results/big-nodes-variants.md): with the rate of moves
@@ -322,9 +346,10 @@ pub struct OrigamigSettings {
     /// With `gpu_compaction`: a rate of moves for the compaction of big hosts, in moves per VM
     /// that leaves such a host. Each departure adds this much to an account (at most
     /// `gpu_compaction_moves_cap`); a compaction makes at most the whole moves in it, within and
-    /// across hosts, and spends them. 0.5 (the default): moves follow the churn that fragments
-    /// GPUs, so they stay below TC's in 99 % of the big-nodes runs (docs/results/
-    /// big-nodes-variants.md, seventh round). 0 is no such limit. Saves leave out the default.
+    /// across hosts, and spends them. 0.4 (the default; 0.5 before the exact fills of the twelfth
+    /// round, docs/results/big-nodes-variants.md): moves follow the churn that fragments GPUs,
+    /// so they stay below TC's in most big-nodes runs (seventh round). 0 is no such limit.
+    /// Saves leave out the default.
     #[serde(skip_serializing_if = "is_default_moves_per_departure")]
     pub gpu_compaction_moves_per_departure: f64,
     /// With `gpu_compaction_moves_per_departure`: the most moves the account holds. Saves leave
@@ -333,8 +358,15 @@ pub struct OrigamigSettings {
     pub gpu_compaction_moves_cap: f64,
 }
 
+/// The default `arrival_fragmentation`.
+pub const DEFAULT_ARRIVAL_FRAGMENTATION: f64 = 0.3;
+
+fn is_default_arrival_fragmentation(x: &f64) -> bool {
+    *x == DEFAULT_ARRIVAL_FRAGMENTATION
+}
+
 /// The default `gpu_compaction_moves_per_departure`.
-pub const DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE: f64 = 0.5;
+pub const DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE: f64 = 0.4;
 
 fn is_default_moves_per_departure(x: &f64) -> bool {
     *x == DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE
@@ -714,12 +746,15 @@ impl Default for OrigamigSettings {
             arrival_gpu_best_fit: true,
             arrival_host_best_fit: true,
             arrival_kind_affinity: false,
+            arrival_fragmentation: DEFAULT_ARRIVAL_FRAGMENTATION,
             gpu_compaction: true,
             gpu_compaction_across: 2,
             gpu_compaction_small: false,
             gpu_compaction_min: 2.0,
             gpu_compaction_across_tenant: 0,
             gpu_compaction_toward_fuller: true,
+            gpu_compaction_exact_fill: true,
+            gpu_compaction_exact_fill_spare: 1,
             gpu_compaction_across_budget: 2,
             gpu_compaction_small_min: DEFAULT_GPU_COMPACTION_SMALL_MIN,
             gpu_compaction_small_empty_host: false,

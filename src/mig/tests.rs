@@ -68,3 +68,26 @@ fn media_extension_limit_is_one() {
     assert_eq!(free_starts(m, &occ, me).count(), 0);
     assert_eq!(capacity(m, &occ, me), 0);
 }
+
+#[test]
+fn expected_fragmentation_by_hand() {
+    // A100-40GB, six profiles (1g.5gb, 1g.10gb, 2g.10gb, 3g.20gb, 4g.20gb, 7g.40gb).
+    let m = a100();
+    // An idle GPU: 1g.5gb never starts at slice 7 (1), 2g.10gb never at 6 (2), 4g.20gb only
+    // at 0 (4): 7 / 6.
+    assert!(
+        (expected_fragmentation(m, 0) - 7.0 / 6.0).abs() < 1e-12,
+        "an idle GPU"
+    );
+    assert_eq!(expected_fragmentation(m, 0xff), 0.0, "a full GPU");
+    // A 4g.20gb at 0: slices 4-7 free. 1g.5gb cannot use 7 (1), 1g.10gb and 3g.20gb use all
+    // (0), 2g.10gb only 4-5 (2), 4g.20gb and 7g.40gb none (4 + 4): 11 / 6.
+    assert!((expected_fragmentation(m, 0x0f) - 11.0 / 6.0).abs() < 1e-12);
+    // A 1g.5gb at 6: 1 + 1 + 1 (slice 7 for the three small profiles) + 3 + 3 (3g.20gb and
+    // 4g.20gb only at 0) + 7 (7g.40gb): 16 / 6.
+    assert!((expected_fragmentation(m, 1 << 6) - 16.0 / 6.0).abs() < 1e-12);
+    // Slices 6 and 7 free: 1g.5gb leaves 7 (1), 1g.10gb none (0), the others both (2 x 4): 9 / 6.
+    assert!((expected_fragmentation(m, 0x3f) - 9.0 / 6.0).abs() < 1e-12);
+    // Slices 0-2 taken: 1 (slice 7) + 1 (slice 3) + 3 (3, 6, 7) + 1 (slice 3) + 5 + 5: 16 / 6.
+    assert!((expected_fragmentation(m, 0x07) - 16.0 / 6.0).abs() < 1e-12);
+}

@@ -1,5 +1,6 @@
 //! Per-model lookup tables of the slice rules for the online policies: CF, the default start
-//! (Eq. 3) and MFI's fragmentation score, indexed by a GPU's occupied-slice mask. MFI and TC
+//! (Eq. 3), MFI's fragmentation score and the expected fragmentation
+//! ([`mig::expected_fragmentation`]), indexed by a GPU's occupied-slice mask. MFI and TC
 //! evaluate every GPU of the fleet on each arrival, so they read these tables instead of
 //! recomputing the rules; the tables agree with [`crate::mig`] (tested).
 
@@ -18,6 +19,8 @@ pub(crate) struct ModelTables {
     default_start: Vec<Vec<u8>>,
     /// MFI's fragmentation score of a mask (§6.3).
     mfi: Vec<u32>,
+    /// [`mig::expected_fragmentation`] of a mask.
+    frag: Vec<f64>,
 }
 
 /// Tables for every model of a catalog that qualifies.
@@ -76,7 +79,14 @@ impl ModelTables {
             }
         }
         let mfi = (0..n).map(|mask| mfi_score(model, mask as u32)).collect();
-        Some(ModelTables { default_start, mfi })
+        let frag = (0..n)
+            .map(|mask| mig::expected_fragmentation(model, mask as u32))
+            .collect();
+        Some(ModelTables {
+            default_start,
+            mfi,
+            frag,
+        })
     }
 }
 
@@ -113,6 +123,14 @@ impl Tables {
                 };
                 mig::default_start(m, &o, p)
             }
+        }
+    }
+
+    /// [`mig::expected_fragmentation`] of a mask on `model`.
+    pub fn fragmentation(&self, model: ModelId, mask: u32) -> f64 {
+        match &self.models[model] {
+            Some(t) => t.frag[mask as usize],
+            None => mig::expected_fragmentation(self.catalog.model(model), mask),
         }
     }
 

@@ -78,20 +78,28 @@ fn place_on_host(
     vm: &Vm,
     gpus: &[GpuView],
 ) -> Option<(f64, Vec<GiSlot>)> {
-    place_on_host_with(tables, catalog, vm, gpus, None)
+    place_on_host_with(tables, catalog, vm, gpus, None, 0.0)
 }
 
 /// [`place_on_host`], and with `affinity` (the VM's [`kind_bit`]) each GI goes to the GPU of
 /// the lowest [`affinity_rank`] first, best fit among those, and the score is lowered by the
-/// ranks of the GPUs used, so that hosts compare by rank first.
+/// ranks of the GPUs used, so that hosts compare by rank first. With a `fragmentation` weight
+/// w > 0, each GI's GPU scores its joint utilization after the GI less w times the rise of its
+/// expected fragmentation ([`Tables::fragmentation`]), and the host's score is lowered by w
+/// times the rises summed over the VM's GIs.
 fn place_on_host_with(
     tables: &Tables,
     catalog: &Catalog,
     vm: &Vm,
     gpus: &[GpuView],
     affinity: Option<u8>,
+    fragmentation: f64,
 ) -> Option<(f64, Vec<GiSlot>)> {
     let mut ranks = 0.0;
+    let mut frag_rise = 0.0;
+    let rise = |v: &GpuView, m: u32| {
+        tables.fragmentation(v.model, v.mask | m) - tables.fragmentation(v.model, v.mask)
+    };
     let first = *gpus.first()?;
     // A working copy of the host's GPUs: on the stack for every host of the catalog (this runs
     // for every host and every VM a compaction tries, so it must not allocate).
@@ -126,7 +134,10 @@ fn place_on_host_with(
                 comp: v.comp + prof.compute as u32,
                 ..*v
             };
-            let u = joint_util(catalog, &after) - affinity.map_or(0.0, |b| 10.0 * affinity_rank(v, b));
+            let mut u = joint_util(catalog, &after) - affinity.map_or(0.0, |b| 10.0 * affinity_rank(v, b));
+            if fragmentation > 0.0 {
+                u -= fragmentation * rise(v, prof.mask_at(z));
+            }
             if best.is_none_or(|(b, _, _)| u > b) {
                 best = Some((u, k, z));
             }
@@ -134,6 +145,9 @@ fn place_on_host_with(
         let (_, k, z) = best?;
         if let Some(b) = affinity {
             ranks += affinity_rank(&g[k], b);
+        }
+        if fragmentation > 0.0 {
+            frag_rise += rise(&g[k], prof.mask_at(z));
         }
         let v = &mut g[k];
         v.mask |= prof.mask_at(z);
@@ -153,7 +167,7 @@ fn place_on_host_with(
     } else {
         used.iter().map(|&k| joint_util(catalog, &g[k])).sum::<f64>() / used.len() as f64
     };
-    Some((score - 10.0 * ranks, slots))
+    Some((score - 10.0 * ranks - fragmentation * frag_rise, slots))
 }
 
 /// Whether the allowed GPUs of `vm`'s class on a host have enough unmasked slices in all for
@@ -201,19 +215,22 @@ pub fn placement(
     vm: &Vm,
     open: impl Fn(HostId) -> bool,
 ) -> Option<Placement> {
-    placement_with_affinity(tables, fleet, vm, open, false)
+    placement_with_affinity(tables, fleet, vm, open, false, 0.0)
 }
 
 /// [`placement`], and with `affinity` by kind: the VM's GIs go to GPUs that hold VMs of its kind
 /// only (a job with jobs, a tenant with tenants) before GPUs that hold others, and to those
 /// before idle GPUs, best fit within each rank; hosts compare by the ranks of the GPUs used,
-/// then by TC's score. GPUs whose VMs leave at about the same time empty whole.
+/// then by TC's score. GPUs whose VMs leave at about the same time empty whole. A
+/// `fragmentation` weight w > 0 weighs the rise of each GPU's expected fragmentation against
+/// best fit ([`place_on_host_with`]); 0 is TC's rule.
 pub fn placement_with_affinity(
     tables: &Tables,
     fleet: &Fleet,
     vm: &Vm,
     open: impl Fn(HostId) -> bool,
     affinity: bool,
+    fragmentation: f64,
 ) -> Option<Placement> {
     let catalog = fleet.catalog;
     let bit = affinity.then(|| kind_bit(vm.kind));
@@ -241,7 +258,7 @@ pub fn placement_with_affinity(
                 0
             },
         }));
-        place_on_host_with(tables, catalog, vm, &views, bit)
+        place_on_host_with(tables, catalog, vm, &views, bit, fragmentation)
     })
 }
 
@@ -264,6 +281,9 @@ struct Work {
     moved: BTreeMap<VmId, Placement>,
     receivers: BTreeSet<(HostId, usize)>,
     journal: Vec<Undo>,
+    /// Per host: whether it is one of the emptiest active hosts that an exact fill
+    /// ([`Scope::exact_fill`]) may not send VMs to (set once per compaction).
+    spared: Vec<bool>,
 }
 
 /// One change to [`Work`], with what it replaced.
@@ -329,6 +349,7 @@ impl Work {
             moved: BTreeMap::new(),
             receivers: BTreeSet::new(),
             journal: Vec::new(),
+            spared: vec![false; fleet.hosts.len()],
         }
     }
 
@@ -487,6 +508,11 @@ pub struct Scope<'a> {
     /// one GPU holding VMs, none of them kept there, at most `across_max_vms` VMs), so every
     /// move switches a host off.
     pub emptying_host_only: bool,
+    /// With `toward_fuller`: `Some(k)` also lets a VM sent across hosts go to a host that is not
+    /// fuller when every GPU its GIs land on is left with no free memory slice (an exact fill),
+    /// except to the `k` active hosts of the scope holding the fewest memory slices (the next
+    /// to be switched off). `None`: only fuller hosts.
+    pub exact_fill: Option<usize>,
 }
 
 impl Scope<'_> {
@@ -519,9 +545,13 @@ const FLEET: Scope<'static> = Scope {
     fewest_vms_first: false,
     idle_gpus: false,
     emptying_host_only: false,
+    exact_fill: None,
 };
 
-/// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources.
+/// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources; with
+/// `exact_fill`, a host that is not fuller takes it only as an exact fill
+/// ([`Scope::exact_fill`]).
+#[allow(clippy::too_many_arguments)]
 fn compaction_target(
     tables: &Tables,
     fleet: &Fleet,
@@ -530,6 +560,7 @@ fn compaction_target(
     from: &Placement,
     within_host: bool,
     toward_fuller: bool,
+    exact_fill: bool,
 ) -> Option<Placement> {
     let catalog = fleet.catalog;
     let fuller = |h: HostId| {
@@ -540,7 +571,8 @@ fn compaction_target(
         if within_host && h != from.host {
             return None;
         }
-        if toward_fuller && h != from.host && !fuller(h) {
+        let emptier = toward_fuller && h != from.host && !fuller(h);
+        if emptier && (!exact_fill || work.spared[h]) {
             return None;
         }
         if h != from.host && (work.cores[h] < vm.cores || work.ram[h] < vm.ram_gb) {
@@ -550,7 +582,27 @@ fn compaction_target(
         if !may_fit(catalog, vm, views) {
             return None;
         }
-        place_on_host(tables, catalog, vm, views)
+        let placed = place_on_host(tables, catalog, vm, views)?;
+        if emptier && !fills_exactly(catalog, vm, views, &placed.1) {
+            return None;
+        }
+        Some(placed)
+    })
+}
+
+/// Whether the GIs of `vm` at `slots` leave every GPU they land on with all its memory slices in
+/// use (`views` as before the VM).
+fn fills_exactly(catalog: &Catalog, vm: &Vm, views: &[GpuView], slots: &[GiSlot]) -> bool {
+    slots.iter().all(|slot| {
+        let added: u32 = vm
+            .gis
+            .iter()
+            .zip(slots)
+            .filter(|(_, s)| s.gpu == slot.gpu)
+            .map(|(req, _)| catalog.model(req.model).profiles[req.profile].size as u32)
+            .sum();
+        let v = &views[slot.gpu];
+        v.mem + added == catalog.model(v.model).memory_slices as u32
     })
 }
 
@@ -593,7 +645,16 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
                 ok = false;
                 break;
             };
-            match compaction_target(tables, fleet, work, vm, &from, within_host, scope.toward_fuller) {
+            match compaction_target(
+                tables,
+                fleet,
+                work,
+                vm,
+                &from,
+                within_host,
+                scope.toward_fuller,
+                scope.exact_fill.is_some(),
+            ) {
                 Some(to) => work.apply(catalog, vm, &from, &to),
                 None => {
                     ok = false;
@@ -629,6 +690,16 @@ fn compact_class(
 ) {
     let catalog = fleet.catalog;
     let mut work = Work::new(fleet);
+    if let Some(k) = scope.exact_fill {
+        let mut active: Vec<(u32, HostId)> = (0..fleet.hosts.len())
+            .filter(|&h| (scope.hosts)(h) && fleet.hosts[h].is_active())
+            .map(|h| (work.slices_before[h], h))
+            .collect();
+        active.sort_unstable();
+        for &(_, h) in active.iter().take(k) {
+            work.spared[h] = true;
+        }
+    }
     let mut order: Vec<(f64, HostId, usize)> = Vec::new();
     for (h, host) in fleet.hosts.iter().enumerate() {
         if !(scope.hosts)(h) {
@@ -767,7 +838,7 @@ pub(crate) fn empty_hosts_in(
                 ok = false;
                 break;
             };
-            match compaction_target(tables, fleet, &work, vm, &from, false, false) {
+            match compaction_target(tables, fleet, &work, vm, &from, false, false, false) {
                 Some(to) if to.host != h => work.apply(catalog, vm, &from, &to),
                 _ => {
                     ok = false;

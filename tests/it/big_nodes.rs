@@ -357,7 +357,7 @@ const TINY_H100_GRID: [&str; 14] = [
 ];
 
 /// `experiment big-nodes-frontier` on a tiny grid: its default points are the runs of
-/// `experiment big-nodes` (OrigaMIG at 0.5 moves a departure, TC every 15 min: the same
+/// `experiment big-nodes` (OrigaMIG at 0.4 moves a departure, TC every 15 min: the same
 /// figures in both journals), the table reads OrigaMIG beside TC's curve, and a second run
 /// with the same journal runs nothing.
 #[test]
@@ -374,7 +374,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
                 "experiment",
                 "big-nodes-frontier",
                 "--rates",
-                "0.5",
+                "0.4",
                 "--tc-periods",
                 "15,30",
             ])
@@ -435,12 +435,12 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     assert_eq!(tc30.count(), 2);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| OrigaMIG | 0.5 a departure (default) | 2 |"),
+        text.contains("| OrigaMIG | 0.4 a departure (default) | 2 |"),
         "{text}"
     );
     assert!(text.contains("| TC | every 15 min (default) | 2 |"), "{text}");
     assert!(text.contains("| TC | every 30 min | 2 |"), "{text}");
-    assert!(text.contains("| 0.5 a departure (default) | "), "{text}");
+    assert!(text.contains("| 0.4 a departure (default) | "), "{text}");
     assert!(
         text.contains("![Whole GPUs free against moves per hour](frontier.svg)"),
         "{text}"
@@ -449,7 +449,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     let drawing = std::fs::read_to_string(&svg).unwrap();
     assert_eq!(drawing.matches("<circle").count(), 3, "{drawing}");
     for label in [
-        "0.5/dep. (default)",
+        "0.4/dep. (default)",
         "15 min (default)",
         "30 min",
         "\nOrigaMIG\n",
@@ -490,7 +490,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
         "experiment",
         "big-nodes-frontier",
         "--rates",
-        "0.5",
+        "0.4",
         "--tc-periods",
         "15",
         "--markdown",
@@ -498,7 +498,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     ];
     assert_eq!(ran(&[&frontier[..], &variant[..]].concat()), (2, 4));
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.contains("| OrigaMIG | 0.5 a departure | 2 |"), "{text}");
+    assert!(text.contains("| OrigaMIG | 0.4 a departure | 2 |"), "{text}");
     assert!(
         text.contains("OrigaMIG's points are the default with gpu_compaction_idle_gpu=true"),
         "{text}"
@@ -507,7 +507,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     assert_eq!(ran(&frontier), (4, 4));
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| OrigaMIG | 0.5 a departure (default) | 2 |"),
+        text.contains("| OrigaMIG | 0.4 a departure (default) | 2 |"),
         "{text}"
     );
 }
@@ -544,15 +544,16 @@ fn plain_compaction() -> OrigamigSettings {
     }
 }
 
-/// The defaults (docs/results/big-nodes-variants.md, seventh round): every 2 min, the GPUs
-/// holding the fewest VMs first, at most the moves earned by departures (0.5 a departure from
-/// a big host), across hosts only toward fuller hosts, at most two VMs across a compaction.
+/// The defaults (docs/results/big-nodes-variants.md, seventh and twelfth rounds): every 2 min,
+/// the GPUs holding the fewest VMs first, at most the moves earned by departures (0.4 a
+/// departure from a big host), across hosts toward fuller hosts (or as an exact fill), at most
+/// two VMs across a compaction.
 #[test]
 fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     use migplan::policy::Policy;
     let d = OrigamigSettings::default();
     assert_eq!(d.gpu_compaction_min, 2.0);
-    assert_eq!(d.gpu_compaction_moves_per_departure, 0.5);
+    assert_eq!(d.gpu_compaction_moves_per_departure, 0.4);
     assert!(d.gpu_compaction_toward_fuller && d.gpu_compaction_fewest_vms_first);
     assert_eq!((d.gpu_compaction_across, d.gpu_compaction_across_budget), (2, 2));
     let s = OrigamigSettings { theta: 1_000, ..d };
@@ -563,10 +564,11 @@ fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     assert!(o.on_step(&f, 1.0).is_none());
     // Nothing earned yet: the default compaction makes no move.
     assert!(o.on_step(&f, 1.0 + period).is_none());
-    // One departure earns half a move: still none.
+    // Two departures earn 0.8 of a move: still none.
+    o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     assert!(o.on_step(&f, 1.0 + 2.0 * period).is_none());
-    // A second earns the whole move: the GPU of one VM (the 3g.20gb on GPU 1) is vacated, onto
+    // A third earns the whole move: the GPU of one VM (the 3g.20gb on GPU 1) is vacated, onto
     // GPU 2 beside the 4g.20gb.
     o.on_departure_from(&f, &gone, Some(0), 1.0 + 2.0 * period);
     let plan = o.on_step(&f, 1.0 + 3.0 * period).expect("one move");
@@ -1045,4 +1047,87 @@ fn an_idle_gpu_lent_to_the_compaction_vacates_two() {
         .collect();
     assert_eq!(got, vec![(7, 3, 4), (8, 0, 3), (9, 3, 0), (10, 3, 2), (11, 1, 1)]);
     assert!(plan.targets.values().all(|p| p.host == 0));
+}
+
+/// `arrival_fragmentation`: dgx0's GPU 0 holds a 4g.20gb and a 2g.10gb (slices 6-7 free), GPU 1
+/// three 1g.5gb (slices 3-7 free). A 1g.5gb fills GPU 0 best (joint utilization 14/15 against
+/// 8/15 on GPU 1), but there it leaves slice 7, which no profile can use (expected
+/// fragmentation 9/6 to 6/6), where on GPU 1 at slice 3 (Eq. 3's start) it leaves slices 4-7,
+/// which a 3g.20gb or two 1g.10gb fill (16/6 to 11/6). Weighed by w, GPU 1 wins when
+/// 8/15 + 5w/6 > 14/15 + w/2, that is above w = 1.2: best fit (0) and the default (0.3) keep
+/// GPU 0, 2 takes GPU 1.
+#[test]
+fn arrival_fragmentation_weighs_the_room_a_gi_leaves_against_best_fit() {
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "2g.10gb"), at(0, &[(0, 4)]));
+    for (i, z) in [0u8, 1, 2].into_iter().enumerate() {
+        put(&mut f, tenant(3 + i as VmId, "1g.5gb"), at(0, &[(1, z)]));
+    }
+    f.check_invariants().unwrap();
+    let slot = |w: f64| {
+        let s = OrigamigSettings {
+            arrival_fragmentation: w,
+            ..OrigamigSettings::default()
+        };
+        let mut o = migplan::policy::origamig::Origamig::new(&s);
+        let p = migplan::policy::Policy::on_arrival(&mut o, &f, &tenant(9, "1g.5gb"), 0.0).unwrap();
+        assert_eq!(p.host, 0);
+        (p.gis[0].gpu, p.gis[0].start)
+    };
+    assert_eq!(OrigamigSettings::default().arrival_fragmentation, 0.3);
+    assert_eq!(slot(0.0), (0, 6));
+    assert_eq!(slot(0.3), (0, 6));
+    assert_eq!(slot(1.1), (0, 6));
+    assert_eq!(slot(1.3), (1, 3));
+    assert_eq!(slot(2.0), (1, 3));
+}
+
+/// `gpu_compaction_exact_fill`: dgx2 (the fullest, 20 memory slices) has a 3g.20gb alone on GPU 0
+/// and two 7g.40gb; dgx1 (12) a 4g.20gb and a 7g.40gb; dgx0 (4, the emptiest) a 4g.20gb. No GPU
+/// can be vacated toward a fuller host; the 3g.20gb fills slices 4-7 beside either 4g.20gb
+/// exactly. Without exact fills nothing moves; with them it goes to dgx1, dgx0 being spared
+/// as the next host to switch off (`gpu_compaction_exact_fill_spare = 1`), or to dgx0 (the
+/// lower host on a tie) when none is spared.
+#[test]
+fn an_exact_fill_may_go_to_an_emptier_host_but_not_the_emptiest() {
+    let mut f = dgx_a100s(3);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "4g.20gb"), at(1, &[(0, 0)]));
+    put(&mut f, tenant(3, "7g.40gb"), at(1, &[(1, 0)]));
+    put(&mut f, tenant(4, "3g.20gb"), at(2, &[(0, 0)]));
+    put(&mut f, tenant(5, "7g.40gb"), at(2, &[(1, 0)]));
+    put(&mut f, tenant(6, "7g.40gb"), at(2, &[(2, 0)]));
+    f.check_invariants().unwrap();
+    let d = OrigamigSettings::default();
+    assert!(d.gpu_compaction_exact_fill);
+    assert_eq!(d.gpu_compaction_exact_fill_spare, 1);
+    let s = OrigamigSettings {
+        gpu_compaction_toward_fuller: true,
+        gpu_compaction_fewest_vms_first: true,
+        ..plain_compaction()
+    };
+    let off = OrigamigSettings {
+        gpu_compaction_exact_fill: false,
+        ..s.clone()
+    };
+    assert!(compaction_after(&f, &off, 5.0).is_none());
+    let target = |s: &OrigamigSettings| {
+        let plan = compaction_after(&f, s, 5.0).expect("a compaction plan");
+        assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![4]);
+        let p = &plan.targets[&4];
+        (p.host, p.gis[0].gpu, p.gis[0].start)
+    };
+    assert_eq!(target(&s), (1, 0, 4));
+    let none_spared = OrigamigSettings {
+        gpu_compaction_exact_fill_spare: 0,
+        ..s.clone()
+    };
+    assert_eq!(target(&none_spared), (0, 0, 4));
+    // Two spared: dgx1 too, so nothing moves.
+    let two_spared = OrigamigSettings {
+        gpu_compaction_exact_fill_spare: 2,
+        ..s.clone()
+    };
+    assert!(compaction_after(&f, &two_spared, 5.0).is_none());
 }

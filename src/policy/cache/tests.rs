@@ -25,6 +25,12 @@ fn tables_agree_with_the_rules() {
                     model.profiles[p].name
                 );
             }
+            assert_eq!(
+                t.fragmentation(m, mask),
+                mig::expected_fragmentation(model, mask),
+                "{} mask {mask:b}",
+                model.name
+            );
         }
     }
 }

@@ -300,17 +300,27 @@ pub(super) fn arrival_best_fit(
     vm: &Vm,
     p: Placement,
 ) -> Placement {
-    let big = fleet
+    let big_host = fleet
         .hosts
         .get(p.host)
-        .is_some_and(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS)
-        || settings.arrival_best_fit_small;
-    if !settings.arrival_gpu_best_fit || !big || !vm.is_mig() {
+        .is_some_and(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+    if !settings.arrival_gpu_best_fit || !(big_host || settings.arrival_best_fit_small) || !vm.is_mig() {
         return p;
     }
     let t = tables.get(fleet.catalog);
-    crate::policy::tc::placement_with_affinity(&t, fleet, vm, |h| h == p.host, settings.arrival_kind_affinity)
-        .unwrap_or(p)
+    crate::policy::tc::placement_with_affinity(
+        &t,
+        fleet,
+        vm,
+        |h| h == p.host,
+        settings.arrival_kind_affinity,
+        if big_host {
+            settings.arrival_fragmentation
+        } else {
+            0.0
+        },
+    )
+    .unwrap_or(p)
 }
 
 /// `arrival_host_best_fit` on a fleet of big hosts: TC's placement among the active hosts that
@@ -325,12 +335,11 @@ pub(super) fn arrival_host_best_fit(
     if !settings.arrival_host_best_fit || !vm.is_mig() {
         return None;
     }
-    let big = fleet
+    let big_fleet = fleet
         .hosts
         .iter()
-        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS)
-        || settings.arrival_best_fit_small;
-    if !big {
+        .any(|h| h.gpus.len() > super::neighborhood::PAPER_HOST_GPUS);
+    if !(big_fleet || settings.arrival_best_fit_small) {
         return None;
     }
     let t = tables.get(fleet.catalog);
@@ -340,6 +349,11 @@ pub(super) fn arrival_host_best_fit(
         vm,
         |h| fleet.hosts[h].is_active() && open(h),
         settings.arrival_kind_affinity,
+        if big_fleet {
+            settings.arrival_fragmentation
+        } else {
+            0.0
+        },
     )
 }
 
@@ -404,6 +418,8 @@ fn compaction_scope<'a>(s: &OrigamigSettings, in_scope: &'a dyn Fn(HostId) -> bo
         fewest_vms_first: big && s.gpu_compaction_fewest_vms_first,
         idle_gpus: big && s.gpu_compaction_idle_gpu,
         emptying_host_only: !big && s.gpu_compaction_small_empty_host,
+        exact_fill: (s.gpu_compaction_toward_fuller && s.gpu_compaction_exact_fill)
+            .then_some(s.gpu_compaction_exact_fill_spare),
     }
 }
 
