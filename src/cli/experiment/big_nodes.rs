@@ -345,6 +345,9 @@ pub(super) fn run_missing(
 pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
     let g = &a.grid;
     g.check()?;
+    // The commit as the command starts: the runs append to a tracked journal and the SVG is
+    // written before the Markdown, which would make the tree look changed.
+    let p = Provenance::now();
     let jobs = plan(a)?;
     let done = run_missing(&jobs.iter().collect::<Vec<_>>(), g.journal.as_deref(), g.max_runs)?;
     let missing = jobs.iter().filter(|j| !done.contains_key(&j.key())).count();
@@ -354,7 +357,6 @@ pub fn big_nodes(a: &BigNodesArgs) -> anyhow::Result<()> {
         .collect();
     let text = render(&rows, &a.others, missing, jobs.len());
     if let Some(path) = &g.markdown {
-        let p = Provenance::now();
         let mut md = String::new();
         let _ = writeln!(md, "# OrigaMIG on eight-GPU nodes\n");
         p.header(&mut md);

@@ -247,6 +247,9 @@ pub(crate) fn render(
 pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
     let g = &a.grid;
     g.check()?;
+    // The commit as the command starts: the runs append to a tracked journal and the SVG is
+    // written before the Markdown, which would make the tree look changed.
+    let p = Provenance::now();
     if let Some(path) = &a.svg {
         markdown::check_target_of("--svg", path)?;
     }
@@ -286,7 +289,6 @@ pub fn frontier(a: &FrontierArgs) -> anyhow::Result<()> {
         crate::fsutil::write_atomic(path, drawing.as_bytes()).map_err(|e| anyhow::anyhow!("--svg {e}"))?;
     }
     if let Some(path) = &g.markdown {
-        let p = Provenance::now();
         let mut md = String::new();
         let _ = writeln!(md, "# Whole GPUs free against moves: OrigaMIG's curve and TC's\n");
         p.header(&mut md);
