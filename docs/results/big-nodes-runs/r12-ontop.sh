@@ -1,0 +1,56 @@
+#!/bin/bash
+# Settings tried on top of the twelfth round's default (FILLX=2, FGD=0.3, 0.4 a departure on the
+# patched build), scored like r12-search.sh on tuned runs only: the big-nodes grid's 24 (seeds
+# 1-3) and the wide grid's 80 (seeds 1-10). Held-out lines are in the
+# journals but not read. Needs the release build of r12-experiments.patch as $BIN; run from the
+# repository: bash docs/results/big-nodes-runs/r12-ontop.sh > docs/results/big-nodes-runs/r12-ontop.txt
+set -e
+BIN=${BIN:-target/release/migplan}
+d=docs/results/big-nodes-runs
+tmp=$(mktemp -d)
+tuned() { python3 - "$1" "$2" <<'PY'
+import json, sys, collections, statistics as st
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = collections.defaultdict(dict)
+for r in rows:
+    if r['seed'] <= int(sys.argv[2]) and r['load'] in (0.9, 1.0, 1.1, 1.2):
+        by[(r['scenario'], r['load'], r['seed'])][r['policy']] = r
+n = all5 = ltc = mv = 0; fo = []; ft = []; m = []
+for k, d in by.items():
+    if 'origamig' not in d: continue
+    o, t, f, p = d['origamig'], d['tc'], d['ff'], d['packing']
+    h = lambda x: x['active_hosts']
+    n += 1
+    c1 = h(o) < h(f) and h(o) < h(t) and h(o) < h(p)
+    c2 = o['acceptance_pct'] >= t['acceptance_pct']
+    c3 = o['migrations_per_h'] < t['migrations_per_h']
+    all5 += c1 and c2 and c3; ltc += h(o) < h(t); mv += c3
+    fo.append(o['free_gpus']); ft.append(t['free_gpus']); m.append(o['migrations_per_h'])
+print("tuned n=%d all5=%d <TC=%d mv<TC=%d free %.2f-%.2f=%+.2f moves %.2f" % (n, all5, ltc, mv, st.mean(fo), st.mean(ft), st.mean(fo) - st.mean(ft), st.mean(m)))
+PY
+}
+one() { # NAME [ENV=VALUE...] -- KEY=VALUE...
+  n=$1; shift; envs=(); while [ "$1" != "--" ]; do envs+=("$1"); shift; done; shift
+  set=(); for kv in "$@"; do set+=(--policy-set "$kv"); done
+  grep -v '"policy":"origamig"' $d/default-bound.jsonl > $tmp/a.jsonl
+  env FILLX=2 FGD=0.3 "${envs[@]}" "$BIN" experiment big-nodes --seeds 1,2,3 --holdout-seeds 4,5 --holdout-loads 0.95,1.05,1.15 "${set[@]}" --journal $tmp/a.jsonl > /dev/null 2>&1
+  grep -v '"policy":"origamig"' $d/wide-default-bound.jsonl > $tmp/b.jsonl
+  env FILLX=2 FGD=0.3 "${envs[@]}" "$BIN" experiment big-nodes --seeds 1,2,3,4,5,6,7,8,9,10 --holdout-seeds 11,12,13,14,15 "${set[@]}" --journal $tmp/b.jsonl > /dev/null 2>&1
+  echo "$n $* | $(tuned $tmp/a.jsonl 3) | $(tuned $tmp/b.jsonl 10)"
+}
+R=gpu_compaction_moves_per_departure=0.4
+one n-fgdc1 FGDC=1 -- $R
+one n-of1 ORDERF=1 -- $R
+one n-across3 -- $R gpu_compaction_across=3
+one n-tenant3 -- $R gpu_compaction_across_tenant=3
+one n-min1 -- $R gpu_compaction_min=1
+one n-min3 -- $R gpu_compaction_min=3
+one n-rg1 -- $R reenable_gap_rise=1
+one m1-tenant3 -- $R gpu_compaction_min=1 gpu_compaction_across_tenant=3
+one m1-across3 -- $R gpu_compaction_min=1 gpu_compaction_across=3
+one m1-cap3 -- $R gpu_compaction_min=1 gpu_compaction_moves_cap=3
+one m1-cap5 -- $R gpu_compaction_min=1 gpu_compaction_moves_cap=5
+one m1-r0.375 -- gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.375
+one m1-r0.425 -- gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.425
+one m1-f1 FGD=1 -- $R gpu_compaction_min=1
+rm -rf "$tmp"
