@@ -53,4 +53,8 @@ one m1-cap5 -- $R gpu_compaction_min=1 gpu_compaction_moves_cap=5
 one m1-r0.375 -- gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.375
 one m1-r0.425 -- gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.425
 one m1-f1 FGD=1 -- $R gpu_compaction_min=1
+one ex-first EXFIRST=1 -- $R
+one ex-first-r0.35 EXFIRST=1 -- gpu_compaction_moves_per_departure=0.35
+one fgd-size FGDSIZE=1 -- $R
+one fgd-inverse-size FGDSIZE=-1 -- $R
 rm -rf "$tmp"
