@@ -57,4 +57,8 @@ one ex-first EXFIRST=1 -- $R
 one ex-first-r0.35 EXFIRST=1 -- gpu_compaction_moves_per_departure=0.35
 one fgd-size FGDSIZE=1 -- $R
 one fgd-inverse-size FGDSIZE=-1 -- $R
+one exact-across-xf3 XF=3 -- $R
+one exact-across-xf4 XF=4 -- $R
+one exact-across-xf3-b3 XF=3 -- $R gpu_compaction_across_budget=3
+one exact-across-xf3-r0375 XF=3 -- gpu_compaction_moves_per_departure=0.375
 rm -rf "$tmp"
