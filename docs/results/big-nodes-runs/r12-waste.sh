@@ -13,4 +13,5 @@ echo "# every policy, the default (nothing set)"; WASTE=1 grid; python3 $py "$tm
 echo; echo "# FGD=1 (arrivals by expected fragmentation; the switch reaches every policy that places by TC's best fit, so the tc rows here are TC with it)"; WASTE=1 FGD=1 grid; python3 $py "$tmp/err"
 echo; echo "# OrigaMIG's arrival rule alone (gpu_compaction = false, theta = 10000)"; WASTE=1 grid --policy-set gpu_compaction=false --policy-set theta=10000; python3 $py "$tmp/err"
 echo; echo "# the same with FGD=1 (tc rows: TC with FGD as well)"; WASTE=1 FGD=1 grid --policy-set gpu_compaction=false --policy-set theta=10000; python3 $py "$tmp/err"
+echo; echo "# the twelfth round's default (FILLX=2, FGD=0.3, 0.4 a departure; tc rows: TC with FGD, compare the first block's)"; WASTE=1 FILLX=2 FGD=0.3 grid --policy-set gpu_compaction_moves_per_departure=0.4; python3 $py "$tmp/err"
 rm -rf "$tmp"
