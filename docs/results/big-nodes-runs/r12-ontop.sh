@@ -61,4 +61,5 @@ one exact-across-xf3 XF=3 -- $R
 one exact-across-xf4 XF=4 -- $R
 one exact-across-xf3-b3 XF=3 -- $R gpu_compaction_across_budget=3
 one exact-across-xf3-r0375 XF=3 -- gpu_compaction_moves_per_departure=0.375
+one exact-fill-closed FILLDEF=1 -- $R
 rm -rf "$tmp"
