@@ -548,20 +548,40 @@ const FLEET: Scope<'static> = Scope {
     exact_fill: None,
 };
 
-/// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources; with
-/// `exact_fill`, a host that is not fuller takes it only as an exact fill
-/// ([`Scope::exact_fill`]).
-#[allow(clippy::too_many_arguments)]
+/// Which hosts a compaction may send a VM to.
+#[derive(Debug, Clone, Copy)]
+struct Destinations {
+    /// Only the VM's own host.
+    within_host: bool,
+    /// Another host only when it held more memory slices ([`Scope::toward_fuller`]).
+    toward_fuller: bool,
+    /// With `toward_fuller`, a host that did not also takes the VM as an exact fill
+    /// ([`Scope::exact_fill`]).
+    exact_fill: bool,
+}
+
+/// Any active host (TC's own compaction and the host emptying).
+const ANY_HOST: Destinations = Destinations {
+    within_host: false,
+    toward_fuller: false,
+    exact_fill: false,
+};
+
+/// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources, on the hosts
+/// `to` allows.
 fn compaction_target(
     tables: &Tables,
     fleet: &Fleet,
     work: &Work,
     vm: &Vm,
     from: &Placement,
-    within_host: bool,
-    toward_fuller: bool,
-    exact_fill: bool,
+    to: Destinations,
 ) -> Option<Placement> {
+    let Destinations {
+        within_host,
+        toward_fuller,
+        exact_fill,
+    } = to;
     let catalog = fleet.catalog;
     let fuller = |h: HostId| {
         let (a, b) = (work.slices_before[h], work.slices_before[from.host]);
@@ -645,16 +665,12 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
                 ok = false;
                 break;
             };
-            match compaction_target(
-                tables,
-                fleet,
-                work,
-                vm,
-                &from,
+            let to = Destinations {
                 within_host,
-                scope.toward_fuller,
-                scope.exact_fill.is_some(),
-            ) {
+                toward_fuller: scope.toward_fuller,
+                exact_fill: scope.exact_fill.is_some(),
+            };
+            match compaction_target(tables, fleet, work, vm, &from, to) {
                 Some(to) => work.apply(catalog, vm, &from, &to),
                 None => {
                     ok = false;
@@ -838,7 +854,7 @@ pub(crate) fn empty_hosts_in(
                 ok = false;
                 break;
             };
-            match compaction_target(tables, fleet, &work, vm, &from, false, false, false) {
+            match compaction_target(tables, fleet, &work, vm, &from, ANY_HOST) {
                 Some(to) if to.host != h => work.apply(catalog, vm, &from, &to),
                 _ => {
                     ok = false;
