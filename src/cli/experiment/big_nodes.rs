@@ -155,7 +155,9 @@ pub struct Run {
     pub policy: String,
     pub load: f64,
     pub seed: u64,
-    /// What else decides the run: the windows and OrigaMIG's settings ("" for the others).
+    /// What else decides the run: the windows, OrigaMIG's settings (for a reader) and the
+    /// scenario's fingerprint ([`fingerprint`]; absent from lines written before it, which are
+    /// run again).
     pub config: String,
     pub active_hosts: f64,
     pub acceptance_pct: f64,
@@ -210,6 +212,9 @@ impl Part {
     }
 }
 
+/// What decides a run besides its scenario's name, policy, load and seed, as its journal key
+/// keeps it: the windows, OrigaMIG's settings as a file would write them (for a reader), and
+/// the scenario's [`fingerprint`].
 pub(super) fn config_of(s: &Scenario, policy: &str, warmup: f64, hours: f64) -> anyhow::Result<String> {
     let mut c = format!("warmup {warmup} h, measured {hours} h");
     if policy == "origamig" {
@@ -220,7 +225,24 @@ pub(super) fn config_of(s: &Scenario, policy: &str, warmup: f64, hours: f64) -> 
         table.remove("arrival");
         let _ = write!(c, "; {}", toml::to_string(&table)?.replace('\n', "; "));
     }
+    let _ = write!(c, "; fingerprint {}", fingerprint(s)?);
     Ok(c)
+}
+
+/// A fingerprint of the scenario as simulated: its file form (hosts, VMs, quotas, regime) and
+/// every workload and policy setting, those at their defaults included (a file leaves those
+/// out), as 16 hex digits of FNV-1a (64 bits) over that text. Two runs whose settings differ in
+/// anything, a default changed since a journal was written among them, get different keys, so
+/// a journal never gives back a run made under other settings. (FNV-1a, a few lines, rather
+/// than `std`'s hasher, whose output may change between Rust releases.)
+pub(super) fn fingerprint(s: &Scenario) -> anyhow::Result<String> {
+    let text = format!("{}\n{:?}\n{:?}", s.to_toml()?, s.workload, s.policy);
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    Ok(format!("{h:016x}"))
 }
 
 fn plan(a: &BigNodesArgs) -> anyhow::Result<Vec<Job>> {

@@ -409,3 +409,52 @@ fn journal_lines_give_back_their_floats_exactly() {
         assert_eq!(x.to_bits(), y.to_bits(), "{x}");
     }
 }
+
+/// A journal key holds a fingerprint of everything the run was simulated with: settings a file
+/// leaves out (a default, a value saves never write) change it, the same settings reached by
+/// another route (a `--policy-set` of the default's value) do not.
+#[test]
+fn a_journal_key_changes_with_any_setting_a_file_leaves_out() {
+    use big_nodes::{config_of, fingerprint};
+    let base = crate::scenario::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenarios/hgx-a100.toml"
+    )))
+    .unwrap();
+    let key = |s: &Scenario| config_of(s, "origamig", 12.0, 12.0).unwrap();
+    let readable = |s: &Scenario| key(s).split("; fingerprint").next().unwrap().to_string();
+    assert!(key(&base).ends_with(&format!("; fingerprint {}", fingerprint(&base).unwrap())));
+    assert_eq!(fingerprint(&base).unwrap().len(), 16);
+    // Saves never write the legacy hysteresis, so the readable part cannot tell these apart.
+    let mut legacy = base.clone();
+    legacy.policy.legacy_layout_hysteresis = Some(3);
+    assert_eq!(readable(&legacy), readable(&base));
+    assert_ne!(key(&legacy), key(&base));
+    // A setting at its default is left out of a file; the key still holds its value, so a
+    // journal written before a default changed does not give its runs back afterwards.
+    let rate = crate::policy_settings::DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE;
+    let mut other = base.clone();
+    other.policy.origamig.gpu_compaction_moves_per_departure = rate + 0.1;
+    assert_ne!(key(&other), key(&base));
+    let mut workload = base.clone();
+    workload.workload.two_gi_prob += 0.1;
+    assert_ne!(key(&workload), key(&base));
+    // The default's value written out is the default: the same key (the frontier's default
+    // point is the big-nodes run).
+    let mut explicit = base.clone();
+    set_policy(
+        &mut explicit,
+        &[format!("gpu_compaction_moves_per_departure={rate}")],
+    )
+    .unwrap();
+    assert_eq!(key(&explicit), key(&base));
+    // TC's key holds no OrigaMIG table but the same fingerprint.
+    let tc = config_of(&base, "tc", 12.0, 12.0).unwrap();
+    assert_eq!(
+        tc,
+        format!(
+            "warmup 12 h, measured 12 h; fingerprint {}",
+            fingerprint(&base).unwrap()
+        )
+    );
+}
