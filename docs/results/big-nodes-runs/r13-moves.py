@@ -1,5 +1,6 @@
 """Sums the move logs of r13-moves.sh over the measured window (after 12 h): moves by kind and
-direction, VMs moved again, time from a move to the VM's departure, plans by origin.
+direction, VMs moved again, time from a move to the VM's departure, plans by origin, and the
+GPUs OrigaMIG's compaction vacated.
 usage: python3 r13-moves.py DIR"""
 import collections, glob, statistics as st, sys
 W = 12 * 3600.0
@@ -41,3 +42,17 @@ for pol in ("origamig", "tc"):
           f"within 1 h {sum(x < 1 for x in again)}")
     for o in sorted(plans):
         print(f"  plans {o}: {plans[o]}, steps {steps[o]}")
+    if pol == "origamig":
+        # One line a GPU the compaction vacated: time, VMs moved, each one's destination
+        # (within its host, to a fuller host, or an exact fill to another host).
+        by_vms = collections.Counter(); dest = collections.Counter()
+        for f in sorted(glob.glob(f"{sys.argv[1]}/*-{pol}.vacated")):
+            for line in open(f):
+                t, n, kinds = line.split()
+                if float(t) >= W:
+                    by_vms[int(n)] += 1
+                    for k in kinds.split(","):
+                        dest[k] += 1
+        print(f"  GPUs the compaction vacated: {sum(by_vms.values())}; by VMs moved: "
+              + ", ".join(f"{n}: {c}" for n, c in sorted(by_vms.items())))
+        print("  their moves by destination: " + ", ".join(f"{k}: {dest[k]}" for k in ("within", "fuller", "exact")))

@@ -45,4 +45,5 @@ one n same-gpu-0.1 SAMEGPU=0.1 --
 one n same-gpu-0.3 SAMEGPU=0.3 --
 one n same-gpu-1 SAMEGPU=1 --
 one n same-gpu--0.1 SAMEGPU=-0.1 --
+one n start-by-fragmentation STARTFGD=1 --
 rm -rf $tmp
