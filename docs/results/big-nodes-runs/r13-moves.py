@@ -2,11 +2,12 @@
 direction, VMs moved again, time from a move to the VM's departure, plans by origin, and the
 GPUs OrigaMIG's compaction vacated.
 usage: python3 r13-moves.py DIR"""
-import collections, glob, statistics as st, sys
+import collections, glob, os, statistics as st, sys
 W = 12 * 3600.0
 for pol in ("origamig", "tc"):
     tot = collections.Counter(); left = []; again = []; plans = collections.Counter(); steps = collections.Counter()
     files = sorted(glob.glob(f"{sys.argv[1]}/*-{pol}.log"))
+    per_dep = []
     for f in files:
         moves = collections.defaultdict(list); dep = {}; kind = {}
         for line in open(f):
@@ -17,6 +18,9 @@ for pol in ("origamig", "tc"):
                 dep[p[2]] = t
             elif p[1] == "P" and t >= W:
                 plans[p[3]] += 1; steps[p[3]] += int(p[2])
+        n_dep = sum(1 for t in dep.values() if t >= W)
+        n_mov = sum(1 for ms in moves.values() for (t, _, _) in ms if t >= W)
+        per_dep.append((os.path.basename(f)[: -len(f"-{pol}.log")], n_mov / n_dep))
         for vm, ms in moves.items():
             for i, (t, a, b) in enumerate(ms):
                 if t < W:
@@ -40,6 +44,7 @@ for pol in ("origamig", "tc"):
           f"{st.median(left):.2f}, within 0.5 h {sum(x < 0.5 for x in left)}, within 1 h {sum(x < 1 for x in left)}")
     print(f"  hours since the VM's previous move (moved before): median {st.median(again):.2f}, "
           f"within 1 h {sum(x < 1 for x in again)}")
+    print("  moves per departure, run by run: " + ", ".join(f"{n} {r:.3f}" for n, r in per_dep))
     for o in sorted(plans):
         print(f"  plans {o}: {plans[o]}, steps {steps[o]}")
     if pol == "origamig":
