@@ -474,6 +474,7 @@ policy_file! {
     gpu_compaction_toward_fuller => origamig.gpu_compaction_toward_fuller: bool,
     gpu_compaction_exact_fill => origamig.gpu_compaction_exact_fill: bool,
     gpu_compaction_exact_fill_spare => origamig.gpu_compaction_exact_fill_spare: usize,
+    gpu_compaction_fragmentation => origamig.gpu_compaction_fragmentation: f64,
     gpu_compaction_across_budget => origamig.gpu_compaction_across_budget: usize,
     gpu_compaction_small_min => origamig.gpu_compaction_small_min: f64,
     gpu_compaction_small_empty_host => origamig.gpu_compaction_small_empty_host: bool,

@@ -71,19 +71,10 @@ fn joint_util(catalog: &Catalog, g: &GpuView) -> f64 {
 const STACK_GPUS: usize = 16;
 
 /// TC's placement of `vm` on one host's GPUs: the score (mean joint utilization after the
-/// assignment of the GPUs the VM uses) and the slots, if every GI fits.
-fn place_on_host(
-    tables: &Tables,
-    catalog: &Catalog,
-    vm: &Vm,
-    gpus: &[GpuView],
-) -> Option<(f64, Vec<GiSlot>)> {
-    place_on_host_with(tables, catalog, vm, gpus, None, 0.0)
-}
-
-/// [`place_on_host`], and with `affinity` (the VM's [`kind_bit`]) each GI goes to the GPU of
-/// the lowest [`affinity_rank`] first, best fit among those, and the score is lowered by the
-/// ranks of the GPUs used, so that hosts compare by rank first. With a `fragmentation` weight
+/// assignment of the GPUs the VM uses) and the slots, if every GI fits. With `affinity` (the
+/// VM's [`kind_bit`]) each GI goes to the GPU of the lowest [`affinity_rank`] first, best fit
+/// among those, and the score is lowered by the ranks of the GPUs used, so that hosts compare
+/// by rank first. With a `fragmentation` weight
 /// w > 0, each GI's GPU scores its joint utilization after the GI less w times the rise of its
 /// expected fragmentation ([`Tables::fragmentation`]), and the host's score is lowered by w
 /// times the rises summed over the VM's GIs.
@@ -171,7 +162,7 @@ fn place_on_host_with(
 }
 
 /// Whether the allowed GPUs of `vm`'s class on a host have enough unmasked slices in all for
-/// the VM's GIs: a cheap necessary condition checked before [`place_on_host`].
+/// the VM's GIs: a cheap necessary condition checked before [`place_on_host_with`].
 fn may_fit(catalog: &Catalog, vm: &Vm, gpus: &[GpuView]) -> bool {
     let Some(first) = vm.gis.first() else {
         return true;
@@ -513,6 +504,11 @@ pub struct Scope<'a> {
     /// except to the `k` active hosts of the scope holding the fewest memory slices (the next
     /// to be switched off). `None`: only fuller hosts.
     pub exact_fill: Option<usize>,
+    /// Where a VM goes among the GPUs that take it: each GI's GPU scores its joint utilization
+    /// after the GI less this weight times the rise of its expected fragmentation
+    /// ([`Tables::fragmentation`]), and a host's score is lowered by the weight times the rises
+    /// summed over the VM's GIs, as at an arrival with `arrival_fragmentation`. 0: TC's best fit.
+    pub fragmentation: f64,
 }
 
 impl Scope<'_> {
@@ -546,6 +542,7 @@ const FLEET: Scope<'static> = Scope {
     idle_gpus: false,
     emptying_host_only: false,
     exact_fill: None,
+    fragmentation: 0.0,
 };
 
 /// Which hosts a compaction may send a VM to.
@@ -558,6 +555,8 @@ struct Destinations {
     /// With `toward_fuller`, a host that did not also takes the VM as an exact fill
     /// ([`Scope::exact_fill`]).
     exact_fill: bool,
+    /// The weight of the rise of expected fragmentation in the choice ([`Scope::fragmentation`]).
+    fragmentation: f64,
 }
 
 /// Any active host (TC's own compaction and the host emptying).
@@ -565,6 +564,7 @@ const ANY_HOST: Destinations = Destinations {
     within_host: false,
     toward_fuller: false,
     exact_fill: false,
+    fragmentation: 0.0,
 };
 
 /// Where `vm` (now at `from`) goes by TC's rule within the compaction's resources, on the hosts
@@ -581,6 +581,7 @@ fn compaction_target(
         within_host,
         toward_fuller,
         exact_fill,
+        fragmentation,
     } = to;
     let catalog = fleet.catalog;
     let fuller = |h: HostId| {
@@ -602,7 +603,7 @@ fn compaction_target(
         if !may_fit(catalog, vm, views) {
             return None;
         }
-        let placed = place_on_host(tables, catalog, vm, views)?;
+        let placed = place_on_host_with(tables, catalog, vm, views, None, fragmentation)?;
         if emptier && !fills_exactly(catalog, vm, views, &placed.1) {
             return None;
         }
@@ -669,6 +670,7 @@ fn pass(tables: &Tables, fleet: &Fleet, work: &mut Work, order: &[(HostId, usize
                 within_host,
                 toward_fuller: scope.toward_fuller,
                 exact_fill: scope.exact_fill.is_some(),
+                fragmentation: scope.fragmentation,
             };
             match compaction_target(tables, fleet, work, vm, &from, to) {
                 Some(to) => work.apply(catalog, vm, &from, &to),

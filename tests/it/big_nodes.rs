@@ -493,7 +493,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     let grid = TINY_H100_GRID
         .into_iter()
         .chain(["--journal", journal.to_str().unwrap()]);
-    let variant = ["--policy-set", "gpu_compaction_idle_gpu=true"];
+    let variant = ["--policy-set", "gpu_compaction_idle_gpu=false"];
     // Runs in the journal after `args`, OrigaMIG's and TC's.
     let ran = |args: &[&str]| -> (usize, usize) {
         let out = migplan().args(args).args(grid.clone()).output().unwrap();
@@ -518,7 +518,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(text.contains("| OrigaMIG | 0.4 a departure | 2 |"), "{text}");
     assert!(
-        text.contains("OrigaMIG's points are the default with gpu_compaction_idle_gpu=true"),
+        text.contains("OrigaMIG's points are the default with gpu_compaction_idle_gpu=false"),
         "{text}"
     );
     // The default's points: OrigaMIG runs again, TC does not.
@@ -548,7 +548,8 @@ fn arrivals_go_to_the_active_host_they_fill_best() {
 }
 
 /// The compaction's mechanics as they were before the seventh round's defaults (TC's order, no
-/// rate of moves, across hosts to any host, every 5 min, one VM across hosts a compaction), so
+/// rate of moves, across hosts to any host, every 5 min, one VM across hosts a compaction, no
+/// idle GPU, destinations by best fit alone), so
 /// that each test below isolates the setting it names;
 /// [`the_default_compaction_spends_what_departures_earn_fewest_vms_first`] tests the defaults.
 fn plain_compaction() -> OrigamigSettings {
@@ -558,20 +559,25 @@ fn plain_compaction() -> OrigamigSettings {
         gpu_compaction_toward_fuller: false,
         gpu_compaction_fewest_vms_first: false,
         gpu_compaction_moves_per_departure: 0.0,
+        gpu_compaction_idle_gpu: false,
+        gpu_compaction_fragmentation: 0.0,
         ..OrigamigSettings::default()
     }
 }
 
-/// The defaults (docs/results/big-nodes-variants.md, seventh and twelfth rounds): every 2 min,
-/// the GPUs holding the fewest VMs first, at most the moves earned by departures (0.4 a
-/// departure from a big host), across hosts toward fuller hosts (or as an exact fill), at most
-/// two VMs across a compaction.
+/// The defaults (docs/results/big-nodes-variants.md, seventh, twelfth and fourteenth rounds):
+/// every minute, the GPUs holding the fewest VMs first, at most the moves earned by departures
+/// (0.4 a departure from a big host), across hosts toward fuller hosts (or as an exact fill), at
+/// most two VMs across a compaction, an idle GPU lent when it vacates two more, destinations by
+/// expected fragmentation as well as best fit.
 #[test]
 fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     use migplan::policy::Policy;
     let d = OrigamigSettings::default();
-    assert_eq!(d.gpu_compaction_min, 2.0);
+    assert_eq!(d.gpu_compaction_min, 1.0);
     assert_eq!(d.gpu_compaction_moves_per_departure, 0.4);
+    assert!(d.gpu_compaction_idle_gpu);
+    assert_eq!(d.gpu_compaction_fragmentation, 1.0);
     assert!(d.gpu_compaction_toward_fuller && d.gpu_compaction_fewest_vms_first);
     assert_eq!((d.gpu_compaction_across, d.gpu_compaction_across_budget), (2, 2));
     let s = OrigamigSettings { theta: 1_000, ..d };
@@ -587,7 +593,8 @@ fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     assert!(o.on_step(&f, 1.0 + 2.0 * period).is_none());
     // A third earns the whole move: the GPU of one VM (the 3g.20gb on GPU 1) is vacated, onto
-    // GPU 2 beside the 4g.20gb.
+    // GPU 2 beside the 4g.20gb (full after it, so no fragmentation left either). The idle GPU
+    // would vacate GPU 0 only by opening one: one net GPU, not two, so it is not lent.
     o.on_departure_from(&f, &gone, Some(0), 1.0 + 2.0 * period);
     let plan = o.on_step(&f, 1.0 + 3.0 * period).expect("one move");
     assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![3]);
@@ -1096,6 +1103,42 @@ fn arrival_fragmentation_weighs_the_room_a_gi_leaves_against_best_fit() {
     assert_eq!(OrigamigSettings::default().arrival_fragmentation, 0.3);
     assert_eq!(slot(0.0), (0, 6));
     assert_eq!(slot(0.3), (0, 6));
+    assert_eq!(slot(1.1), (0, 6));
+    assert_eq!(slot(1.3), (1, 3));
+    assert_eq!(slot(2.0), (1, 3));
+}
+
+/// `gpu_compaction_fragmentation`: the arrival test's GPUs 0 and 1 on dgx0 (a 4g.20gb and a
+/// 2g.10gb, slices 6-7 free; three 1g.5gb, slices 3-7 free), and a lone 1g.5gb on GPU 2, the
+/// least utilized, which TC's order vacates first. Its move is the arrival's choice again: best
+/// fit sends it to slice 6 of GPU 0 (joint utilization 14/15 against 8/15), where it leaves
+/// slice 7 that no profile uses; weighed by w, slice 3 of GPU 1 wins above w = 1.2 (when
+/// 8/15 + 5w/6 is more than 14/15 + w/2). Nothing else moves: the 4g.20gb starts only at slice
+/// 0, and the three 1g.5gb find no start once GPU 2 is vacated.
+#[test]
+fn gpu_compaction_fragmentation_weighs_the_room_a_move_leaves_against_best_fit() {
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "2g.10gb"), at(0, &[(0, 4)]));
+    for (i, z) in [0u8, 1, 2].into_iter().enumerate() {
+        put(&mut f, tenant(3 + i as VmId, "1g.5gb"), at(0, &[(1, z)]));
+    }
+    put(&mut f, tenant(6, "1g.5gb"), at(0, &[(2, 0)]));
+    f.check_invariants().unwrap();
+    let slot = |w: f64| {
+        let s = OrigamigSettings {
+            gpu_compaction_fragmentation: w,
+            ..plain_compaction()
+        };
+        let plan = compaction_after(&f, &s, 5.0).expect("a compaction plan");
+        assert_eq!(plan.targets.keys().copied().collect::<Vec<_>>(), vec![6]);
+        let to = &plan.targets[&6];
+        assert_eq!(to.host, 0);
+        (to.gis[0].gpu, to.gis[0].start)
+    };
+    assert_eq!(OrigamigSettings::default().gpu_compaction_fragmentation, 1.0);
+    assert_eq!(slot(0.0), (0, 6));
+    assert_eq!(slot(1.0), (0, 6));
     assert_eq!(slot(1.1), (0, 6));
     assert_eq!(slot(1.3), (1, 3));
     assert_eq!(slot(2.0), (1, 3));

@@ -420,6 +420,7 @@ fn compaction_scope<'a>(s: &OrigamigSettings, in_scope: &'a dyn Fn(HostId) -> bo
         emptying_host_only: !big && s.gpu_compaction_small_empty_host,
         exact_fill: (s.gpu_compaction_toward_fuller && s.gpu_compaction_exact_fill)
             .then_some(s.gpu_compaction_exact_fill_spare),
+        fragmentation: if big { s.gpu_compaction_fragmentation } else { 0.0 },
     }
 }
 
