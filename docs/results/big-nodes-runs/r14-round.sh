@@ -70,6 +70,10 @@ e6 b41-cfgd2 CFGD=2 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_com
 e6 b41-cap5 CFGD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.41 gpu_compaction_moves_cap=5
 e6 b41-sc1 CFGD=1 SCARCE=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.41
 e6 b41-sc03 CFGD=1 SCARCE=0.3 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.41
+# Measured after the choice: the new default with the hosts of its compaction open to arrivals.
+e6 b40-nohold1 CFGD=1 NOHOLD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.4
+e6 b41-nohold1 CFGD=1 NOHOLD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.41
+e6 b42-nohold1 CFGD=1 NOHOLD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.42
 # The held-out part, once the choice was made (never used to choose).
 HOLDOUT=1 e4 off --
 HOLDOUT=1 e6 b40 CFGD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.4
