@@ -74,6 +74,8 @@ e6 b41-sc03 CFGD=1 SCARCE=0.3 -- gpu_compaction_idle_gpu=true gpu_compaction_min
 e6 b40-nohold1 CFGD=1 NOHOLD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.4
 e6 b41-nohold1 CFGD=1 NOHOLD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.41
 e6 b42-nohold1 CFGD=1 NOHOLD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.42
+# The same with the GPUs the compaction vacates held until its moves end, the rest of its hosts open.
+e6 b42-nohold3 CFGD=1 NOHOLD=3 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.42
 # The held-out part, once the choice was made (never used to choose).
 HOLDOUT=1 e4 off --
 HOLDOUT=1 e6 b40 CFGD=1 -- gpu_compaction_idle_gpu=true gpu_compaction_min=1 gpu_compaction_moves_per_departure=0.4
