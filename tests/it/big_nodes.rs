@@ -1083,13 +1083,7 @@ fn an_idle_gpu_lent_to_the_compaction_vacates_two() {
 /// GPU 0, 2 takes GPU 1.
 #[test]
 fn arrival_fragmentation_weighs_the_room_a_gi_leaves_against_best_fit() {
-    let mut f = dgx_a100s(1);
-    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
-    put(&mut f, tenant(2, "2g.10gb"), at(0, &[(0, 4)]));
-    for (i, z) in [0u8, 1, 2].into_iter().enumerate() {
-        put(&mut f, tenant(3 + i as VmId, "1g.5gb"), at(0, &[(1, z)]));
-    }
-    f.check_invariants().unwrap();
+    let f = full_but_two_and_three_small();
     let slot = |w: f64| {
         let s = OrigamigSettings {
             arrival_fragmentation: w,
@@ -1101,8 +1095,27 @@ fn arrival_fragmentation_weighs_the_room_a_gi_leaves_against_best_fit() {
         (p.gis[0].gpu, p.gis[0].start)
     };
     assert_eq!(OrigamigSettings::default().arrival_fragmentation, 0.3);
-    assert_eq!(slot(0.0), (0, 6));
     assert_eq!(slot(0.3), (0, 6));
+    gpu_1_wins_above_1_2(&slot);
+}
+
+/// dgx0's GPU 0 with a 4g.20gb and a 2g.10gb (slices 6-7 free), GPU 1 with three 1g.5gb
+/// (slices 3-7 free).
+fn full_but_two_and_three_small() -> Fleet {
+    let mut f = dgx_a100s(1);
+    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
+    put(&mut f, tenant(2, "2g.10gb"), at(0, &[(0, 4)]));
+    for (i, z) in [0u8, 1, 2].into_iter().enumerate() {
+        put(&mut f, tenant(3 + i as VmId, "1g.5gb"), at(0, &[(1, z)]));
+    }
+    f.check_invariants().unwrap();
+    f
+}
+
+/// A 1g.5gb placed on [`full_but_two_and_three_small`] with the fragmentation weight w: slice 6
+/// of GPU 0 by best fit (w = 0) and up to w = 1.2, slice 3 of GPU 1 above.
+fn gpu_1_wins_above_1_2(slot: &dyn Fn(f64) -> (usize, u8)) {
+    assert_eq!(slot(0.0), (0, 6));
     assert_eq!(slot(1.1), (0, 6));
     assert_eq!(slot(1.3), (1, 3));
     assert_eq!(slot(2.0), (1, 3));
@@ -1117,12 +1130,7 @@ fn arrival_fragmentation_weighs_the_room_a_gi_leaves_against_best_fit() {
 /// 0, and the three 1g.5gb find no start once GPU 2 is vacated.
 #[test]
 fn gpu_compaction_fragmentation_weighs_the_room_a_move_leaves_against_best_fit() {
-    let mut f = dgx_a100s(1);
-    put(&mut f, tenant(1, "4g.20gb"), at(0, &[(0, 0)]));
-    put(&mut f, tenant(2, "2g.10gb"), at(0, &[(0, 4)]));
-    for (i, z) in [0u8, 1, 2].into_iter().enumerate() {
-        put(&mut f, tenant(3 + i as VmId, "1g.5gb"), at(0, &[(1, z)]));
-    }
+    let mut f = full_but_two_and_three_small();
     put(&mut f, tenant(6, "1g.5gb"), at(0, &[(2, 0)]));
     f.check_invariants().unwrap();
     let slot = |w: f64| {
@@ -1137,11 +1145,8 @@ fn gpu_compaction_fragmentation_weighs_the_room_a_move_leaves_against_best_fit()
         (to.gis[0].gpu, to.gis[0].start)
     };
     assert_eq!(OrigamigSettings::default().gpu_compaction_fragmentation, 1.0);
-    assert_eq!(slot(0.0), (0, 6));
     assert_eq!(slot(1.0), (0, 6));
-    assert_eq!(slot(1.1), (0, 6));
-    assert_eq!(slot(1.3), (1, 3));
-    assert_eq!(slot(2.0), (1, 3));
+    gpu_1_wins_above_1_2(&slot);
 }
 
 /// `gpu_compaction_exact_fill`: dgx2 (the fullest, 20 memory slices) has a 3g.20gb alone on GPU 0
