@@ -353,14 +353,21 @@ pub struct OrigamigSettings {
     /// within active hosts). Saves leave out the default.
     #[serde(skip_serializing_if = "is_true")]
     pub gpu_compaction_idle_gpu: bool,
+    /// With `gpu_compaction`: `true` holds the hosts of a compaction of big hosts from arrivals
+    /// until its moves end, as §5.4 holds a call's M̂. `false` (the default since the fifteenth
+    /// round of docs/results/big-nodes-variants.md) holds only the GPUs its moves leave (their VMs
+    /// run there until their copy ends); the rest of those hosts take arrivals meanwhile. Saves
+    /// leave out the default.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub gpu_compaction_hold_hosts: bool,
     /// With `gpu_compaction`: a rate of moves for the compaction of big hosts, in moves per VM
     /// that leaves such a host. Each departure adds this much to an account (at most
     /// `gpu_compaction_moves_cap`); a compaction makes at most the whole moves in it, within and
-    /// across hosts, and spends them. 0.4 (the default; 0.5 before the exact fills of the twelfth
-    /// round, docs/results/big-nodes-variants.md): moves follow the churn that fragments GPUs,
-    /// so they stay below TC's in most big-nodes runs (seventh round; fourteenth round: 0.41 and
-    /// 0.42 leave more whole GPUs free and meet all five criteria in fewer runs). 0 is no such
-    /// limit. Saves leave out the default.
+    /// across hosts, and spends them. 0.42 (the default since the fifteenth round of
+    /// docs/results/big-nodes-variants.md, with `gpu_compaction_hold_hosts = false`; 0.4 before,
+    /// 0.5 before the exact fills of the twelfth round): moves follow the churn that fragments
+    /// GPUs, so they stay below TC's in most big-nodes runs (seventh round). 0 is no such limit.
+    /// Saves leave out the default.
     #[serde(skip_serializing_if = "is_default_moves_per_departure")]
     pub gpu_compaction_moves_per_departure: f64,
     /// With `gpu_compaction_moves_per_departure`: the most moves the account holds. Saves leave
@@ -384,7 +391,7 @@ fn is_default_compaction_fragmentation(x: &f64) -> bool {
 }
 
 /// The default `gpu_compaction_moves_per_departure`.
-pub const DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE: f64 = 0.4;
+pub const DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE: f64 = 0.42;
 
 fn is_default_moves_per_departure(x: &f64) -> bool {
     *x == DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE
@@ -775,6 +782,7 @@ impl Default for OrigamigSettings {
             gpu_compaction_small_empty_host: false,
             gpu_compaction_fewest_vms_first: true,
             gpu_compaction_idle_gpu: true,
+            gpu_compaction_hold_hosts: false,
             gpu_compaction_moves_per_departure: DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE,
             gpu_compaction_moves_cap: DEFAULT_GPU_COMPACTION_MOVES_CAP,
             arrival_best_fit_small: true,

@@ -480,6 +480,7 @@ policy_file! {
     gpu_compaction_small_empty_host => origamig.gpu_compaction_small_empty_host: bool,
     gpu_compaction_fewest_vms_first => origamig.gpu_compaction_fewest_vms_first: bool,
     gpu_compaction_idle_gpu => origamig.gpu_compaction_idle_gpu: bool,
+    gpu_compaction_hold_hosts => origamig.gpu_compaction_hold_hosts: bool,
     gpu_compaction_moves_per_departure => origamig.gpu_compaction_moves_per_departure: f64,
     gpu_compaction_moves_cap => origamig.gpu_compaction_moves_cap: f64,
     compaction_min => tc.compaction_min: f64,

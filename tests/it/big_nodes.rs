@@ -375,7 +375,7 @@ const TINY_H100_GRID: [&str; 14] = [
 ];
 
 /// `experiment big-nodes-frontier` on a tiny grid: its default points are the runs of
-/// `experiment big-nodes` (OrigaMIG at 0.4 moves a departure, TC every 15 min: the same
+/// `experiment big-nodes` (OrigaMIG at 0.42 moves a departure, TC every 15 min: the same
 /// figures in both journals), the table reads OrigaMIG beside TC's curve, and a second run
 /// with the same journal runs nothing.
 #[test]
@@ -392,7 +392,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
                 "experiment",
                 "big-nodes-frontier",
                 "--rates",
-                "0.4",
+                "0.42",
                 "--tc-periods",
                 "15,30",
             ])
@@ -453,12 +453,12 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     assert_eq!(tc30.count(), 2);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| OrigaMIG | 0.4 a departure (default) | 2 |"),
+        text.contains("| OrigaMIG | 0.42 a departure (default) | 2 |"),
         "{text}"
     );
     assert!(text.contains("| TC | every 15 min (default) | 2 |"), "{text}");
     assert!(text.contains("| TC | every 30 min | 2 |"), "{text}");
-    assert!(text.contains("| 0.4 a departure (default) | "), "{text}");
+    assert!(text.contains("| 0.42 a departure (default) | "), "{text}");
     assert!(
         text.contains("![Whole GPUs free against moves per hour](frontier.svg)"),
         "{text}"
@@ -467,7 +467,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     let drawing = std::fs::read_to_string(&svg).unwrap();
     assert_eq!(drawing.matches("<circle").count(), 3, "{drawing}");
     for label in [
-        "0.4/dep. (default)",
+        "0.42/dep. (default)",
         "15 min (default)",
         "30 min",
         "\nOrigaMIG\n",
@@ -508,7 +508,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
         "experiment",
         "big-nodes-frontier",
         "--rates",
-        "0.4",
+        "0.42",
         "--tc-periods",
         "15",
         "--markdown",
@@ -516,7 +516,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     ];
     assert_eq!(ran(&[&frontier[..], &variant[..]].concat()), (2, 4));
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.contains("| OrigaMIG | 0.4 a departure | 2 |"), "{text}");
+    assert!(text.contains("| OrigaMIG | 0.42 a departure | 2 |"), "{text}");
     assert!(
         text.contains("OrigaMIG's points are the default with gpu_compaction_idle_gpu=false"),
         "{text}"
@@ -525,7 +525,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     assert_eq!(ran(&frontier), (4, 4));
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| OrigaMIG | 0.4 a departure (default) | 2 |"),
+        text.contains("| OrigaMIG | 0.42 a departure (default) | 2 |"),
         "{text}"
     );
 }
@@ -565,9 +565,10 @@ fn plain_compaction() -> OrigamigSettings {
     }
 }
 
-/// The defaults (docs/results/big-nodes-variants.md, seventh, twelfth and fourteenth rounds):
+/// The defaults (docs/results/big-nodes-variants.md, seventh, twelfth, fourteenth and fifteenth
+/// rounds):
 /// every minute, the GPUs holding the fewest VMs first, at most the moves earned by departures
-/// (0.4 a departure from a big host), across hosts toward fuller hosts (or as an exact fill), at
+/// (0.42 a departure from a big host), across hosts toward fuller hosts (or as an exact fill), at
 /// most two VMs across a compaction, an idle GPU lent when it vacates two more, destinations by
 /// expected fragmentation as well as best fit.
 #[test]
@@ -575,7 +576,8 @@ fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     use migplan::policy::Policy;
     let d = OrigamigSettings::default();
     assert_eq!(d.gpu_compaction_min, 1.0);
-    assert_eq!(d.gpu_compaction_moves_per_departure, 0.4);
+    assert_eq!(d.gpu_compaction_moves_per_departure, 0.42);
+    assert!(!d.gpu_compaction_hold_hosts);
     assert!(d.gpu_compaction_idle_gpu);
     assert_eq!(d.gpu_compaction_fragmentation, 1.0);
     assert!(d.gpu_compaction_toward_fuller && d.gpu_compaction_fewest_vms_first);
@@ -588,7 +590,7 @@ fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     assert!(o.on_step(&f, 1.0).is_none());
     // Nothing earned yet: the default compaction makes no move.
     assert!(o.on_step(&f, 1.0 + period).is_none());
-    // Two departures earn 0.8 of a move: still none.
+    // Two departures earn 0.84 of a move: still none.
     o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     assert!(o.on_step(&f, 1.0 + 2.0 * period).is_none());
@@ -1196,4 +1198,62 @@ fn an_exact_fill_may_go_to_an_emptier_host_but_not_the_emptiest() {
         ..s.clone()
     };
     assert!(compaction_after(&f, &two_spared, 5.0).is_none());
+}
+
+/// `gpu_compaction_hold_hosts`: until a compaction's moves end, the GPUs they leave take no
+/// arrival (their VMs run there until their copy ends, though the fleet already shows the room
+/// free); by default the rest of their hosts take arrivals meanwhile, and with `true` the whole
+/// hosts are held, as §5.4 holds a call's M̂. Here dgx1's lone 1g.5gb leaves its GPU 1 for GPU 1
+/// of dgx0, a copy across hosts (a move within a host copies nothing and ends at once). dgx0 has
+/// 40 GB of RAM left, so a 4g.20gb (64 GB) that arrives then has dgx1's GPUs 1 and 7 or an idle
+/// host: during the move it takes GPU 7 by default and dgx2 with the hosts held; after the move,
+/// GPU 1, the first empty GPU.
+#[test]
+fn a_compaction_holds_the_gpus_its_moves_leave_until_they_end() {
+    use migplan::policy::Policy;
+    let mut f = dgx_a100s(3);
+    let ram_hog = Vm {
+        ram_gb: 2048 - 40,
+        ..tenant(2, "2g.10gb")
+    };
+    put(&mut f, ram_hog, at(0, &[(1, 0)]));
+    put(&mut f, tenant(3, "4g.20gb"), at(1, &[(0, 0)]));
+    put(&mut f, tenant(4, "3g.20gb"), at(1, &[(0, 4)]));
+    put(&mut f, tenant(5, "1g.5gb"), at(1, &[(1, 0)]));
+    for k in 2..7 {
+        put(&mut f, tenant(10 + k as u64, "7g.40gb"), at(1, &[(k, 0)]));
+    }
+    let arrival = tenant(6, "4g.20gb");
+    assert_eq!(arrival.ram_gb, 64);
+    assert!(!OrigamigSettings::default().gpu_compaction_hold_hosts);
+    let run = |hold_hosts: bool| {
+        let s = OrigamigSettings {
+            theta: 1_000,
+            gpu_compaction_hold_hosts: hold_hosts,
+            ..plain_compaction()
+        };
+        let mut o = migplan::policy::origamig::Origamig::new(&s);
+        assert!(o.on_step(&f, 1.0).is_none());
+        let now = 1.0 + s.gpu_compaction_min * 60.0;
+        let plan = o.on_step(&f, now).expect("a compaction plan");
+        let to = plan.targets[&5].clone();
+        assert_eq!((plan.targets.len(), to.host, to.gis[0].gpu), (1, 0, 1));
+        // The moves' clock at the default 12.5 Gbit/s.
+        let end = now + migplan::policy::tc::moves_duration_s(&f, &plan, 12.5);
+        assert!(end > now + 1.0, "the move takes {} s", end - now);
+        let mut g = f.clone();
+        g.move_vm(5, to).unwrap();
+        g.check_invariants().unwrap();
+        let slot = |t: f64, o: &mut migplan::policy::origamig::Origamig| {
+            let p = o.on_arrival(&g, &arrival, t).expect("a placement");
+            (p.host, p.gis[0].gpu)
+        };
+        (
+            slot(now + 1.0, &mut o),
+            slot(end - 0.01, &mut o),
+            slot(end + 0.01, &mut o),
+        )
+    };
+    assert_eq!(run(false), ((1, 7), (1, 7), (1, 1)));
+    assert_eq!(run(true), ((2, 0), (2, 0), (1, 1)));
 }

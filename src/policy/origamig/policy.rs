@@ -277,6 +277,9 @@ pub struct Origamig {
     /// M̂ of the call whose steps are still running, and when the last of them ends.
     running: BTreeSet<HostId>,
     running_until: f64,
+    /// The GPUs (host, index) the running compaction of big hosts moves VMs from, which take no
+    /// arrival until its moves end (`gpu_compaction_hold_hosts = false`: its hosts stay open).
+    held_gpus: Vec<(HostId, usize)>,
     /// Set by the planner while it steps time on a worker thread, so that a cancel stops a
     /// running solve instead of waiting for its time limit.
     cancel: crate::policy::CancelFlag,
@@ -289,6 +292,21 @@ pub struct Origamig {
     /// The moves the GPU compaction of big hosts may still make
     /// (`gpu_compaction_moves_per_departure`).
     move_account: f64,
+}
+
+/// A copy of `fleet` where the GPUs `held` (host, index) show every memory slice taken, so that no
+/// arrival rule places a GI there: the sources of a running compaction's moves
+/// (`gpu_compaction_hold_hosts = false`). Placement searches confirm each candidate against the
+/// GPUs themselves, so first fit's index of free room may stay as it is (it only over-states).
+fn with_gpus_full(fleet: &Fleet, held: &[(HostId, usize)]) -> Fleet {
+    let mut f = fleet.clone();
+    let catalog = fleet.catalog;
+    for &(h, k) in held {
+        if let Some(g) = f.hosts.get_mut(h).and_then(|x| x.gpus.get_mut(k)) {
+            g.occ.mask = catalog.model(g.model).full_mask();
+        }
+    }
+    f
 }
 
 /// The arrival rule's GPUs on a big host (`arrival_gpu_best_fit`): FF chose `p`'s host; on a
@@ -439,6 +457,7 @@ impl Origamig {
             stats: CallStats::default(),
             running: BTreeSet::new(),
             running_until: f64::NEG_INFINITY,
+            held_gpus: Vec::new(),
             cancel: Default::default(),
             tables: Default::default(),
             next_gpu_compaction: None,
@@ -486,6 +505,7 @@ impl Origamig {
     /// Holds M̂ from `now_s` until the schedule's steps, run one after another, end.
     fn hold(&mut self, fleet: &Fleet, hosts: &[HostId], schedule: &Schedule, now_s: f64) {
         self.running = hosts.iter().copied().collect();
+        self.held_gpus.clear();
         self.running_until = now_s + schedule.duration_s(fleet, self.migration_gbps);
     }
 
@@ -581,7 +601,23 @@ impl Origamig {
         if big && s.gpu_compaction_moves_per_departure > 0.0 {
             self.move_account -= plan.targets.len() as f64;
         }
-        self.running = plan.hosts(fleet);
+        self.held_gpus.clear();
+        if big && !s.gpu_compaction_hold_hosts {
+            // Only the GPUs the moves leave are held: until a VM's copy ends its GIs still run
+            // there, while the fleet already shows them free. Its destination is taken already.
+            self.running = BTreeSet::new();
+            for id in plan.targets.keys() {
+                if let Some(p) = fleet.vm(*id).and_then(|v| v.placement.as_ref()) {
+                    for gi in &p.gis {
+                        if !self.held_gpus.contains(&(p.host, gi.gpu)) {
+                            self.held_gpus.push((p.host, gi.gpu));
+                        }
+                    }
+                }
+            }
+        } else {
+            self.running = plan.hosts(fleet);
+        }
         self.running_until = now_s + crate::policy::tc::moves_duration_s(fleet, &plan, self.migration_gbps);
         Some(plan)
     }
@@ -701,6 +737,13 @@ impl Policy for Origamig {
     /// The arrival rule of §5.1: FF with the default GI placement, on the hosts outside the M̂
     /// of a running call (§5.4).
     fn on_arrival(&mut self, fleet: &Fleet, vm: &Vm, now_s: f64) -> Option<Placement> {
+        let masked;
+        let fleet = if self.is_running(now_s) && !self.held_gpus.is_empty() {
+            masked = with_gpus_full(fleet, &self.held_gpus);
+            &masked
+        } else {
+            fleet
+        };
         let settings = &self.settings;
         if settings.arrival_host_best_fit {
             let held: BTreeSet<HostId> = (0..fleet.hosts.len())
