@@ -363,7 +363,7 @@ pub struct OrigamigSettings {
     /// With `gpu_compaction`: a rate of moves for the compaction of big hosts, in moves per VM
     /// that leaves such a host. Each departure adds this much to an account (at most
     /// `gpu_compaction_moves_cap`); a compaction makes at most the whole moves in it, within and
-    /// across hosts, and spends them. 0.42 (the default since the fifteenth round of
+    /// across hosts, and spends them. 0.41 (the default since the fifteenth round of
     /// docs/results/big-nodes-variants.md, with `gpu_compaction_hold_hosts = false`; 0.4 before,
     /// 0.5 before the exact fills of the twelfth round): moves follow the churn that fragments
     /// GPUs, so they stay below TC's in most big-nodes runs (seventh round). 0 is no such limit.
@@ -391,7 +391,7 @@ fn is_default_compaction_fragmentation(x: &f64) -> bool {
 }
 
 /// The default `gpu_compaction_moves_per_departure`.
-pub const DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE: f64 = 0.42;
+pub const DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE: f64 = 0.41;
 
 fn is_default_moves_per_departure(x: &f64) -> bool {
     *x == DEFAULT_GPU_COMPACTION_MOVES_PER_DEPARTURE

@@ -375,7 +375,7 @@ const TINY_H100_GRID: [&str; 14] = [
 ];
 
 /// `experiment big-nodes-frontier` on a tiny grid: its default points are the runs of
-/// `experiment big-nodes` (OrigaMIG at 0.42 moves a departure, TC every 15 min: the same
+/// `experiment big-nodes` (OrigaMIG at 0.41 moves a departure, TC every 15 min: the same
 /// figures in both journals), the table reads OrigaMIG beside TC's curve, and a second run
 /// with the same journal runs nothing.
 #[test]
@@ -392,7 +392,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
                 "experiment",
                 "big-nodes-frontier",
                 "--rates",
-                "0.42",
+                "0.41",
                 "--tc-periods",
                 "15,30",
             ])
@@ -453,12 +453,12 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     assert_eq!(tc30.count(), 2);
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| OrigaMIG | 0.42 a departure (default) | 2 |"),
+        text.contains("| OrigaMIG | 0.41 a departure (default) | 2 |"),
         "{text}"
     );
     assert!(text.contains("| TC | every 15 min (default) | 2 |"), "{text}");
     assert!(text.contains("| TC | every 30 min | 2 |"), "{text}");
-    assert!(text.contains("| 0.42 a departure (default) | "), "{text}");
+    assert!(text.contains("| 0.41 a departure (default) | "), "{text}");
     assert!(
         text.contains("![Whole GPUs free against moves per hour](frontier.svg)"),
         "{text}"
@@ -467,7 +467,7 @@ fn frontier_points_at_the_defaults_are_the_big_nodes_runs() {
     let drawing = std::fs::read_to_string(&svg).unwrap();
     assert_eq!(drawing.matches("<circle").count(), 3, "{drawing}");
     for label in [
-        "0.42/dep. (default)",
+        "0.41/dep. (default)",
         "15 min (default)",
         "30 min",
         "\nOrigaMIG\n",
@@ -508,7 +508,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
         "experiment",
         "big-nodes-frontier",
         "--rates",
-        "0.42",
+        "0.41",
         "--tc-periods",
         "15",
         "--markdown",
@@ -516,7 +516,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     ];
     assert_eq!(ran(&[&frontier[..], &variant[..]].concat()), (2, 4));
     let text = std::fs::read_to_string(&md).unwrap();
-    assert!(text.contains("| OrigaMIG | 0.42 a departure | 2 |"), "{text}");
+    assert!(text.contains("| OrigaMIG | 0.41 a departure | 2 |"), "{text}");
     assert!(
         text.contains("OrigaMIG's points are the default with gpu_compaction_idle_gpu=false"),
         "{text}"
@@ -525,7 +525,7 @@ fn a_variants_frontier_points_are_its_big_nodes_runs() {
     assert_eq!(ran(&frontier), (4, 4));
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| OrigaMIG | 0.42 a departure (default) | 2 |"),
+        text.contains("| OrigaMIG | 0.41 a departure (default) | 2 |"),
         "{text}"
     );
 }
@@ -568,7 +568,7 @@ fn plain_compaction() -> OrigamigSettings {
 /// The defaults (docs/results/big-nodes-variants.md, seventh, twelfth, fourteenth and fifteenth
 /// rounds):
 /// every minute, the GPUs holding the fewest VMs first, at most the moves earned by departures
-/// (0.42 a departure from a big host), across hosts toward fuller hosts (or as an exact fill), at
+/// (0.41 a departure from a big host), across hosts toward fuller hosts (or as an exact fill), at
 /// most two VMs across a compaction, an idle GPU lent when it vacates two more, destinations by
 /// expected fragmentation as well as best fit.
 #[test]
@@ -576,7 +576,7 @@ fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     use migplan::policy::Policy;
     let d = OrigamigSettings::default();
     assert_eq!(d.gpu_compaction_min, 1.0);
-    assert_eq!(d.gpu_compaction_moves_per_departure, 0.42);
+    assert_eq!(d.gpu_compaction_moves_per_departure, 0.41);
     assert!(!d.gpu_compaction_hold_hosts);
     assert!(d.gpu_compaction_idle_gpu);
     assert_eq!(d.gpu_compaction_fragmentation, 1.0);
@@ -590,7 +590,7 @@ fn the_default_compaction_spends_what_departures_earn_fewest_vms_first() {
     assert!(o.on_step(&f, 1.0).is_none());
     // Nothing earned yet: the default compaction makes no move.
     assert!(o.on_step(&f, 1.0 + period).is_none());
-    // Two departures earn 0.84 of a move: still none.
+    // Two departures earn 0.82 of a move: still none.
     o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     o.on_departure_from(&f, &gone, Some(0), 1.0 + period);
     assert!(o.on_step(&f, 1.0 + 2.0 * period).is_none());

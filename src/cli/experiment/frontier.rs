@@ -22,8 +22,8 @@ pub struct FrontierArgs {
     #[command(flatten)]
     pub grid: GridArgs,
     /// OrigaMIG's points: moves its GPU compaction earns per departure
-    /// (`gpu_compaction_moves_per_departure`; the default is 0.42).
-    #[arg(long, value_delimiter = ',', default_value = "0.2,0.3,0.42,0.5,0.7,0.8,1.0")]
+    /// (`gpu_compaction_moves_per_departure`; the default is 0.41).
+    #[arg(long, value_delimiter = ',', default_value = "0.2,0.3,0.41,0.5,0.7,0.8,1.0")]
     pub rates: Vec<f64>,
     /// TC's points: its compaction period in minutes (`[policy.tc] compaction_min`; the
     /// default is 15).
