@@ -39,4 +39,14 @@ impl Plan {
             })
             .collect()
     }
+
+    /// The GPUs (host, index) the plan's moving VMs leave on `fleet`: each GI's GPU before the
+    /// move. Until a VM's copy ends its GIs still run there.
+    pub fn source_gpus(&self, fleet: &Fleet) -> BTreeSet<(HostId, usize)> {
+        self.targets
+            .keys()
+            .filter_map(|&id| fleet.vm(id)?.placement.as_ref())
+            .flat_map(|p| p.gis.iter().map(move |gi| (p.host, gi.gpu)))
+            .collect()
+    }
 }

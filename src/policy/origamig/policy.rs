@@ -279,7 +279,7 @@ pub struct Origamig {
     running_until: f64,
     /// The GPUs (host, index) the running compaction of big hosts moves VMs from, which take no
     /// arrival until its moves end (`gpu_compaction_hold_hosts = false`: its hosts stay open).
-    held_gpus: Vec<(HostId, usize)>,
+    held_gpus: BTreeSet<(HostId, usize)>,
     /// Set by the planner while it steps time on a worker thread, so that a cancel stops a
     /// running solve instead of waiting for its time limit.
     cancel: crate::policy::CancelFlag,
@@ -298,7 +298,7 @@ pub struct Origamig {
 /// arrival rule places a GI there: the sources of a running compaction's moves
 /// (`gpu_compaction_hold_hosts = false`). Placement searches confirm each candidate against the
 /// GPUs themselves, so first fit's index of free room may stay as it is (it only over-states).
-fn with_gpus_full(fleet: &Fleet, held: &[(HostId, usize)]) -> Fleet {
+fn with_gpus_full(fleet: &Fleet, held: &BTreeSet<(HostId, usize)>) -> Fleet {
     let mut f = fleet.clone();
     let catalog = fleet.catalog;
     for &(h, k) in held {
@@ -457,7 +457,7 @@ impl Origamig {
             stats: CallStats::default(),
             running: BTreeSet::new(),
             running_until: f64::NEG_INFINITY,
-            held_gpus: Vec::new(),
+            held_gpus: BTreeSet::new(),
             cancel: Default::default(),
             tables: Default::default(),
             next_gpu_compaction: None,
@@ -606,15 +606,7 @@ impl Origamig {
             // Only the GPUs the moves leave are held: until a VM's copy ends its GIs still run
             // there, while the fleet already shows them free. Its destination is taken already.
             self.running = BTreeSet::new();
-            for id in plan.targets.keys() {
-                if let Some(p) = fleet.vm(*id).and_then(|v| v.placement.as_ref()) {
-                    for gi in &p.gis {
-                        if !self.held_gpus.contains(&(p.host, gi.gpu)) {
-                            self.held_gpus.push((p.host, gi.gpu));
-                        }
-                    }
-                }
-            }
+            self.held_gpus = plan.source_gpus(fleet);
         } else {
             self.running = plan.hosts(fleet);
         }
